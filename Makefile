@@ -1,0 +1,64 @@
+# Entry points for developers and CI. Everything installs what it needs first.
+#   make demo   - set up, bring the local cluster up and show what the operator works on
+#   make test   - set up and run every test (unit, then end-to-end on the local cluster)
+SHELL := /bin/bash
+PRESET ?= dev
+
+.PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
+        cluster-status testenv format format-check tidy clean
+
+all: build
+
+## setup: install the Debian packages the build needs (quiet when already installed)
+setup:
+	@hack/setup.sh
+
+## build: configure and build every C++ target; binaries land in build/bin/
+build: setup
+	@cmake --preset $(PRESET) >/dev/null
+	@cmake --build --preset $(PRESET)
+
+## test: unit tests (also under ASan+UBSan), then end-to-end tests on the local cluster
+test: setup
+	@hack/test.sh
+
+## unit-test: unit tests only, no cluster
+unit-test: build
+	@ctest --preset $(PRESET) -L unit
+
+## e2e-test: end-to-end tests only (brings the cluster up if needed)
+e2e-test: build
+	@hack/test.sh --e2e-only
+
+## demo: bring the local cluster up and show the nodes and workloads the operator will handle
+demo: setup
+	@hack/demo.sh
+
+## testenv: build (or find in the cache) the control-plane binaries
+testenv:
+	@hack/testenv-build.sh >/dev/null
+
+cluster-up: setup
+	@hack/cluster-up.sh
+
+cluster-down:
+	@hack/cluster-down.sh
+
+## cluster-env: print exports for using the cluster by hand: eval "$$(make -s cluster-env)"
+cluster-env:
+	@hack/cluster-env.sh
+
+cluster-status:
+	@hack/cluster-status.sh --memory
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs -r clang-format-14 -i
+
+format-check:
+	@git ls-files '*.h' '*.cc' | xargs -r clang-format-14 --dry-run --Werror
+
+tidy: build
+	@git ls-files 'src/*.cc' 'cmd/*.cc' | xargs -r clang-tidy-14 -p build --quiet
+
+clean:
+	@rm -rf build build-*

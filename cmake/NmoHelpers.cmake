@@ -1,0 +1,96 @@
+# Abseil-style target helpers: a target declaration reads like a BUILD rule.
+#
+#   nmo_cc_library(NAME base HDRS result.h SRCS error.cc DEPS fmt::fmt PRIVATE_DEPS ... [TESTONLY])
+#     -> target nmo_base, alias nmo::base. Without SRCS it is an INTERFACE (header-only) library.
+#        DEPS are PUBLIC (a header of ours includes them); PRIVATE_DEPS stay inside the .cc files.
+#        Everything includes from src/: #include "base/result.h".
+#   nmo_cc_test(NAME base_result_test SRCS result_test.cc DEPS nmo::base [LABELS unit ...])
+#     -> gtest executable linked with gmock_main; each TEST() becomes a ctest test named
+#        <NAME>.<Suite>.<Test>, labelled `unit` unless LABELS says otherwise.
+#   nmo_cc_binary(NAME node-maintenance-operator SRCS main.cc DEPS ...)
+#     -> executable in ${CMAKE_BINARY_DIR}/bin.
+#   nmo_cc_benchmark(NAME base_strings_benchmark SRCS strings_benchmark.cc DEPS nmo::base)
+#     -> Google Benchmark executable plus a short ctest run labelled `bench-smoke`.
+#
+# Tests and benchmarks (and TESTONLY libraries) are skipped when NMO_BUILD_TESTS is OFF.
+include_guard(GLOBAL)
+
+function(nmo_cc_library)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "TESTONLY" "NAME" "HDRS;SRCS;DEPS;PRIVATE_DEPS")
+  if(NOT ARG_NAME)
+    message(FATAL_ERROR "nmo_cc_library: NAME is required")
+  endif()
+  if(ARG_TESTONLY AND NOT NMO_BUILD_TESTS)
+    return()
+  endif()
+  set(target nmo_${ARG_NAME})
+
+  if(ARG_SRCS)
+    add_library(${target} STATIC ${ARG_SRCS} ${ARG_HDRS})
+    target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+    target_compile_features(${target} PUBLIC cxx_std_20)
+    target_link_libraries(${target} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+    nmo_target_warnings(${target})
+  else()
+    if(ARG_PRIVATE_DEPS)
+      message(FATAL_ERROR "nmo_cc_library(${ARG_NAME}): header-only libraries have no PRIVATE_DEPS")
+    endif()
+    add_library(${target} INTERFACE ${ARG_HDRS})
+    target_include_directories(${target} INTERFACE ${PROJECT_SOURCE_DIR}/src)
+    target_compile_features(${target} INTERFACE cxx_std_20)
+    target_link_libraries(${target} INTERFACE ${ARG_DEPS})
+  endif()
+  add_library(nmo::${ARG_NAME} ALIAS ${target})
+endfunction()
+
+function(nmo_cc_binary)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME;OUTPUT_NAME" "SRCS;DEPS")
+  if(NOT ARG_NAME OR NOT ARG_SRCS)
+    message(FATAL_ERROR "nmo_cc_binary: NAME and SRCS are required")
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  if(ARG_OUTPUT_NAME)
+    set_target_properties(${ARG_NAME} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
+  endif()
+  nmo_target_warnings(${ARG_NAME})
+endfunction()
+
+function(nmo_cc_test)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SRCS;DEPS;LABELS")
+  if(NOT ARG_NAME OR NOT ARG_SRCS)
+    message(FATAL_ERROR "nmo_cc_test: NAME and SRCS are required")
+  endif()
+  if(NOT NMO_BUILD_TESTS)
+    return()
+  endif()
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gmock_main)
+  nmo_target_warnings(${ARG_NAME})
+  # PRE_TEST: list the tests when ctest runs, not as a post-build step, so a build never runs
+  # (possibly sanitized) test binaries and a crash at listing time shows up as a test failure.
+  gtest_discover_tests(${ARG_NAME}
+    TEST_PREFIX "${ARG_NAME}."
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${ARG_LABELS}")
+endfunction()
+
+function(nmo_cc_benchmark)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SRCS;DEPS")
+  if(NOT ARG_NAME OR NOT ARG_SRCS)
+    message(FATAL_ERROR "nmo_cc_benchmark: NAME and SRCS are required")
+  endif()
+  if(NOT NMO_BUILD_TESTS)
+    return()
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} benchmark::benchmark_main)
+  nmo_target_warnings(${ARG_NAME})
+  # Smoke run only: proves the benchmark still builds and runs; numbers come from manual runs.
+  add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} --benchmark_min_time=0.01)
+  set_tests_properties(${ARG_NAME} PROPERTIES LABELS bench-smoke)
+endfunction()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Stops exactly the processes cluster-up started (by PID) and removes the cluster state.
+# --keep-logs keeps .cluster/logs for inspection.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/testenv-lib.sh
+source "${root}/hack/testenv-lib.sh"
+dir="$(cluster_dir)"
+
+if [[ -f "${dir}/pids" ]]; then
+  # Reverse start order: kwok and the controllers first, etcd last.
+  tac "${dir}/pids" | while read -r name pid; do
+    # Only signal a PID that still runs the binary we started (PIDs can be reused).
+    exe="$(readlink "/proc/${pid}/exe" 2>/dev/null || true)"
+    [[ "$(basename "${exe}")" == "${name}" ]] || continue
+    kill -TERM "${pid}" 2>/dev/null || continue
+    for _ in $(seq 1 100); do
+      kill -0 "${pid}" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "${pid}" 2>/dev/null || true
+    echo "stopped ${name} (pid ${pid})"
+  done
+fi
+if [[ "${1:-}" == --keep-logs ]]; then
+  find "${dir}" -mindepth 1 -maxdepth 1 ! -name logs -exec rm -rf {} + 2>/dev/null || true
+else
+  rm -rf "${dir}"
+fi

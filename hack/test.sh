@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests (GCC, then Clang with ASan+UBSan), then the end-to-end tests
+# against the real local control plane, which it brings up (or reuses) and tears down if it
+# started it. Ends with one summary line: "tests: N passed, N failed".
+#   --e2e-only   skip the unit tests
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+# shellcheck source=hack/testenv-lib.sh
+source "${root}/hack/testenv-lib.sh"
+
+e2e_only=0
+[[ "${1:-}" == --e2e-only ]] && e2e_only=1
+log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+passed=0
+failed=0
+status=0
+# Runs ctest and adds its counts to the totals.
+run_ctest() {
+  local out rc=0
+  out="$(mktemp)"
+  ctest "$@" 2>&1 | tee "${out}" || rc=$?
+  local line
+  line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "${out}" | tail -n 1 || true)"
+  rm -f "${out}"
+  if [[ -z "${line}" ]]; then
+    log "ctest $* printed no summary"
+    status=1
+    return
+  fi
+  local f t
+  f="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"${line}")"
+  t="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"${line}")"
+  passed=$((passed + t - f))
+  failed=$((failed + f))
+  ((rc == 0)) || status=1
+}
+
+# The control-plane binaries take tens of minutes to build the first time: build them in the
+# background while the C++ code compiles and the unit tests run.
+testenv_log="$(mktemp)"
+hack/testenv-build.sh >"${testenv_log}" &
+testenv_pid=$!
+
+if ((e2e_only == 0)); then
+  log "unit tests (GCC)"
+  cmake --preset dev >/dev/null
+  cmake --build --preset dev
+  run_ctest --preset dev -L unit
+  if [[ "${NMO_SKIP_SANITIZERS:-0}" != 1 ]]; then
+    log "unit tests under ASan+UBSan (clang)"
+    cmake --preset asan-ubsan >/dev/null
+    cmake --build --preset asan-ubsan
+    run_ctest --preset asan-ubsan -L unit
+  fi
+else
+  cmake --preset dev >/dev/null
+  cmake --build --preset dev
+fi
+
+log "waiting for the control-plane binaries"
+wait "${testenv_pid}" || { rm -f "${testenv_log}"; die "building the control-plane binaries failed"; }
+bin_dir="$(tail -n 1 "${testenv_log}")"
+rm -f "${testenv_log}"
+
+started_cluster=0
+if ! hack/cluster-status.sh >/dev/null 2>&1; then
+  hack/cluster-up.sh >/dev/null
+  started_cluster=1
+fi
+cleanup() {
+  if ((started_cluster == 1)); then
+    log "stopping the local cluster"
+    hack/cluster-down.sh >/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+export KUBECONFIG="$(cluster_dir)/admin.kubeconfig"
+export PATH="${bin_dir}:${root}/build/bin:${PATH}"
+log "end-to-end tests against the local cluster"
+run_ctest --preset e2e
+
+cleanup
+started_cluster=0
+echo "tests: ${passed} passed, ${failed} failed"
+exit "${status}"

@@ -1,0 +1,46 @@
+# Shared helpers for the testenv scripts (sourced, not executed).
+
+die() {
+  printf 'error: %s\n' "$*" >&2
+  exit 1
+}
+
+# Cache root for control-plane binaries; outside the repository.
+testenv_cache_root() {
+  echo "${NMO_TESTENV_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/node-maintenance-operator/testenv}"
+}
+
+# The pins: every wrapper go.mod/go.sum.
+testenv_key() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  cat "${root}"/testenv/*/go.mod "${root}"/testenv/*/go.sum |
+    sha256sum | cut -c1-16
+}
+
+testenv_bin_dir() {
+  local root k8s
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  k8s="$(awk '$1 == "k8s.io/kubernetes" {print $2}' "${root}/testenv/k8s/go.mod")"
+  echo "$(testenv_cache_root)/${k8s}-$(testenv_key)/bin"
+}
+
+# Repository root and the cluster state directory (git-ignored).
+repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+cluster_dir() { echo "${NMO_CLUSTER_DIR:-$(repo_root)/.cluster}"; }
+
+# A port base derived from the checkout path, so two checkouts on one machine
+# pick different ports; override with NMO_CLUSTER_PORT_BASE.
+default_port_base() {
+  local sum
+  sum="$(printf '%s' "$(repo_root)" | cksum | cut -d' ' -f1)"
+  echo $((20000 + (sum % 2000) * 10))
+}
+
+port_in_use() {
+  # /proc/net/tcp lists listening sockets (state 0A) with hex ports.
+  local hex
+  hex="$(printf '%04X' "$1")"
+  awk -v p=":${hex}" 'NR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p {found = 1} END {exit !found}' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}

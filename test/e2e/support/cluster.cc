@@ -1,0 +1,207 @@
+#include "test/e2e/support/cluster.h"
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace nmo::e2e {
+namespace json = boost::json;
+
+void ClusterTest::SetUp() {
+  const char* kubeconfig = std::getenv("KUBECONFIG");
+  if (kubeconfig == nullptr || *kubeconfig == '\0') {
+    GTEST_FAIL() << "KUBECONFIG is not set: start the cluster with `make cluster-up` and run "
+                    "`eval \"$(make -s cluster-env)\"`, or use `make test`";
+  }
+}
+
+ProcessResult Kubectl::run(const std::vector<std::string>& args, const std::string& input) const {
+  std::vector<std::string> argv{"kubectl"};
+  if (const char* kubectl = std::getenv("KUBECTL"); kubectl != nullptr && *kubectl != '\0') {
+    argv[0] = kubectl;
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, input);
+}
+
+std::string Kubectl::must(const std::vector<std::string>& args, const std::string& input) const {
+  ProcessResult r = run(args, input);
+  if (!r.ok()) {
+    std::ostringstream cmd;
+    for (const auto& a : args) cmd << ' ' << a;
+    ADD_FAILURE() << "kubectl" << cmd.str() << " exited " << r.exit_code << ": " << r.err;
+  }
+  return r.out;
+}
+
+void Kubectl::apply(const std::string& manifest) const { must({"apply", "-f", "-"}, manifest); }
+
+std::optional<json::value> Kubectl::get_json(const std::vector<std::string>& args) const {
+  std::vector<std::string> full{"get"};
+  full.insert(full.end(), args.begin(), args.end());
+  full.insert(full.end(), {"-o", "json"});
+  ProcessResult r = run(full);
+  if (!r.ok()) {
+    if (r.err.find("NotFound") == std::string::npos) {
+      ADD_FAILURE() << "kubectl get failed (" << r.exit_code << "): " << r.err;
+    }
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(r.out, ec);
+  if (ec) {
+    ADD_FAILURE() << "kubectl printed invalid JSON: " << ec.message();
+    return std::nullopt;
+  }
+  return v;
+}
+
+bool wait_until(const std::string& what, std::chrono::milliseconds timeout,
+                const std::function<bool()>& condition,
+                const std::function<std::string()>& describe) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    // Polling interval of a condition wait, not a synchronisation sleep.
+    std::this_thread::sleep_for(200ms);
+  }
+  ADD_FAILURE() << "timed out after " << timeout.count() << " ms waiting for " << what
+                << (describe ? "; last seen: " + describe() : std::string());
+  return false;
+}
+
+std::string unique_name(const std::string& prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::ostringstream s;
+  s << prefix << '-' << std::hex << (rng() & 0xffffffU);
+  return s.str();
+}
+
+TestNamespace::TestNamespace(const Kubectl& kubectl, const std::string& prefix)
+    : kubectl_(kubectl), name_(unique_name(prefix)) {
+  kubectl_.must({"create", "namespace", name_});
+  // Pods created before the namespace's default ServiceAccount exists are refused.
+  wait_until("ServiceAccount default in namespace " + name_, 60s, [&] {
+    return kubectl_.run({"get", "serviceaccount", "default", "-n", name_}).ok();
+  });
+}
+
+TestNamespace::~TestNamespace() {
+  (void)kubectl_.run({"delete", "namespace", name_, "--wait=false", "--ignore-not-found"});
+}
+
+NodeGuard::NodeGuard(const Kubectl& kubectl, std::string node)
+    : kubectl_(kubectl), node_(std::move(node)) {}
+
+NodeGuard::~NodeGuard() {
+  (void)kubectl_.run({"uncordon", node_});
+  (void)kubectl_.run({"label", "node", node_, std::string(kNotReadyLabel) + "-"});
+}
+
+namespace {
+
+json::object labels(const std::string& app_label) { return {{"app", app_label}}; }
+
+json::object pod_template(const std::string& app_label) {
+  return {
+      {"metadata", {{"labels", labels(app_label)}}},
+      {"spec",
+       {{"terminationGracePeriodSeconds", 1},
+        {"containers", json::array{{{"name", "app"}, {"image", "registry.invalid/app:1"}}}}}},
+  };
+}
+
+}  // namespace
+
+std::string deployment_manifest(const std::string& ns, const std::string& name, int replicas,
+                                const std::string& app_label) {
+  json::object d{
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"selector", {{"matchLabels", labels(app_label)}}},
+        {"template", pod_template(app_label)}}},
+  };
+  return json::serialize(d);
+}
+
+std::string daemonset_manifest(const std::string& ns, const std::string& name,
+                               const std::string& app_label) {
+  json::object d{
+      {"apiVersion", "apps/v1"},
+      {"kind", "DaemonSet"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"selector", {{"matchLabels", labels(app_label)}}}, {"template", pod_template(app_label)}}},
+  };
+  return json::serialize(d);
+}
+
+std::string pdb_manifest(const std::string& ns, const std::string& name, int min_available,
+                         const std::string& app_label) {
+  json::object p{
+      {"apiVersion", "policy/v1"},
+      {"kind", "PodDisruptionBudget"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"minAvailable", min_available}, {"selector", {{"matchLabels", labels(app_label)}}}}},
+  };
+  return json::serialize(p);
+}
+
+std::vector<json::object> list_pods(const Kubectl& kubectl, const std::string& ns,
+                                    const std::string& selector) {
+  std::vector<json::object> pods;
+  auto list = kubectl.get_json({"pods", "-n", ns, "-l", selector});
+  if (!list) return pods;
+  if (const auto* items = list->as_object().if_contains("items"); items && items->is_array()) {
+    for (const auto& item : items->as_array()) pods.push_back(item.as_object());
+  }
+  return pods;
+}
+
+bool pod_running_ready(const json::object& pod) {
+  const json::value v = pod;
+  if (string_at(v, "/status/phase") != "Running") return false;
+  if (!string_at(v, "/metadata/deletionTimestamp").empty()) return false;
+  boost::system::error_code ec;
+  const auto* conditions = v.find_pointer("/status/conditions", ec);
+  if (conditions == nullptr || !conditions->is_array()) return false;
+  for (const auto& c : conditions->as_array()) {
+    if (string_at(c, "/type") == "Ready") return string_at(c, "/status") == "True";
+  }
+  return false;
+}
+
+std::string node_ready_status(const json::object& node) {
+  const json::value v = node;
+  boost::system::error_code ec;
+  const auto* conditions = v.find_pointer("/status/conditions", ec);
+  if (conditions == nullptr || !conditions->is_array()) return "";
+  for (const auto& c : conditions->as_array()) {
+    if (string_at(c, "/type") == "Ready") return string_at(c, "/status");
+  }
+  return "";
+}
+
+std::string string_at(const json::value& v, const std::string& pointer) {
+  boost::system::error_code ec;
+  const json::value* found = v.find_pointer(pointer, ec);
+  if (found == nullptr || !found->is_string()) return "";
+  return std::string(found->as_string());
+}
+
+std::optional<std::int64_t> int_at(const json::value& v, const std::string& pointer) {
+  boost::system::error_code ec;
+  const json::value* found = v.find_pointer(pointer, ec);
+  if (found == nullptr || !found->is_number()) return std::nullopt;
+  return found->to_number<std::int64_t>();
+}
+
+}  // namespace nmo::e2e

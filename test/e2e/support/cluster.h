@@ -1,0 +1,128 @@
+// GoogleTest fixtures for end-to-end tests against the real local control plane
+// (`make cluster-up`). They talk to the cluster through the matching kubectl, found on PATH
+// (`make test` puts the pinned one first), using the kubeconfig in KUBECONFIG.
+//
+// Failures are reported to GoogleTest as they happen (ADD_FAILURE), so helpers return plain
+// values and tests stay readable; a helper that fails returns an empty/false value.
+//
+// Threading: a Kubectl may be shared between threads; fixtures are owned by one test.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "test/e2e/support/subprocess.h"
+
+namespace nmo::e2e {
+
+using namespace std::chrono_literals;
+
+/// The story's nodes, created by `make cluster-up`.
+inline const std::vector<std::string> kControlPlaneNodes = {"node-master-01", "node-master-02",
+                                                            "node-master-03"};
+inline const std::vector<std::string> kWorkerNodes = {
+    "node-worker-01", "node-worker-02", "node-worker-03", "node-worker-04", "node-worker-05"};
+
+/// Fault hooks of the kwok configuration (hack/testenv/kwok-config.sh).
+inline constexpr const char* kNotReadyLabel = "test.node-maintenance/not-ready";
+inline constexpr const char* kSlowDeleteAnnotation = "test.node-maintenance/slow-delete";
+
+/// Runs kubectl against the test cluster.
+class Kubectl {
+ public:
+  /// Runs `kubectl <args>` with `input` on stdin.
+  [[nodiscard]] ProcessResult run(const std::vector<std::string>& args,
+                                  const std::string& input = {}) const;
+
+  /// Runs kubectl and records a test failure (with its stderr) when it exits non-zero.
+  /// Returns stdout.
+  std::string must(const std::vector<std::string>& args, const std::string& input = {}) const;
+
+  /// `kubectl apply -f -` of a YAML or JSON document; records a failure when refused.
+  void apply(const std::string& manifest) const;
+
+  /// `kubectl get <args> -o json`, parsed. Empty when the object does not exist.
+  [[nodiscard]] std::optional<boost::json::value> get_json(
+      const std::vector<std::string>& args) const;
+};
+
+/// Base fixture of every end-to-end test: fails the test at once (instead of letting it time
+/// out) when KUBECONFIG is not set, so a test never falls back to whatever cluster kubectl
+/// would pick by default.
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+
+  Kubectl kubectl_;
+};
+
+/// Polls `condition` until it is true or `timeout` passes. On timeout records a failure
+/// naming `what`, plus `describe()` (the state last seen) when given. Returns the outcome.
+bool wait_until(const std::string& what, std::chrono::milliseconds timeout,
+                const std::function<bool()>& condition,
+                const std::function<std::string()>& describe = {});
+
+/// A fresh namespace with a unique name, deleted (without waiting) when the fixture ends.
+/// The constructor returns once the namespace's default ServiceAccount exists.
+class TestNamespace {
+ public:
+  TestNamespace(const Kubectl& kubectl, const std::string& prefix);
+  TestNamespace(const TestNamespace&) = delete;
+  TestNamespace& operator=(const TestNamespace&) = delete;
+  ~TestNamespace();
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+ private:
+  const Kubectl& kubectl_;
+  std::string name_;
+};
+
+/// Restores a node when the test ends: uncordons it and removes the labels, annotations
+/// and taints the test added, so one test's changes never leak into the next.
+class NodeGuard {
+ public:
+  NodeGuard(const Kubectl& kubectl, std::string node);
+  NodeGuard(const NodeGuard&) = delete;
+  NodeGuard& operator=(const NodeGuard&) = delete;
+  ~NodeGuard();
+
+ private:
+  const Kubectl& kubectl_;
+  std::string node_;
+};
+
+/// A name unique within this test run: `<prefix>-<random hex>`.
+std::string unique_name(const std::string& prefix);
+
+/// Manifest builders (JSON) for the workloads tests create.
+std::string deployment_manifest(const std::string& ns, const std::string& name, int replicas,
+                                const std::string& app_label);
+std::string daemonset_manifest(const std::string& ns, const std::string& name,
+                               const std::string& app_label);
+std::string pdb_manifest(const std::string& ns, const std::string& name, int min_available,
+                         const std::string& app_label);
+
+/// Pods of namespace `ns` matching the label selector, as JSON objects.
+std::vector<boost::json::object> list_pods(const Kubectl& kubectl, const std::string& ns,
+                                           const std::string& selector);
+
+/// True when the pod is Running, has a Ready condition True and is not terminating.
+bool pod_running_ready(const boost::json::object& pod);
+
+/// The node's Ready condition status ("True", "False", "Unknown"), or "" when absent.
+std::string node_ready_status(const boost::json::object& node);
+
+/// Reads a string at a JSON pointer, or "" when absent or not a string.
+std::string string_at(const boost::json::value& v, const std::string& pointer);
+
+/// Reads an integer at a JSON pointer, or nullopt when absent.
+std::optional<std::int64_t> int_at(const boost::json::value& v, const std::string& pointer);
+
+}  // namespace nmo::e2e
