@@ -94,3 +94,44 @@ function(nmo_cc_benchmark)
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} --benchmark_min_time=0.01)
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS bench-smoke)
 endfunction()
+
+# nmo_cc_fuzz(NAME kube_watch_line_fuzz SRCS watch_line_fuzz.cc DEPS nmo::kube_api [CORPUS dir])
+#   A libFuzzer target (defines LLVMFuzzerTestOneInput). CORPUS defaults to
+#   <source dir>/testdata/<NAME>, a folder of seed inputs checked into the repository.
+#   - With NMO_FUZZ=ON (preset `fuzz`, Clang): a real fuzzer, plus a ctest labelled `fuzz-smoke`
+#     that fuzzes for NMO_FUZZ_SMOKE_SECONDS starting from the seeds (new inputs go to the build
+#     tree, never into the repository).
+#   - Otherwise: the same code linked with a replay driver, and a `unit` test that feeds it every
+#     seed, so each build checks the corpus still passes.
+option(NMO_FUZZ "Build libFuzzer targets (Clang only)" OFF)
+set(NMO_FUZZ_SMOKE_SECONDS 10 CACHE STRING "How long each fuzz-smoke test fuzzes")
+
+function(nmo_cc_fuzz)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME;CORPUS" "SRCS;DEPS")
+  if(NOT ARG_NAME OR NOT ARG_SRCS)
+    message(FATAL_ERROR "nmo_cc_fuzz: NAME and SRCS are required")
+  endif()
+  if(NOT NMO_BUILD_TESTS AND NOT NMO_FUZZ)
+    return()
+  endif()
+  if(NOT ARG_CORPUS)
+    set(ARG_CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/testdata/${ARG_NAME})
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  nmo_target_warnings(${ARG_NAME})
+  if(NMO_FUZZ)
+    target_compile_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer)
+    target_link_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer)
+    set(work ${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_corpus)
+    file(MAKE_DIRECTORY ${work})
+    add_test(NAME ${ARG_NAME}
+      COMMAND ${ARG_NAME} -max_total_time=${NMO_FUZZ_SMOKE_SECONDS} -print_final_stats=1
+              -timeout=10 -rss_limit_mb=2048 ${work} ${ARG_CORPUS})
+    set_tests_properties(${ARG_NAME} PROPERTIES LABELS fuzz-smoke)
+  else()
+    target_sources(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src/base/testing/fuzz_replay_main.cc)
+    add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} ${ARG_CORPUS})
+    set_tests_properties(${ARG_NAME} PROPERTIES LABELS unit)
+  endif()
+endfunction()

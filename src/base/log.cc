@@ -1,0 +1,168 @@
+#include "base/log.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+namespace nmo::log {
+namespace {
+
+std::atomic<int> g_verbosity{0};
+std::atomic<Format> g_format{Format::kText};
+
+// The writer is swapped only at start-up or in tests; a mutex keeps that simple and also
+// serialises custom writers.
+std::mutex g_writer_mu;
+std::function<void(std::string_view)> g_writer;  // guarded by g_writer_mu
+
+spdlog::logger& stderr_logger() {
+  static spdlog::logger logger = [] {
+    spdlog::logger l("nmo", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    l.set_pattern("%v");
+    return l;
+  }();
+  return logger;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+bool needs_quotes(std::string_view s) {
+  if (s.empty()) return true;
+  for (const char c : s) {
+    if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void append_field(Format format, std::string& out, const Field& f) {
+  if (format == Format::kJson) {
+    out.push_back(',');
+    append_json_string(out, f.key);
+    out.push_back(':');
+    if (f.raw) {
+      out += f.value;
+    } else {
+      append_json_string(out, f.value);
+    }
+    return;
+  }
+  out.push_back(' ');
+  out += f.key;
+  out.push_back('=');
+  if (needs_quotes(f.value)) {
+    append_json_string(out, f.value);
+  } else {
+    out += f.value;
+  }
+}
+
+std::string now_rfc3339() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(now);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", std::chrono::floor<std::chrono::seconds>(ms),
+                     ms.time_since_epoch().count() % 1000);
+}
+
+}  // namespace
+
+void configure(Format format, int verbosity) {
+  g_format.store(format);
+  g_verbosity.store(verbosity);
+}
+
+void set_writer(std::function<void(std::string_view line)> writer) {
+  const std::lock_guard lock(g_writer_mu);
+  g_writer = std::move(writer);
+}
+
+std::string format_line(Format format, std::string_view timestamp, std::string_view level,
+                        std::string_view msg, const std::vector<Field>& bound,
+                        std::initializer_list<Field> fields) {
+  std::string out;
+  out.reserve(128);
+  if (format == Format::kJson) {
+    out += R"({"ts":)";
+    append_json_string(out, timestamp);
+    out += R"(,"level":)";
+    append_json_string(out, level);
+    out += R"(,"msg":)";
+    append_json_string(out, msg);
+  } else {
+    out += timestamp;
+    out.push_back(' ');
+    out += fmt::format("{:<5}", level);
+    out.push_back(' ');
+    out += msg;
+  }
+  for (const auto& f : bound) append_field(format, out, f);
+  for (const auto& f : fields) append_field(format, out, f);
+  if (format == Format::kJson) out.push_back('}');
+  return out;
+}
+
+Logger Logger::with(std::initializer_list<Field> fields) const {
+  Logger copy = *this;
+  copy.fields_.insert(copy.fields_.end(), fields.begin(), fields.end());
+  return copy;
+}
+
+void Logger::error(std::string_view msg, std::initializer_list<Field> fields) const {
+  write("error", msg, fields);
+}
+void Logger::warn(std::string_view msg, std::initializer_list<Field> fields) const {
+  write("warn", msg, fields);
+}
+void Logger::info(std::string_view msg, std::initializer_list<Field> fields) const {
+  write("info", msg, fields);
+}
+void Logger::debug(int v, std::string_view msg, std::initializer_list<Field> fields) const {
+  if (enabled(v)) write("debug", msg, fields);
+}
+
+bool Logger::enabled(int v) { return g_verbosity.load(std::memory_order_relaxed) >= v; }
+
+void Logger::write(std::string_view level, std::string_view msg,
+                   std::initializer_list<Field> fields) const {
+  const std::string line =
+      format_line(g_format.load(std::memory_order_relaxed), now_rfc3339(), level, msg, fields_,
+                  fields);
+  const std::lock_guard lock(g_writer_mu);
+  if (g_writer) {
+    g_writer(line);
+  } else {
+    stderr_logger().info(line);
+  }
+}
+
+const Logger& root() {
+  static const Logger logger;
+  return logger;
+}
+
+}  // namespace nmo::log
