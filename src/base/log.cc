@@ -1,14 +1,14 @@
 #include "base/log.h"
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-#include <spdlog/logger.h>
-#include <spdlog/sinks/stdout_sinks.h>
-
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/stdout_sinks.h>
 
 namespace nmo::log {
 namespace {
@@ -34,11 +34,21 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
@@ -149,9 +159,8 @@ bool Logger::enabled(int v) { return g_verbosity.load(std::memory_order_relaxed)
 
 void Logger::write(std::string_view level, std::string_view msg,
                    std::initializer_list<Field> fields) const {
-  const std::string line =
-      format_line(g_format.load(std::memory_order_relaxed), now_rfc3339(), level, msg, fields_,
-                  fields);
+  const std::string line = format_line(g_format.load(std::memory_order_relaxed), now_rfc3339(),
+                                       level, msg, fields_, fields);
   const std::lock_guard lock(g_writer_mu);
   if (g_writer) {
     g_writer(line);

@@ -29,16 +29,16 @@ enum class Format { kJson, kText };
 struct Field {
   Field(std::string_view field_key, std::string_view field_value)
       : key(field_key), value(field_value) {}
-  Field(std::string_view field_key, const char* field_value)
-      : key(field_key), value(field_value) {}
+  Field(std::string_view field_key, const char* field_value) : key(field_key), value(field_value) {}
   Field(std::string_view field_key, const std::string& field_value)
       : key(field_key), value(field_value) {}
   Field(std::string_view field_key, bool field_value)
       : key(field_key), value(field_value ? "true" : "false"), raw(true) {}
   template <typename N>
-    requires(std::integral<N> && !std::same_as<N, bool>) || std::floating_point<N>
-  Field(std::string_view field_key, N field_value)
-      : key(field_key), value(std::to_string(field_value)), raw(true) {}
+  requires(std::integral<N> && !std::same_as<N, bool>) ||
+      std::floating_point<N> Field(std::string_view field_key, N field_value)
+      : key(field_key),
+  value(std::to_string(field_value)), raw(true) {}
 
   std::string key;
   std::string value;

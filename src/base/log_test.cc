@@ -1,10 +1,10 @@
 #include "base/log.h"
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 namespace nmo::log {
 namespace {
@@ -30,22 +30,23 @@ TEST(FormatLineTest, JsonHasStableKeysAndEscapes) {
       format_line(Format::kJson, "2026-11-30T10:00:00.000Z", "info", "cordoned \"node\"",
                   {Field("controller", "nodemaintenance")},
                   {{"node", "node-worker-02"}, {"pods", 3}, {"ok", true}, {"msg2", "a\nb"}});
-  EXPECT_EQ(line,
-            R"({"ts":"2026-11-30T10:00:00.000Z","level":"info","msg":"cordoned \"node\"",)"
-            R"("controller":"nodemaintenance","node":"node-worker-02","pods":3,"ok":true,)"
-            R"("msg2":"a\nb"})");
+  EXPECT_EQ(line, R"({"ts":"2026-11-30T10:00:00.000Z","level":"info","msg":"cordoned \"node\"",)"
+                  R"("controller":"nodemaintenance","node":"node-worker-02","pods":3,"ok":true,)"
+                  R"("msg2":"a\nb"})");
 }
 
 TEST(FormatLineTest, TextQuotesOnlyWhenNeeded) {
-  const std::string line = format_line(Format::kText, "2026-11-30T10:00:00.000Z", "warn",
-                                       "drain blocked", {},
-                                       {{"pod", "db-0"}, {"reason", "0 disruptions allowed"}});
-  EXPECT_EQ(line,
-            R"(2026-11-30T10:00:00.000Z warn  drain blocked pod=db-0 reason="0 disruptions allowed")");
+  const std::string line =
+      format_line(Format::kText, "2026-11-30T10:00:00.000Z", "warn", "drain blocked", {},
+                  {{"pod", "db-0"}, {"reason", "0 disruptions allowed"}});
+  EXPECT_EQ(
+      line,
+      R"(2026-11-30T10:00:00.000Z warn  drain blocked pod=db-0 reason="0 disruptions allowed")");
 }
 
 TEST(FormatLineTest, ControlCharactersAreEscapedInJson) {
-  const std::string line = format_line(Format::kJson, "t", "info", std::string("x\x01y", 3), {}, {});
+  const std::string line =
+      format_line(Format::kJson, "t", "info", std::string("x\x01y", 3), {}, {});
   EXPECT_THAT(line, HasSubstr(R"("msg":"x\u0001y")"));
 }
 
