@@ -44,6 +44,9 @@ hack/testenv-build.sh >"${testenv_log}" &
 testenv_pid=$!
 
 if ((e2e_only == 0)); then
+  log "clang-format check"
+  git ls-files '*.h' '*.cc' | xargs -r clang-format-14 --dry-run --Werror ||
+    die "code is not clang-formatted: run make format"
   log "unit tests (GCC)"
   cmake --preset dev >/dev/null
   cmake --build --preset dev

@@ -145,20 +145,19 @@ TEST_F(ClusterSmokeTest, DaemonSetRunsOnePodPerWorker) {
 
 TEST_F(ClusterSmokeTest, MirrorPodBecomesRunning) {
   TestNamespace ns(kubectl_, "smoke-mirror");
-  const json::object pod{
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", "static-web"},
-        {"namespace", ns.name()},
-        {"labels", {{"app", "static-web"}}},
-        {"annotations", {{"kubernetes.io/config.mirror", "mirror-hash"}}}}},
-      {"spec",
-       {{"nodeName", "node-worker-03"},
-        {"containers", json::array{{{"name", "web"}, {"image", "registry.invalid/web:1"}}}}}},
-  };
-  kubectl_.apply(json::serialize(pod));
+  kubectl_.apply(pod_manifest(ns.name(), "static-web", "node-worker-03",
+                              {{"kubernetes.io/config.mirror", "mirror-hash"}}));
   ASSERT_TRUE(wait_running(ns.name(), "app=static-web", 1));
+}
+
+TEST_F(ClusterSmokeTest, ExtraNodeBecomesReady) {
+  const std::string node = unique_name("node-extra");
+  kubectl_.apply(node_manifest(node, {{"node-role.kubernetes.io/worker", ""}}));
+  EXPECT_TRUE(wait_until("node " + node + " Ready", 60s, [&] {
+    auto n = kubectl_.get_json({"node", node});
+    return n && node_ready_status(n->as_object()) == "True";
+  }));
+  kubectl_.must({"delete", "node", node});
 }
 
 TEST_F(ClusterSmokeTest, NotReadyLabelKeepsNodeNotReadyUntilRemoved) {
@@ -191,21 +190,9 @@ TEST_F(ClusterSmokeTest, NotReadyLabelKeepsNodeNotReadyUntilRemoved) {
 
 TEST_F(ClusterSmokeTest, SlowDeletePodStaysTerminatingForItsGracePeriod) {
   TestNamespace ns(kubectl_, "smoke-slow");
-  auto pod = [&](const std::string& name, bool slow) {
-    json::object p{
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata", {{"name", name}, {"namespace", ns.name()}, {"labels", {{"app", name}}}}},
-        {"spec",
-         {{"nodeName", "node-worker-04"},
-          {"terminationGracePeriodSeconds", 8},
-          {"containers", json::array{{{"name", "c"}, {"image", "registry.invalid/c:1"}}}}}},
-    };
-    if (slow) p["metadata"].as_object()["annotations"] = {{kSlowDeleteAnnotation, "true"}};
-    kubectl_.apply(json::serialize(p));
-  };
-  pod("slow", true);
-  pod("fast", false);
+  kubectl_.apply(
+      pod_manifest(ns.name(), "slow", "node-worker-04", {{kSlowDeleteAnnotation, "true"}}, 8));
+  kubectl_.apply(pod_manifest(ns.name(), "fast", "node-worker-04", {}, 8));
   ASSERT_TRUE(wait_running(ns.name(), "app=slow", 1));
   ASSERT_TRUE(wait_running(ns.name(), "app=fast", 1));
 

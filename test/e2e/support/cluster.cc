@@ -155,6 +155,39 @@ std::string pdb_manifest(const std::string& ns, const std::string& name, int min
   return json::serialize(p);
 }
 
+std::string pod_manifest(const std::string& ns, const std::string& name, const std::string& node,
+                         const std::vector<std::pair<std::string, std::string>>& annotations,
+                         int termination_grace_period_seconds) {
+  json::object annotation_map;
+  for (const auto& [k, v] : annotations) annotation_map[k] = v;
+  json::object p{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", ns},
+        {"labels", labels(name)},
+        {"annotations", annotation_map}}},
+      {"spec",
+       {{"nodeName", node},
+        {"terminationGracePeriodSeconds", termination_grace_period_seconds},
+        {"containers", json::array{{{"name", "c"}, {"image", "registry.invalid/c:1"}}}}}},
+  };
+  return json::serialize(p);
+}
+
+std::string node_manifest(const std::string& name,
+                          const std::vector<std::pair<std::string, std::string>>& node_labels) {
+  json::object label_map{{"kubernetes.io/hostname", name}, {"kubernetes.io/os", "linux"}};
+  for (const auto& [k, v] : node_labels) label_map[k] = v;
+  json::object n{
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", name}, {"labels", label_map}}},
+  };
+  return json::serialize(n);
+}
+
 std::vector<json::object> list_pods(const Kubectl& kubectl, const std::string& ns,
                                     const std::string& selector) {
   std::vector<json::object> pods;

@@ -109,6 +109,16 @@ std::string daemonset_manifest(const std::string& ns, const std::string& name,
 std::string pdb_manifest(const std::string& ns, const std::string& name, int min_available,
                          const std::string& app_label);
 
+/// A bare pod (no controller) bound to `node` directly, so no scheduler is involved.
+/// `annotations` are added as given (e.g. kSlowDeleteAnnotation, or the mirror annotation).
+std::string pod_manifest(const std::string& ns, const std::string& name, const std::string& node,
+                         const std::vector<std::pair<std::string, std::string>>& annotations = {},
+                         int termination_grace_period_seconds = 1);
+
+/// An extra Node (kwok makes it Ready). Tests that create nodes delete them at the end.
+std::string node_manifest(const std::string& name,
+                          const std::vector<std::pair<std::string, std::string>>& labels = {});
+
 /// Pods of namespace `ns` matching the label selector, as JSON objects.
 std::vector<boost::json::object> list_pods(const Kubectl& kubectl, const std::string& ns,
                                            const std::string& selector);
