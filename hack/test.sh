@@ -56,6 +56,13 @@ if ((e2e_only == 0)); then
     cmake --preset asan-ubsan >/dev/null
     cmake --build --preset asan-ubsan
     run_ctest --preset asan-ubsan -L unit
+    log "fuzz smoke: each libFuzzer target for ${NMO_FUZZ_SMOKE_SECONDS:-10}s from its seed corpus"
+    cmake --preset fuzz -DNMO_FUZZ_SMOKE_SECONDS="${NMO_FUZZ_SMOKE_SECONDS:-10}" >/dev/null
+    mapfile -t fuzzers < <(ctest --preset fuzz -N | awk '/Test +#[0-9]+:/ {print $3}')
+    if ((${#fuzzers[@]} > 0)); then
+      cmake --build --preset fuzz --target "${fuzzers[@]}"
+      run_ctest --preset fuzz
+    fi
   fi
 else
   cmake --preset dev >/dev/null

@@ -1,0 +1,7 @@
+#include "http/line_stream.h"
+
+namespace nmo::http {
+
+LineStream::~LineStream() = default;
+
+}  // namespace nmo::http

@@ -1,0 +1,33 @@
+#include <cstddef>
+
+#include <boost/json/array.hpp>
+#include <boost/json/string.hpp>
+
+#include "kube/api/internal/decoders.h"
+
+namespace nmo::kube::internal {
+
+Result<std::string> condition_status(const boost::json::object& status, std::string_view type,
+                                     const FieldPath& status_path) {
+  NMO_TRY_ASSIGN(const boost::json::array* conditions,
+                 get_array(status, "conditions", status_path));
+  if (conditions == nullptr) {
+    return std::string();
+  }
+  const FieldPath conditions_path = status_path.field("conditions");
+  for (std::size_t i = 0; i < conditions->size(); ++i) {
+    const boost::json::value& entry = (*conditions)[i];
+    const boost::json::object* condition = entry.if_object();
+    if (condition == nullptr) {
+      return type_error(conditions_path.element(i), "an object", entry);
+    }
+    const boost::json::value* entry_type = find_field(*condition, "type");
+    const boost::json::string* type_text = entry_type ? entry_type->if_string() : nullptr;
+    if (type_text != nullptr && *type_text == type) {
+      return get_string(*condition, "status", conditions_path.element(i));
+    }
+  }
+  return std::string();
+}
+
+}  // namespace nmo::kube::internal

@@ -1,0 +1,68 @@
+#include <string>
+
+#include <boost/json/monotonic_resource.hpp>
+#include <gtest/gtest.h>
+
+#include "base/testing/status_matchers.h"
+#include "kube/api/internal/json_fields.h"
+#include "kube/api/internal/json_parse.h"
+#include "kube/api/internal/printable.h"
+
+namespace nmo::kube::internal {
+namespace {
+
+TEST(PrintablePrefixTest, ShortAsciiUnchanged) {
+  EXPECT_EQ(printable_prefix("{\"kind\":\"Status\"}", 200), "{\"kind\":\"Status\"}");
+  EXPECT_EQ(printable_prefix("", 10), "");
+}
+
+TEST(PrintablePrefixTest, CollapsesWhitespaceAndReplacesControlBytes) {
+  EXPECT_EQ(printable_prefix("<h1>\r\n  Bad\tGateway</h1>", 200), "<h1> Bad Gateway</h1>");
+  EXPECT_EQ(printable_prefix(std::string("a\0b\x7f"
+                                         "c\xc3\xa9",
+                                         7),
+                             200),
+            "a?b?c??");
+}
+
+TEST(PrintablePrefixTest, TruncatesWithEllipsis) {
+  EXPECT_EQ(printable_prefix("<h1>\r\nBad Gateway", 8), "<h1> Ba...");
+  EXPECT_EQ(printable_prefix("abcdef", 6), "abcdef");
+  EXPECT_EQ(printable_prefix("abcdefg", 6), "abcdef...");
+}
+
+TEST(FieldPathTest, Text) {
+  const FieldPath root;
+  EXPECT_EQ(root.str(), "");
+  const FieldPath spec = root.field("spec");
+  const FieldPath taints = spec.field("taints");
+  const FieldPath second = taints.element(2);
+  EXPECT_EQ(second.field("key").str(), "spec.taints[2].key");
+  const FieldPath items = root.field("items");
+  EXPECT_EQ(items.element(0).str(), "items[0]");
+  EXPECT_EQ(root.element(4).str(), "[4]");
+}
+
+TEST(ParseJsonTest, ParsesIntoTheGivenStorage) {
+  boost::json::monotonic_resource arena;
+  ASSERT_OK_AND_ASSIGN(const boost::json::value value,
+                       parse_json(" {\"a\": [1, 2]}\n", boost::json::storage_ptr(&arena)));
+  EXPECT_EQ(value.storage().get(), &arena);
+  EXPECT_EQ(value.at("a").as_array().size(), 2U);
+}
+
+TEST(ParseJsonTest, ErrorsCarryTheOffset) {
+  const auto error_of = [](std::string_view text) {
+    const Result<boost::json::value> value = parse_json(text, {});
+    EXPECT_FALSE(value.has_value()) << text;
+    return value.has_value() ? std::string() : value.error().message;
+  };
+  EXPECT_EQ(error_of(R"({"a":x})"), "syntax error at byte 5");
+  EXPECT_EQ(error_of(R"({"a":1)"), "incomplete JSON at byte 6");
+  EXPECT_EQ(error_of(""), "incomplete JSON at byte 0");
+  EXPECT_EQ(error_of("{} {}"), "extra data at byte 3");
+  EXPECT_EQ(error_of(std::string(65, '[') + std::string(65, ']')), "too deep at byte 64");
+}
+
+}  // namespace
+}  // namespace nmo::kube::internal

@@ -1,0 +1,52 @@
+// Lease: the projection of coordination.k8s.io/v1 Lease, for leader election and for the
+// operator's own coordination leases.
+//
+// Writes go through the client; the times it sends back must use format_micro_time()
+// (metav1.MicroTime), which is what spec.acquireTime and spec.renewTime are.
+//
+// Threading: plain value types and pure functions; safe to use from any thread as values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/json/fwd.hpp>
+
+#include "base/result.h"
+#include "kube/api/meta.h"
+#include "kube/api/resource.h"
+#include "kube/api/time.h"
+
+namespace nmo::kube {
+
+// A Lease's metadata and spec.
+struct Lease {
+  ObjectMeta meta;
+  std::optional<std::string> holder_identity;          // spec.holderIdentity
+  std::optional<std::int32_t> lease_duration_seconds;  // spec.leaseDurationSeconds
+  std::optional<Time> acquire_time;                    // spec.acquireTime (MicroTime)
+  std::optional<Time> renew_time;                      // spec.renewTime (MicroTime)
+  std::int32_t lease_transitions = 0;                  // spec.leaseTransitions; 0 when absent
+
+  friend bool operator==(const Lease&, const Lease&) = default;
+};
+
+// Decodes a Lease object. `kind`, when present, must be "Lease". Errors are ErrorCode::kInvalid
+// naming the field, e.g. "spec.renewTime: invalid RFC 3339 time ...".
+[[nodiscard]] Result<Lease> decode_lease(const boost::json::value& object);
+
+// coordination.k8s.io/v1 leases.
+template <>
+struct ResourceInfo<Lease> {
+  static constexpr std::string_view kGroup = "coordination.k8s.io";
+  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kPlural = "leases";
+  static constexpr std::string_view kKind = "Lease";
+  static constexpr bool kNamespaced = true;
+  // decode_lease().
+  static Result<Lease> decode(const boost::json::value& object) { return decode_lease(object); }
+};
+
+}  // namespace nmo::kube

@@ -1,0 +1,61 @@
+#include "kube/api/node.h"
+
+#include <cstddef>
+#include <utility>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "kube/api/internal/decoders.h"
+#include "kube/api/internal/json_fields.h"
+
+namespace nmo::kube {
+namespace {
+
+using internal::FieldPath;
+
+Result<Taint> decode_taint(const boost::json::value& value, const FieldPath& path) {
+  const boost::json::object* object = value.if_object();
+  if (object == nullptr) {
+    return internal::type_error(path, "an object", value);
+  }
+  Taint taint;
+  NMO_TRY_ASSIGN(taint.key, internal::get_string(*object, "key", path));
+  NMO_TRY_ASSIGN(taint.value, internal::get_string(*object, "value", path));
+  NMO_TRY_ASSIGN(taint.effect, internal::get_string(*object, "effect", path));
+  NMO_TRY_ASSIGN(taint.time_added, internal::get_optional_time(*object, "timeAdded", path));
+  return taint;
+}
+
+}  // namespace
+
+Result<Node> decode_node(const boost::json::value& object) {
+  NMO_TRY_ASSIGN(const boost::json::object* top, internal::object_of_kind(object, "Node"));
+  const FieldPath root;
+  Node node;
+  NMO_TRY_ASSIGN(node.meta, decode_meta(object));
+  NMO_TRY_ASSIGN(const boost::json::object* spec, internal::get_object(*top, "spec", root));
+  if (spec != nullptr) {
+    const FieldPath spec_path = root.field("spec");
+    NMO_TRY_ASSIGN(node.unschedulable, internal::get_bool(*spec, "unschedulable", spec_path));
+    NMO_TRY_ASSIGN(const boost::json::array* taints,
+                   internal::get_array(*spec, "taints", spec_path));
+    if (taints != nullptr) {
+      const FieldPath taints_path = spec_path.field("taints");
+      node.taints.reserve(taints->size());
+      for (std::size_t i = 0; i < taints->size(); ++i) {
+        NMO_TRY_ASSIGN(Taint taint, decode_taint((*taints)[i], taints_path.element(i)));
+        node.taints.push_back(std::move(taint));
+      }
+    }
+  }
+  NMO_TRY_ASSIGN(const boost::json::object* status, internal::get_object(*top, "status", root));
+  if (status != nullptr) {
+    NMO_TRY_ASSIGN(node.ready_status,
+                   internal::condition_status(*status, "Ready", root.field("status")));
+  }
+  return node;
+}
+
+}  // namespace nmo::kube

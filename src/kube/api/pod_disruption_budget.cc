@@ -1,0 +1,73 @@
+#include "kube/api/pod_disruption_budget.h"
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "kube/api/internal/decoders.h"
+#include "kube/api/internal/json_fields.h"
+
+namespace nmo::kube {
+namespace {
+
+using internal::FieldPath;
+
+// spec.<key> as an IntOrString; std::nullopt when absent or null.
+Result<std::optional<IntOrString>> optional_int_or_string(const boost::json::object& spec,
+                                                          std::string_view key,
+                                                          const FieldPath& spec_path) {
+  const boost::json::value* field = internal::find_field(spec, key);
+  if (field == nullptr) {
+    return std::optional<IntOrString>();
+  }
+  NMO_TRY_ASSIGN(IntOrString value,
+                 internal::decode_int_or_string_at(*field, spec_path.field(key)));
+  return std::optional<IntOrString>(std::move(value));
+}
+
+Result<void> decode_spec(const boost::json::object& spec, const FieldPath& path,
+                         PodDisruptionBudget& pdb) {
+  if (const boost::json::value* selector = internal::find_field(spec, "selector")) {
+    NMO_TRY_ASSIGN(pdb.selector,
+                   internal::decode_label_selector_at(*selector, path.field("selector")));
+  }
+  NMO_TRY_ASSIGN(pdb.min_available, optional_int_or_string(spec, "minAvailable", path));
+  NMO_TRY_ASSIGN(pdb.max_unavailable, optional_int_or_string(spec, "maxUnavailable", path));
+  NMO_TRY_ASSIGN(pdb.unhealthy_pod_eviction_policy,
+                 internal::get_string(spec, "unhealthyPodEvictionPolicy", path));
+  return {};
+}
+
+Result<void> decode_status(const boost::json::object& status, const FieldPath& path,
+                           PodDisruptionBudget& pdb) {
+  NMO_TRY_ASSIGN(pdb.disruptions_allowed,
+                 internal::get_int<std::int32_t>(status, "disruptionsAllowed", path));
+  NMO_TRY_ASSIGN(pdb.current_healthy,
+                 internal::get_int<std::int32_t>(status, "currentHealthy", path));
+  NMO_TRY_ASSIGN(pdb.desired_healthy,
+                 internal::get_int<std::int32_t>(status, "desiredHealthy", path));
+  NMO_TRY_ASSIGN(pdb.expected_pods, internal::get_int<std::int32_t>(status, "expectedPods", path));
+  NMO_TRY_ASSIGN(pdb.observed_generation,
+                 internal::get_int<std::int64_t>(status, "observedGeneration", path));
+  return {};
+}
+
+}  // namespace
+
+Result<PodDisruptionBudget> decode_pod_disruption_budget(const boost::json::value& object) {
+  NMO_TRY_ASSIGN(const boost::json::object* top,
+                 internal::object_of_kind(object, "PodDisruptionBudget"));
+  const FieldPath root;
+  PodDisruptionBudget pdb;
+  NMO_TRY_ASSIGN(pdb.meta, decode_meta(object));
+  NMO_TRY_ASSIGN(const boost::json::object* spec, internal::get_object(*top, "spec", root));
+  if (spec != nullptr) {
+    NMO_TRY(decode_spec(*spec, root.field("spec"), pdb));
+  }
+  NMO_TRY_ASSIGN(const boost::json::object* status, internal::get_object(*top, "status", root));
+  if (status != nullptr) {
+    NMO_TRY(decode_status(*status, root.field("status"), pdb));
+  }
+  return pdb;
+}
+
+}  // namespace nmo::kube

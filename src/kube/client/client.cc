@@ -1,0 +1,327 @@
+#include "kube/client/client.h"
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+#include <set>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "base/log.h"
+#include "base/token_bucket.h"
+#include "http/client.h"
+#include "http/line_stream.h"
+#include "kube/api/status.h"
+
+namespace nmo::kube {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr milliseconds kMaxRetryBackoff{8000};
+constexpr seconds kDefaultRetryAfter{1};
+constexpr seconds kMaxRetryAfter{30};
+
+// How a request may be retried.
+enum class RetryPolicy {
+  kRead,      // idempotent: connection failures, 502/503/504 and throttling
+  kWrite,     // throttling only (a throttled request was never executed)
+  kEviction,  // never: a 429 is the caller's business
+};
+
+bool is_2xx(unsigned status) { return status >= 200 && status < 300; }
+
+std::optional<seconds> parse_retry_after(const http::Headers& headers) {
+  const auto value = http::find_header(headers, "Retry-After");
+  if (!value) return std::nullopt;
+  std::int64_t n = 0;
+  const auto* end = value->data() + value->size();
+  const auto [ptr, ec] = std::from_chars(value->data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 0) return std::nullopt;
+  return seconds(n);
+}
+
+Error error_from(const http::Response& response) {
+  return error_from_response(static_cast<int>(response.status), response.body,
+                             parse_retry_after(response.headers));
+}
+
+Result<boost::json::value> parse_body(const std::string& body) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(body, ec);
+  if (ec) {
+    return Error(ErrorCode::kInvalid,
+                 "the API server sent a body that is not JSON: " + ec.message());
+  }
+  return v;
+}
+
+class WatchStreamImpl final : public WatchStream {
+ public:
+  WatchStreamImpl(std::unique_ptr<http::LineStream> stream, milliseconds idle_timeout)
+      : stream_(std::move(stream)), idle_timeout_(idle_timeout) {}
+
+  asio::awaitable<Result<std::optional<WatchEvent>>> next() override {
+    for (;;) {
+      auto line = co_await stream_->next_line(idle_timeout_);
+      if (!line) co_return line.error();
+      if (!line->has_value()) co_return std::optional<WatchEvent>();
+      if ((*line)->empty()) continue;
+      auto event = decode_watch_event(**line);
+      if (!event) co_return event.error();
+      if (event->type == WatchEventType::kError) co_return error_from_watch_error(*event);
+      co_return std::optional<WatchEvent>(std::move(*event));
+    }
+  }
+
+  void cancel() override { stream_->cancel(); }
+
+ private:
+  std::unique_ptr<http::LineStream> stream_;
+  milliseconds idle_timeout_;
+};
+
+class ClientImpl final : public Client {
+ public:
+  ClientImpl(asio::any_io_executor executor, RestConfig config, ClientOptions options,
+             std::unique_ptr<http::Client> http)
+      : executor_(std::move(executor)),
+        config_(std::move(config)),
+        options_(std::move(options)),
+        http_(std::move(http)),
+        bucket_(options_.qps, std::max(1, options_.burst)) {}
+
+  ~ClientImpl() override { http_->shutdown(); }
+
+  const RestConfig& config() const override { return config_; }
+
+  asio::awaitable<Result<boost::json::value>> get_json(std::string path) override {
+    co_return co_await json_call(http::Method::kGet, std::move(path), {}, {}, RetryPolicy::kRead);
+  }
+
+  asio::awaitable<Result<boost::json::value>> create(std::string path, boost::json::value object,
+                                                     WriteOptions options) override {
+    co_return co_await json_call(http::Method::kPost, path + options.query(),
+                                 boost::json::serialize(object), "application/json",
+                                 RetryPolicy::kWrite);
+  }
+
+  asio::awaitable<Result<boost::json::value>> update(std::string path, boost::json::value object,
+                                                     WriteOptions options) override {
+    co_return co_await json_call(http::Method::kPut, path + options.query(),
+                                 boost::json::serialize(object), "application/json",
+                                 RetryPolicy::kWrite);
+  }
+
+  asio::awaitable<Result<boost::json::value>> patch(std::string path, PatchType type,
+                                                    std::string body,
+                                                    WriteOptions options) override {
+    if (type == PatchType::kApply && options.field_manager.empty()) {
+      co_return Error(ErrorCode::kInvalid, "server-side apply needs a field manager");
+    }
+    co_return co_await json_call(http::Method::kPatch, path + options.query(), std::move(body),
+                                 content_type(type), RetryPolicy::kWrite);
+  }
+
+  asio::awaitable<Result<void>> remove(std::string path, DeleteOptions options) override {
+    auto response = co_await call(http::Method::kDelete, std::move(path), options.body(),
+                                  "application/json", RetryPolicy::kWrite);
+    if (!response) co_return response.error();
+    if (!is_2xx(response->status)) co_return error_from(*response);
+    co_return Result<void>();
+  }
+
+  asio::awaitable<Result<EvictionResult>> evict(std::string namespace_, std::string name,
+                                                EvictOptions options) override {
+    boost::json::object eviction{
+        {"apiVersion", "policy/v1"},
+        {"kind", "Eviction"},
+        {"metadata", {{"name", name}, {"namespace", namespace_}}},
+    };
+    boost::json::object delete_options;
+    if (options.grace_period_seconds) {
+      delete_options["gracePeriodSeconds"] = *options.grace_period_seconds;
+    }
+    if (!options.precondition_uid.empty()) {
+      delete_options["preconditions"] = {{"uid", options.precondition_uid}};
+    }
+    if (options.dry_run) delete_options["dryRun"] = boost::json::array{"All"};
+    if (!delete_options.empty()) eviction["deleteOptions"] = std::move(delete_options);
+
+    auto response = co_await call(
+        http::Method::kPost, "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/eviction",
+        boost::json::serialize(eviction), "application/json", RetryPolicy::kEviction);
+    if (!response) co_return response.error();
+    EvictionResult result;
+    if (is_2xx(response->status)) co_return result;
+    result.status = error_from(*response);
+    result.outcome = classify_eviction_error(result.status);
+    co_return result;
+  }
+
+  asio::awaitable<Result<std::string>> list_raw(std::string path, ListOptions options) override {
+    auto response =
+        co_await call(http::Method::kGet, path + options.query(), {}, {}, RetryPolicy::kRead);
+    if (!response) co_return response.error();
+    if (!is_2xx(response->status)) co_return error_from(*response);
+    co_return std::move(response->body);
+  }
+
+  asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string path,
+                                                              WatchOptions options) override {
+    co_await rate_limit();
+    http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
+    if (auto auth = authorize(request); !auth) co_return auth.error();
+    auto stream = co_await http_->stream(std::move(request));
+    if (!stream) co_return stream.error();
+    auto& s = **stream;
+    if (!is_2xx(s.status())) {
+      auto body = co_await s.read_rest(options_.request_timeout);
+      co_return error_from_response(static_cast<int>(s.status()), body ? *body : std::string(),
+                                    parse_retry_after(s.headers()));
+    }
+    log_warnings(s.headers());
+    co_return std::unique_ptr<WatchStream>(
+        std::make_unique<WatchStreamImpl>(std::move(*stream), options.idle_timeout));
+  }
+
+  void shutdown() override { http_->shutdown(); }
+
+ private:
+  http::Request make_request(http::Method method, std::string target, std::string body,
+                             std::string_view content_type) const {
+    http::Request request;
+    request.method = method;
+    request.target = config_.path_prefix + target;
+    request.body = std::move(body);
+    request.headers.emplace_back("Accept", "application/json");
+    request.headers.emplace_back("User-Agent", options_.user_agent);
+    if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
+    request.timeout = options_.request_timeout;
+    return request;
+  }
+
+  // Adds the bearer token (re-read for every request: projected tokens rotate).
+  Result<void> authorize(http::Request& request) const {
+    if (!config_.token) return {};
+    auto token = config_.token->token();
+    if (!token) return token.error();
+    request.headers.emplace_back("Authorization", "Bearer " + *token);
+    return {};
+  }
+
+  asio::awaitable<void> pause(std::chrono::nanoseconds d) {
+    if (d <= std::chrono::nanoseconds::zero()) co_return;
+    asio::steady_timer timer(executor_, d);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  asio::awaitable<void> rate_limit() { co_await pause(bucket_.reserve()); }
+
+  // Logs each distinct API warning once (deprecations repeat on every request).
+  void log_warnings(const http::Headers& headers) {
+    for (const auto value : http::find_header_values(headers, "Warning")) {
+      std::string text(value);
+      {
+        const std::lock_guard lock(warnings_mu_);
+        if (!warnings_seen_.insert(text).second) continue;
+      }
+      log::root().warn("API server warning", {{"warning", text}});
+    }
+  }
+
+  // Sends a request with authentication, rate limiting and the retries `policy` allows.
+  asio::awaitable<Result<http::Response>> call(http::Method method, std::string target,
+                                               std::string body, std::string_view content_type,
+                                               RetryPolicy policy) {
+    milliseconds backoff = options_.retry_backoff;
+    for (int attempt = 0;; ++attempt) {
+      const bool may_retry = attempt < options_.max_retries;
+      co_await rate_limit();
+      http::Request request = make_request(method, target, body, content_type);
+      if (auto auth = authorize(request); !auth) co_return auth.error();
+      auto response = co_await http_->send(std::move(request));
+      if (!response) {
+        const ErrorCode code = response.error().code;
+        if (policy == RetryPolicy::kRead && may_retry &&
+            (code == ErrorCode::kUnavailable || code == ErrorCode::kTimeout)) {
+          log::root().debug(1, "retrying a read after a connection failure",
+                            {{"path", target}, {"error", response.error().describe()}});
+          co_await pause(backoff);
+          backoff = std::min(backoff * 2, kMaxRetryBackoff);
+          continue;
+        }
+        co_return response.error();
+      }
+      log_warnings(response->headers);
+      const unsigned status = response->status;
+      if (status == 429 && policy != RetryPolicy::kEviction && may_retry) {
+        const seconds wait = std::min(
+            parse_retry_after(response->headers).value_or(kDefaultRetryAfter), kMaxRetryAfter);
+        log::root().info("the API server throttled a request; retrying",
+                         {{"path", target}, {"retry_after_seconds", wait.count()}});
+        co_await pause(wait);
+        continue;
+      }
+      if (policy == RetryPolicy::kRead && may_retry &&
+          (status == 502 || status == 503 || status == 504)) {
+        co_await pause(backoff);
+        backoff = std::min(backoff * 2, kMaxRetryBackoff);
+        continue;
+      }
+      co_return response;
+    }
+  }
+
+  asio::awaitable<Result<boost::json::value>> json_call(http::Method method, std::string target,
+                                                        std::string body,
+                                                        std::string_view content_type,
+                                                        RetryPolicy policy) {
+    auto response = co_await call(method, std::move(target), std::move(body), content_type, policy);
+    if (!response) co_return response.error();
+    if (!is_2xx(response->status)) co_return error_from(*response);
+    co_return parse_body(response->body);
+  }
+
+  asio::any_io_executor executor_;
+  RestConfig config_;
+  ClientOptions options_;
+  std::unique_ptr<http::Client> http_;
+  TokenBucket bucket_;
+  std::mutex warnings_mu_;
+  std::set<std::string> warnings_seen_;  // guarded by warnings_mu_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::create(asio::any_io_executor executor, RestConfig config,
+                                               ClientOptions options) {
+  if (config.scheme != "https" && config.scheme != "http") {
+    return Error(ErrorCode::kInvalid,
+                 config.origin + ": unsupported scheme \"" + config.scheme + "\" in server URL");
+  }
+  http::ClientOptions http_options;
+  http_options.host = config.host;
+  http_options.port = config.port;
+  http_options.tls = config.scheme == "https";
+  http_options.tls_options.ca_pem = config.ca_pem;
+  http_options.tls_options.client_cert_pem = config.client_cert_pem;
+  http_options.tls_options.client_key_pem = config.client_key_pem;
+  http_options.tls_options.insecure_skip_verify = config.insecure_skip_tls_verify;
+  http_options.tls_options.server_name = config.tls_server_name;
+  http_options.request_timeout = options.request_timeout;
+  auto http = http::Client::create(executor, std::move(http_options));
+  if (!http) {
+    Error error = http.error();
+    error.message = config.origin + ": " + error.message;
+    return error;
+  }
+  return std::unique_ptr<Client>(std::make_unique<ClientImpl>(
+      std::move(executor), std::move(config), std::move(options), std::move(*http)));
+}
+
+}  // namespace nmo::kube

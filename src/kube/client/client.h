@@ -1,0 +1,163 @@
+// Client: the Kubernetes API client ("client-go") on top of the HTTP layer: authentication
+// (client certificate or a bearer token re-read as it rotates), client-side rate limiting,
+// retries where they are safe, Status errors decoded into nmo::Error, API warnings logged, and
+// typed calls over the projections of kube/api.
+//
+// Retries: reads (GET, list) are retried on connection failures and 502/503/504, and every
+// request is retried after Retry-After when API Priority & Fairness throttles it (429) — except
+// evictions, whose 429 is a business answer (eviction.h) returned to the caller untouched.
+// Writes are never retried on connection failures: the server may have applied them.
+//
+// Writes take and return raw JSON (boost::json::value), so fields we never decode are never
+// dropped; patches are the preferred way to change objects (a merge patch of the fields we own,
+// or a JSON patch with a `test` operation when a concurrent change must not be lost).
+//
+// Coroutine parameters are taken by value: an awaitable may outlive the caller's temporaries.
+//
+// Threading: every call may be awaited concurrently from coroutines on any executor.
+// shutdown() may be called from any thread. Destroy the Client before its io_context.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <boost/json/value.hpp>
+
+#include "base/result.h"
+#include "http/asio.h"
+#include "http/message.h"
+#include "kube/api/list.h"
+#include "kube/api/resource.h"
+#include "kube/api/watch.h"
+#include "kube/client/eviction.h"
+#include "kube/client/request_options.h"
+#include "kube/config/rest_config.h"
+
+namespace nmo::kube {
+
+struct ClientOptions {
+  /// Client-side rate limit (controller-runtime's defaults: 20 qps, burst 30).
+  double qps = 20.0;
+  int burst = 30;
+  std::string user_agent = "node-maintenance-operator";
+  /// Per request (not for watch bodies, which have WatchOptions::idle_timeout).
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+  /// How many times a request may be retried (see the header comment for which ones).
+  int max_retries = 4;
+  /// First pause between retries of a failed read; doubles up to 8 s.
+  std::chrono::milliseconds retry_backoff{std::chrono::milliseconds(250)};
+};
+
+/// A watch in progress. Obtained from Client::watch().
+///
+/// Threading: next() is awaited by one coroutine at a time; cancel() from any thread.
+class WatchStream {
+ public:
+  virtual ~WatchStream() = default;
+
+  /// The next event. std::nullopt when the server ended the watch normally (its timeout): watch
+  /// again from the last resourceVersion. Errors: an ERROR event becomes its Status as an Error
+  /// (ErrorCode::kExpired when the version is too old: relist); kTimeout when the stream stayed
+  /// silent past WatchOptions::idle_timeout; kInvalid for a line that is not a watch event;
+  /// kUnavailable when the connection broke; kCancelled after cancel().
+  virtual asio::awaitable<Result<std::optional<WatchEvent>>> next() = 0;
+
+  /// Ends the watch; a pending or later next() fails with kCancelled.
+  virtual void cancel() = 0;
+};
+
+class Client {
+ public:
+  /// A client for the API server of `config`; nothing is connected yet. Fails when the TLS
+  /// material in `config` is unusable.
+  [[nodiscard]] static Result<std::unique_ptr<Client>> create(asio::any_io_executor executor,
+                                                              RestConfig config,
+                                                              ClientOptions options = {});
+  virtual ~Client() = default;
+
+  [[nodiscard]] virtual const RestConfig& config() const = 0;
+
+  // ---- raw JSON calls; `path` is the URL path with its query, without the server's prefix ----
+
+  /// GET `path`; the decoded JSON body.
+  virtual asio::awaitable<Result<boost::json::value>> get_json(std::string path) = 0;
+  /// POST `object` to the collection at `path`.
+  virtual asio::awaitable<Result<boost::json::value>> create(std::string path,
+                                                             boost::json::value object,
+                                                             WriteOptions options = {}) = 0;
+  /// PUT `object` (carrying metadata.resourceVersion for optimistic concurrency: a stale
+  /// version fails with kConflict).
+  virtual asio::awaitable<Result<boost::json::value>> update(std::string path,
+                                                             boost::json::value object,
+                                                             WriteOptions options = {}) = 0;
+  /// PATCH with `body` in the format of `type` (a failed JSON-patch `test` is kInvalid).
+  virtual asio::awaitable<Result<boost::json::value>> patch(std::string path, PatchType type,
+                                                            std::string body,
+                                                            WriteOptions options = {}) = 0;
+  /// DELETE; a missing object is kNotFound, a failed precondition kConflict.
+  virtual asio::awaitable<Result<void>> remove(std::string path, DeleteOptions options = {}) = 0;
+
+  /// POST pods/<name>/eviction. Refusals are an EvictionResult, not an Error: an Error means
+  /// the API server could not be asked (connection, timeout, cancellation).
+  virtual asio::awaitable<Result<EvictionResult>> evict(std::string namespace_, std::string name,
+                                                        EvictOptions options = {}) = 0;
+
+  /// GET of a collection path with `options`: the raw body of one page.
+  virtual asio::awaitable<Result<std::string>> list_raw(std::string path, ListOptions options) = 0;
+
+  /// Opens a watch on the collection at `path`. A refused watch is an Error (a too-old
+  /// resourceVersion is kExpired or kGone: relist).
+  virtual asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string path,
+                                                                      WatchOptions options) = 0;
+
+  /// Cancels everything in flight; later calls fail with kCancelled. Idempotent.
+  virtual void shutdown() = 0;
+
+  // ---- typed calls over the projections of kube/api ----
+
+  /// One object, decoded into T.
+  template <Resource T>
+  asio::awaitable<Result<T>> get(std::string namespace_, std::string name) {
+    auto json = co_await get_json(object_path<T>(namespace_, name));
+    if (!json) co_return json.error();
+    co_return ResourceInfo<T>::decode(*json);
+  }
+
+  /// One page of the collection of T in `namespace_` ("" = all namespaces, or cluster-scoped).
+  template <Resource T>
+  asio::awaitable<Result<ListPage<T>>> list(std::string namespace_, ListOptions options) {
+    auto body = co_await list_raw(collection_path<T>(namespace_), options);
+    if (!body) co_return body.error();
+    co_return decode_list<T>(*body);
+  }
+
+  /// Every page of the collection (following `continue`), as one page whose resource_version
+  /// is the last page's, ready for a watch.
+  template <Resource T>
+  asio::awaitable<Result<ListPage<T>>> list_all(std::string namespace_, ListOptions options) {
+    ListPage<T> all;
+    for (;;) {
+      auto page = co_await list<T>(namespace_, options);
+      if (!page) co_return page.error();
+      for (auto& item : page->items) all.items.push_back(std::move(item));
+      all.resource_version = page->resource_version;
+      if (page->continue_token.empty()) break;
+      options.continue_token = page->continue_token;
+    }
+    co_return all;
+  }
+
+  /// A watch on the collection of T in `namespace_`.
+  template <Resource T>
+  asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string namespace_,
+                                                              WatchOptions options) {
+    co_return co_await watch(collection_path<T>(namespace_), options);
+  }
+
+ protected:
+  Client() = default;
+};
+
+}  // namespace nmo::kube

@@ -1,0 +1,355 @@
+#include "runtime/event_recorder.h"
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "kube/api/time.h"
+#include "runtime/internal/event_recorder_correlator.h"
+#include "runtime/internal/event_recorder_json.h"
+
+namespace nmo::runtime {
+namespace {
+
+namespace json = boost::json;
+using internal::aggregation_key;
+using internal::EventSource;
+using internal::LruCache;
+using internal::spam_key;
+using internal::SpamFilter;
+using namespace std::chrono_literals;
+
+const EventSource kSource{"node-maintenance-operator", "nmo-7d9f-abcde"};
+
+ObjectRef node_ref() { return {"v1", "Node", "", "node-worker-01", "9a1c-uid"}; }
+ObjectRef pod_ref() { return {"v1", "Pod", "shop", "web-0", "pod-uid"}; }
+
+EventOptions cordoned() { return {"Normal", "Cordoned", "node cordoned", std::nullopt}; }
+
+kube::Time at(int seconds) {
+  return kube::Time(std::chrono::sys_days(std::chrono::year(2026) / 11 / 30)) +
+         std::chrono::hours(10) + std::chrono::seconds(seconds) + std::chrono::microseconds(250);
+}
+
+// ---- aggregation and spam keys ----
+
+TEST(AggregationKey, LengthPrefixesEveryField) {
+  EXPECT_EQ(aggregation_key(kSource, node_ref(), cordoned()),
+            "25:node-maintenance-operator14:nmo-7d9f-abcde2:v14:Node0:14:node-worker-018:9a1c-uid"
+            "6:Normal8:Cordoned13:node cordoned");
+}
+
+TEST(AggregationKey, DiffersInEveryField) {
+  const std::string base = aggregation_key(kSource, node_ref(), cordoned());
+  EventOptions other_message = cordoned();
+  other_message.message = "node cordoned again";
+  EventOptions other_reason = cordoned();
+  other_reason.reason = "Drained";
+  EventOptions other_type = cordoned();
+  other_type.type = "Warning";
+  ObjectRef other_uid = node_ref();
+  other_uid.uid = "another-uid";
+  ObjectRef other_kind = node_ref();
+  other_kind.kind = "Machine";
+  EXPECT_NE(aggregation_key(kSource, node_ref(), other_message), base);
+  EXPECT_NE(aggregation_key(kSource, node_ref(), other_reason), base);
+  EXPECT_NE(aggregation_key(kSource, node_ref(), other_type), base);
+  EXPECT_NE(aggregation_key(kSource, other_uid, cordoned()), base);
+  EXPECT_NE(aggregation_key(kSource, other_kind, cordoned()), base);
+  EXPECT_NE(aggregation_key({"other", kSource.host}, node_ref(), cordoned()), base);
+  // The related object does not make an event different (client-go ignores it too).
+  EventOptions with_related = cordoned();
+  with_related.related = pod_ref();
+  EXPECT_EQ(aggregation_key(kSource, node_ref(), with_related), base);
+}
+
+TEST(AggregationKey, FieldBoundariesCannotCollide) {
+  EventOptions a{"Normal", "ab", "c", std::nullopt};
+  EventOptions b{"Normal", "a", "bc", std::nullopt};
+  EXPECT_NE(aggregation_key(kSource, node_ref(), a), aggregation_key(kSource, node_ref(), b));
+}
+
+TEST(SpamKey, IgnoresTheMessageButNotTheReason) {
+  EventOptions other_message = cordoned();
+  other_message.message = "something else";
+  EventOptions other_reason = cordoned();
+  other_reason.reason = "Drained";
+  EXPECT_EQ(spam_key(kSource, node_ref(), other_message),
+            spam_key(kSource, node_ref(), cordoned()));
+  EXPECT_NE(spam_key(kSource, node_ref(), other_reason), spam_key(kSource, node_ref(), cordoned()));
+}
+
+// ---- JSON ----
+
+TEST(BuildEvent, ClusterScopedObjectGoesToDefaultWithExactFields) {
+  const json::value event = internal::build_event("node-worker-01.00000000000000ff", kSource,
+                                                  node_ref(), cordoned(), at(5));
+  const json::value expected = json::parse(R"({
+    "apiVersion": "v1",
+    "kind": "Event",
+    "metadata": {"name": "node-worker-01.00000000000000ff", "namespace": "default"},
+    "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": "node-worker-01",
+                       "uid": "9a1c-uid"},
+    "type": "Normal",
+    "reason": "Cordoned",
+    "message": "node cordoned",
+    "source": {"component": "node-maintenance-operator", "host": "nmo-7d9f-abcde"},
+    "firstTimestamp": "2026-11-30T10:00:05Z",
+    "lastTimestamp": "2026-11-30T10:00:05Z",
+    "count": 1,
+    "reportingComponent": "node-maintenance-operator",
+    "reportingInstance": "nmo-7d9f-abcde"
+  })");
+  EXPECT_EQ(event, expected) << json::serialize(event);
+}
+
+TEST(BuildEvent, NamespacedObjectWithRelatedAndNoHost) {
+  EventOptions evicted{"Warning", "EvictionFailed", "PDB blocks it", pod_ref()};
+  ObjectRef nm{"nmo.medik8s.io/v1beta1", "NodeMaintenance", "ops", "nm-1", "nm-uid"};
+  const json::value event = internal::build_event("nm-1.1", {"nmo", ""}, nm, evicted, at(0));
+  EXPECT_EQ(event.at("metadata").at("namespace"), "ops");
+  EXPECT_EQ(event.at("involvedObject"), json::parse(R"({"apiVersion": "nmo.medik8s.io/v1beta1",
+      "kind": "NodeMaintenance", "name": "nm-1", "uid": "nm-uid", "namespace": "ops"})"));
+  EXPECT_EQ(event.at("related"), json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "name": "web-0", "uid": "pod-uid", "namespace": "shop"})"));
+  EXPECT_EQ(event.at("source"), json::parse(R"({"component": "nmo"})"));
+  EXPECT_EQ(event.at("type"), "Warning");
+}
+
+TEST(BuildCountPatch, CarriesCountTimeAndMessage) {
+  EXPECT_EQ(
+      internal::build_count_patch(7, "node \"a\" cordoned", at(61)),
+      R"({"count":7,"lastTimestamp":"2026-11-30T10:01:01Z","message":"node \"a\" cordoned"})");
+}
+
+// ---- LRU ----
+
+TEST(LruCache, EvictsTheLeastRecentlyUsed) {
+  LruCache<int> cache(2);
+  cache.put("a", 1);
+  cache.put("b", 2);
+  ASSERT_NE(cache.get("a"), nullptr);  // "a" is now the most recently used
+  cache.put("c", 3);                   // evicts "b"
+  EXPECT_EQ(cache.size(), 2U);
+  EXPECT_EQ(cache.get("b"), nullptr);
+  ASSERT_NE(cache.get("a"), nullptr);
+  EXPECT_EQ(*cache.get("a"), 1);
+  ASSERT_NE(cache.get("c"), nullptr);
+  EXPECT_EQ(*cache.get("c"), 3);
+}
+
+TEST(LruCache, PutReplacesAndEraseRemoves) {
+  LruCache<int> cache(2);
+  cache.put("a", 1);
+  cache.put("a", 5);
+  EXPECT_EQ(cache.size(), 1U);
+  EXPECT_EQ(*cache.get("a"), 5);
+  cache.erase("a");
+  cache.erase("missing");
+  EXPECT_EQ(cache.size(), 0U);
+  EXPECT_EQ(cache.get("a"), nullptr);
+}
+
+// ---- spam filter ----
+
+TEST(SpamFilter, BurstThenOnePerRefill) {
+  FakeClock clock;
+  SpamFilter filter(25, 5min, 16, clock);
+  for (int i = 0; i < 25; ++i) EXPECT_TRUE(filter.allow("k")) << i;
+  EXPECT_FALSE(filter.allow("k"));
+  EXPECT_TRUE(filter.allow("other"));  // budgets are per key
+  clock.advance(5min - 1ns);
+  EXPECT_FALSE(filter.allow("k"));
+  clock.advance(1ns);
+  EXPECT_TRUE(filter.allow("k"));
+  EXPECT_FALSE(filter.allow("k"));
+}
+
+TEST(SpamFilter, RefusalsDoNotBorrowAndTokensCapAtBurst) {
+  FakeClock clock;
+  SpamFilter filter(2, 1min, 16, clock);
+  EXPECT_TRUE(filter.allow("k"));
+  EXPECT_TRUE(filter.allow("k"));
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(filter.allow("k"));
+  clock.advance(1min);
+  EXPECT_TRUE(filter.allow("k"));  // 100 refusals took nothing from the future
+  clock.advance(1h);               // refills to the burst of 2, not 60
+  EXPECT_TRUE(filter.allow("k"));
+  EXPECT_TRUE(filter.allow("k"));
+  EXPECT_FALSE(filter.allow("k"));
+}
+
+// ---- the recorder against a fake API client ----
+
+// Records the writes and answers them from a script; completes at once.
+class FakeClient final : public kube::Client {
+ public:
+  struct Call {
+    std::string verb;
+    std::string path;
+    json::value body;
+  };
+
+  const kube::RestConfig& config() const override { return config_; }
+  asio::awaitable<Result<json::value>> get_json(std::string /*path*/) override {
+    co_return Error(ErrorCode::kInternal, "unexpected get");
+  }
+  asio::awaitable<Result<json::value>> create(std::string path, json::value object,
+                                              kube::WriteOptions /*options*/) override {
+    calls.push_back({"create", std::move(path), object});
+    if (fail_creates) co_return Error(ErrorCode::kUnavailable, "connection refused");
+    co_return object;
+  }
+  asio::awaitable<Result<json::value>> update(std::string /*path*/, json::value /*object*/,
+                                              kube::WriteOptions /*options*/) override {
+    co_return Error(ErrorCode::kInternal, "unexpected update");
+  }
+  asio::awaitable<Result<json::value>> patch(std::string path, kube::PatchType type,
+                                             std::string body,
+                                             kube::WriteOptions /*options*/) override {
+    EXPECT_EQ(type, kube::PatchType::kMergePatch);
+    calls.push_back({"patch", std::move(path), json::parse(body)});
+    if (patch_not_found) co_return Error(ErrorCode::kNotFound, "events not found", 404);
+    co_return json::object{};
+  }
+  asio::awaitable<Result<void>> remove(std::string /*path*/,
+                                       kube::DeleteOptions /*options*/) override {
+    co_return Error(ErrorCode::kInternal, "unexpected delete");
+  }
+  asio::awaitable<Result<kube::EvictionResult>> evict(std::string /*ns*/, std::string /*name*/,
+                                                      kube::EvictOptions /*options*/) override {
+    co_return Error(ErrorCode::kInternal, "unexpected eviction");
+  }
+  asio::awaitable<Result<std::string>> list_raw(std::string /*path*/,
+                                                kube::ListOptions /*options*/) override {
+    co_return Error(ErrorCode::kInternal, "unexpected list");
+  }
+  asio::awaitable<Result<std::unique_ptr<kube::WatchStream>>> watch(
+      std::string /*path*/, kube::WatchOptions /*options*/) override {
+    co_return Error(ErrorCode::kInternal, "unexpected watch");
+  }
+  void shutdown() override {}
+
+  std::vector<Call> calls;
+  bool fail_creates = false;
+  bool patch_not_found = false;
+
+ private:
+  kube::RestConfig config_;
+};
+
+class EventRecorderTest : public ::testing::Test {
+ protected:
+  // Runs `task` on the test's io_context until it completes (everything the fake does
+  // completes at once, so polling drains all ready work).
+  void await(asio::awaitable<void> task) {
+    bool done = false;
+    std::exception_ptr error;
+    asio::co_spawn(io_, std::move(task), [&](std::exception_ptr e) {
+      error = e;
+      done = true;
+    });
+    io_.restart();
+    io_.poll();
+    ASSERT_TRUE(done);
+    if (error) std::rethrow_exception(error);
+  }
+
+  asio::io_context io_;
+  FakeClient client_;
+  FakeClock clock_;
+};
+
+TEST_F(EventRecorderTest, RepeatsPatchTheFirstEvent) {
+  EventRecorder recorder(io_.get_executor(), client_, "nmo", "host-1", clock_);
+  recorder.start();
+  for (int i = 0; i < 3; ++i) recorder.record(pod_ref(), cordoned());
+  await(recorder.flush());
+  ASSERT_EQ(client_.calls.size(), 3U);
+  EXPECT_EQ(client_.calls[0].verb, "create");
+  EXPECT_EQ(client_.calls[0].path, "/api/v1/namespaces/shop/events");
+  const std::string name(client_.calls[0].body.at("metadata").at("name").as_string());
+  EXPECT_THAT(name, ::testing::MatchesRegex("web-0\\.[0-9a-f]{16}"));
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(client_.calls[i].verb, "patch");
+    EXPECT_EQ(client_.calls[i].path, "/api/v1/namespaces/shop/events/" + name);
+    EXPECT_EQ(client_.calls[i].body.at("count"), static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(client_.calls[i].body.at("message"), "node cordoned");
+  }
+  await(recorder.stop(1s));
+}
+
+TEST_F(EventRecorderTest, VanishedEventIsCreatedAgain) {
+  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_);
+  recorder.start();
+  recorder.record(node_ref(), cordoned());
+  await(recorder.flush());
+  client_.patch_not_found = true;
+  recorder.record(node_ref(), cordoned());
+  await(recorder.flush());
+  ASSERT_EQ(client_.calls.size(), 3U);
+  EXPECT_EQ(client_.calls[1].verb, "patch");
+  EXPECT_EQ(client_.calls[2].verb, "create");
+  EXPECT_EQ(client_.calls[2].path, "/api/v1/namespaces/default/events");
+  EXPECT_EQ(client_.calls[2].body.at("count"), 1);
+  EXPECT_NE(client_.calls[2].body.at("metadata").at("name"),
+            client_.calls[0].body.at("metadata").at("name"));
+  await(recorder.stop(1s));
+}
+
+TEST_F(EventRecorderTest, SpamFilterDropsBeyondTheBurst) {
+  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_,
+                         {.spam_burst = 2, .spam_refill = 1min});
+  recorder.start();
+  for (int i = 0; i < 5; ++i) {
+    recorder.record(node_ref(), {"Normal", "Tick", "tick " + std::to_string(i), std::nullopt});
+  }
+  await(recorder.flush());
+  ASSERT_EQ(client_.calls.size(), 2U);
+  EXPECT_EQ(client_.calls[1].body.at("message"), "tick 1");
+  clock_.advance(1min);
+  recorder.record(node_ref(), {"Normal", "Tick", "tick 5", std::nullopt});
+  await(recorder.flush());
+  ASSERT_EQ(client_.calls.size(), 3U);
+  EXPECT_EQ(client_.calls[2].body.at("message"), "tick 5");
+  await(recorder.stop(1s));
+}
+
+TEST_F(EventRecorderTest, FullQueueDropsAndInvalidTypeIsRejected) {
+  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_, {.queue_capacity = 2});
+  recorder.record(node_ref(), {"Info", "Bad", "not a valid type", std::nullopt});
+  for (int i = 0; i < 4; ++i) {
+    recorder.record(node_ref(), {"Normal", "R" + std::to_string(i), "m", std::nullopt});
+  }
+  recorder.start();  // events recorded before start() are written once it runs
+  await(recorder.flush());
+  ASSERT_EQ(client_.calls.size(), 2U);
+  EXPECT_EQ(client_.calls[0].body.at("reason"), "R0");
+  EXPECT_EQ(client_.calls[1].body.at("reason"), "R1");
+  await(recorder.stop(1s));
+}
+
+TEST_F(EventRecorderTest, FailedCreateIsNotCachedAndStopRefusesLaterEvents) {
+  client_.fail_creates = true;
+  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_);
+  recorder.start();
+  recorder.record(node_ref(), cordoned());
+  recorder.record(node_ref(), cordoned());
+  await(recorder.stop(1s));
+  ASSERT_EQ(client_.calls.size(), 2U);
+  EXPECT_EQ(client_.calls[1].verb, "create");  // nothing was cached, so no patch
+  recorder.record(node_ref(), cordoned());
+  await(recorder.flush());
+  EXPECT_EQ(client_.calls.size(), 2U);
+}
+
+}  // namespace
+}  // namespace nmo::runtime

@@ -1,0 +1,269 @@
+#include "runtime/leader_election.h"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "base/testing/status_matchers.h"
+#include "kube/api/lease.h"
+#include "kube/api/resource.h"
+
+namespace nmo::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+constexpr const char* kNamespace = "nmo-system";
+constexpr const char* kName = "135b1886.medik8s.io";
+
+// An API server holding at most one Lease, with resourceVersion compare-and-swap, enough for the
+// elector's GET / POST / PUT. Everything else is unsupported. Used on the test thread only.
+class FakeLeaseServer final : public kube::Client {
+ public:
+  const kube::RestConfig& config() const override { return config_; }
+
+  asio::awaitable<Result<json::value>> get_json(std::string path) override {
+    ++gets;
+    if (fail_all) co_return Error(ErrorCode::kUnavailable, "connection refused");
+    if (path != lease_path() || !lease) {
+      co_return Error(ErrorCode::kNotFound, R"(leases.coordination.k8s.io "x" not found)", 404);
+    }
+    co_return *lease;
+  }
+
+  asio::awaitable<Result<json::value>> create(std::string path, json::value object,
+                                              kube::WriteOptions /*options*/) override {
+    if (fail_all) co_return Error(ErrorCode::kUnavailable, "connection refused");
+    EXPECT_EQ(path, kube::collection_path<kube::Lease>(kNamespace));
+    if (lease) co_return Error(ErrorCode::kAlreadyExists, "already exists", 409);
+    object.as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++version_);
+    lease = object;
+    co_return object;
+  }
+
+  asio::awaitable<Result<json::value>> update(std::string path, json::value object,
+                                              kube::WriteOptions /*options*/) override {
+    ++updates;
+    if (fail_all) co_return Error(ErrorCode::kUnavailable, "connection refused");
+    EXPECT_EQ(path, lease_path());
+    if (!lease) co_return Error(ErrorCode::kNotFound, "not found", 404);
+    if (before_update) std::exchange(before_update, {})();
+    if (object.at_pointer("/metadata/resourceVersion") !=
+        lease->at_pointer("/metadata/resourceVersion")) {
+      co_return Error(ErrorCode::kConflict, "the object has been modified", 409);
+    }
+    object.as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++version_);
+    lease = object;
+    co_return object;
+  }
+
+  asio::awaitable<Result<json::value>> patch(std::string /*path*/, kube::PatchType /*type*/,
+                                             std::string /*body*/,
+                                             kube::WriteOptions /*options*/) override {
+    co_return unsupported();
+  }
+  asio::awaitable<Result<void>> remove(std::string /*path*/,
+                                       kube::DeleteOptions /*options*/) override {
+    co_return unsupported();
+  }
+  asio::awaitable<Result<kube::EvictionResult>> evict(std::string /*namespace_*/,
+                                                      std::string /*name*/,
+                                                      kube::EvictOptions /*options*/) override {
+    co_return unsupported();
+  }
+  asio::awaitable<Result<std::string>> list_raw(std::string /*path*/,
+                                                kube::ListOptions /*options*/) override {
+    co_return unsupported();
+  }
+  asio::awaitable<Result<std::unique_ptr<kube::WatchStream>>> watch(
+      std::string /*path*/, kube::WatchOptions /*options*/) override {
+    co_return unsupported();
+  }
+  void shutdown() override {}
+
+  // Another writer sets the holder (and bumps the version), as `kubectl patch` would.
+  void write_holder(const std::string& holder) {
+    json::object& spec = lease->as_object()["spec"].as_object();
+    spec["holderIdentity"] = holder;
+    lease->as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++version_);
+  }
+
+  [[nodiscard]] kube::Lease decoded() const {
+    auto decoded = kube::decode_lease(*lease);
+    EXPECT_TRUE(decoded) << decoded.error().describe();
+    return decoded ? *decoded : kube::Lease{};
+  }
+
+  static std::string lease_path() { return kube::object_path<kube::Lease>(kNamespace, kName); }
+
+  std::optional<json::value> lease;
+  bool fail_all = false;
+  std::function<void()> before_update;  // runs once, inside the next update
+  int gets = 0;
+  int updates = 0;
+
+ private:
+  static Error unsupported() { return Error(ErrorCode::kInternal, "not supported by the fake"); }
+
+  kube::RestConfig config_;
+  int version_ = 0;
+};
+
+class LeaderElectorTest : public ::testing::Test {
+ protected:
+  LeaderElectionConfig config(std::string identity) {
+    return LeaderElectionConfig{
+        .lease_namespace = kNamespace,
+        .lease_name = kName,
+        .identity = std::move(identity),
+        .lease_duration = 4s,
+        .renew_deadline = 2s,
+        .retry_period = 1s,
+        .release_on_cancel = true,
+        .on_started_leading = [this] { ++started_; },
+        .on_stopped_leading = [this] { ++stopped_; },
+        .on_new_leader = [this](const std::string& leader) { leaders_ += leader + ";"; },
+    };
+  }
+
+  void start(LeaderElector& elector) {
+    asio::co_spawn(io_, elector.run(), [this](const std::exception_ptr& error) {
+      EXPECT_FALSE(error);
+      done_ = true;
+    });
+  }
+
+  // Runs the io_context until `condition` holds; false after 10 s.
+  bool run_until(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      io_.restart();
+      io_.run_for(5ms);
+    }
+    return true;
+  }
+
+  asio::io_context io_;
+  FakeLeaseServer server_;
+  int started_ = 0;
+  int stopped_ = 0;
+  std::string leaders_;
+  bool done_ = false;
+};
+
+TEST_F(LeaderElectorTest, CreatesTheMissingLeaseAndReleasesItOnStop) {
+  LeaderElector elector(io_.get_executor(), server_, config("me"));
+  start(elector);
+  ASSERT_TRUE(run_until([&] { return elector.is_leader(); }));
+  EXPECT_EQ(started_, 1);
+  EXPECT_EQ(leaders_, "me;");
+  EXPECT_EQ(elector.leader(), "me");
+  kube::Lease lease = server_.decoded();
+  EXPECT_EQ(lease.holder_identity, "me");
+  EXPECT_EQ(lease.lease_duration_seconds, 4);
+  EXPECT_EQ(lease.lease_transitions, 0);
+  ASSERT_TRUE(lease.acquire_time && lease.renew_time);
+  EXPECT_EQ(lease.acquire_time, lease.renew_time);
+
+  elector.stop();
+  ASSERT_TRUE(run_until([&] { return done_; }));
+  EXPECT_FALSE(elector.is_leader());
+  EXPECT_EQ(stopped_, 1);
+  lease = server_.decoded();
+  EXPECT_EQ(lease.holder_identity, "");
+  EXPECT_EQ(lease.lease_duration_seconds, 1);
+  EXPECT_EQ(lease.lease_transitions, 0);
+}
+
+TEST_F(LeaderElectorTest, LeavesALiveLeaseToItsHolder) {
+  LeaderElector other(io_.get_executor(), server_, config("other"));
+  start(other);
+  ASSERT_TRUE(run_until([&] { return other.is_leader(); }));
+  LeaderElectionConfig no_release = config("me");
+  no_release.release_on_cancel = false;
+  LeaderElector me(io_.get_executor(), server_, std::move(no_release));
+  const int gets_before = server_.gets;
+  bool me_done = false;
+  asio::co_spawn(io_, me.run(), [&](const std::exception_ptr&) { me_done = true; });
+  ASSERT_TRUE(run_until([&] { return server_.gets > gets_before && me.leader() == "other"; }));
+  EXPECT_FALSE(me.is_leader());
+  EXPECT_EQ(server_.decoded().holder_identity, "other");
+
+  me.stop();
+  ASSERT_TRUE(run_until([&] { return me_done; }));
+  EXPECT_FALSE(me.is_leader());
+  EXPECT_EQ(server_.decoded().holder_identity, "other");
+  EXPECT_EQ(started_, 1);  // only `other`
+  other.stop();
+  ASSERT_TRUE(run_until([&] { return done_; }));
+}
+
+TEST_F(LeaderElectorTest, LosesARaceWithAConcurrentWriter) {
+  // A released lease, free to take; another candidate writes it between our GET and our PUT.
+  LeaderElector first(io_.get_executor(), server_, config("first"));
+  start(first);
+  ASSERT_TRUE(run_until([&] { return first.is_leader(); }));
+  first.stop();
+  ASSERT_TRUE(run_until([&] { return done_; }));
+  ASSERT_EQ(server_.decoded().holder_identity, "");
+
+  server_.before_update = [&] { server_.write_holder("winner"); };
+  LeaderElector me(io_.get_executor(), server_, config("me"));
+  bool me_done = false;
+  asio::co_spawn(io_, me.run(), [&](const std::exception_ptr&) { me_done = true; });
+  const int updates_before = server_.updates;
+  ASSERT_TRUE(run_until([&] { return server_.updates > updates_before; }));
+  EXPECT_FALSE(me.is_leader());
+  EXPECT_EQ(server_.decoded().holder_identity, "winner");
+  me.stop();
+  ASSERT_TRUE(run_until([&] { return me_done; }));
+  EXPECT_EQ(server_.decoded().holder_identity, "winner");
+  EXPECT_EQ(started_, 1);  // only `first`
+}
+
+TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailForTheRenewDeadline) {
+  LeaderElector elector(io_.get_executor(), server_, config("me"));
+  start(elector);
+  ASSERT_TRUE(run_until([&] { return elector.is_leader(); }));
+  server_.fail_all = true;
+  ASSERT_TRUE(run_until([&] { return done_; }));
+  // Leadership ends no earlier than the renew deadline after the last successful renewal.
+  const std::optional<kube::Time> renewed = server_.decoded().renew_time;
+  ASSERT_TRUE(renewed);
+  EXPECT_GE(std::chrono::system_clock::now() - *renewed, 2s);
+  EXPECT_FALSE(elector.is_leader());
+  EXPECT_EQ(started_, 1);
+  EXPECT_EQ(stopped_, 1);
+  EXPECT_EQ(server_.decoded().holder_identity, "me");  // not released: the server was gone
+}
+
+TEST(ValidateLeaderElectionConfigTest, AcceptsDefaultsAndRejectsInconsistentDurations) {
+  LeaderElectionConfig config{.lease_namespace = kNamespace, .lease_name = kName, .identity = "me"};
+  EXPECT_OK(validate(config));
+  config.renew_deadline = 15s;
+  EXPECT_EQ(validate(config).error(),
+            Error(ErrorCode::kInvalid,
+                  "leader election needs lease duration > renew deadline > retry period > 0, "
+                  "got 15s, 15s, 2s"));
+  config.renew_deadline = 2s;
+  EXPECT_FALSE(validate(config));
+  config.renew_deadline = 10s;
+  config.retry_period = 0s;
+  EXPECT_FALSE(validate(config));
+  config.retry_period = 2s;
+  config.identity = "";
+  EXPECT_EQ(validate(config).error().message,
+            "leader election needs a lease namespace, a lease name and an identity");
+}
+
+}  // namespace
+}  // namespace nmo::runtime
