@@ -29,9 +29,9 @@ struct PendingEvent {
 
 // Everything the writer coroutine touches, shared with it so it never outlives what it uses.
 struct EventRecorderState {
-  EventRecorderState(asio::any_io_executor executor, kube::Client& api_client,
+  EventRecorderState(const asio::any_io_executor& executor, kube::Client& api_client,
                      EventSource event_source, const Clock& clock, EventRecorderOptions opts)
-      : strand(asio::make_strand(std::move(executor))),
+      : strand(asio::make_strand(executor)),
         client(api_client),
         source(std::move(event_source)),
         options(opts),
@@ -232,10 +232,11 @@ EventRecorder::EventRecorder(asio::any_io_executor executor, kube::Client& clien
                              std::string component, std::string host, const Clock& clock,
                              EventRecorderOptions options)
     : state_(std::make_shared<internal::EventRecorderState>(
-          std::move(executor), client, internal::EventSource{std::move(component), std::move(host)},
-          clock, options)) {}
+          executor, client, internal::EventSource{std::move(component), std::move(host)}, clock,
+          options)) {}
 
-EventRecorder::~EventRecorder() {
+// Locking and posting throw only on resource exhaustion, where terminating is the right outcome.
+EventRecorder::~EventRecorder() {  // NOLINT(bugprone-exception-escape)
   {
     const std::lock_guard lock(state_->mu);
     if (!state_->started || state_->finished) return;

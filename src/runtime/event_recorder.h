@@ -42,7 +42,7 @@ namespace nmo::runtime {
 struct ObjectRef {
   std::string api_version;  ///< "v1", "apps/v1", "nmo.medik8s.io/v1beta1"
   std::string kind;         ///< "Node", "Pod", "NodeMaintenance"
-  std::string namespace_;   ///< "" for cluster-scoped objects
+  std::string namespace_;  ///< "" for cluster-scoped objects  NOLINT(readability-identifier-naming)
   std::string name;
   std::string uid;
 };

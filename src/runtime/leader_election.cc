@@ -29,14 +29,14 @@ std::string millis_text(Clock::duration duration) {
          "ms";
 }
 
-}  // namespace
-
 // One request in flight, cancellable by its deadline or by stop().
 struct Attempt {
   asio::cancellation_signal signal;
   bool done = false;       // the request finished: never emit again
   bool timed_out = false;  // the deadline, not stop(), cancelled it
 };
+
+}  // namespace
 
 struct LeaderElector::Strand {
   explicit Strand(const asio::any_io_executor& executor)

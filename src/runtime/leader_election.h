@@ -19,7 +19,7 @@
 // Threading: run() is awaited once, from any executor; internally everything runs on a strand of
 // the constructor's executor, and the callbacks are invoked there (keep them short: they must
 // not block). stop(), is_leader() and leader() may be called from any thread. Destroy the elector
-// only after run() has returned (or was never started) and stop()'s work has run.
+// only after run() has returned, or when it was never started.
 #pragma once
 
 #include <atomic>

@@ -143,7 +143,9 @@ asio::awaitable<void> ReflectorLoop::run() {
     }
 
     const Clock::time_point watch_started = clock_.now();
-    Result<void> ended = co_await watch_once(version);
+    WatchEnd end = co_await watch_once(version);
+    version = std::move(end.version);
+    const Result<void>& ended = end.outcome;
     if (stopping_) break;
     watch_restarts_.fetch_add(1, std::memory_order_relaxed);
     if (ended) {
@@ -167,7 +169,7 @@ asio::awaitable<void> ReflectorLoop::run() {
   finished();
 }
 
-asio::awaitable<Result<void>> ReflectorLoop::watch_once(std::string& version) {
+asio::awaitable<ReflectorLoop::WatchEnd> ReflectorLoop::watch_once(std::string version) {
   kube::WatchOptions options;
   options.label_selector = selectors_.label_selector;
   options.field_selector = selectors_.field_selector;
@@ -177,7 +179,7 @@ asio::awaitable<Result<void>> ReflectorLoop::watch_once(std::string& version) {
   options.idle_timeout = kWatchTimeout + kIdleMargin;
   std::string path = collection_path_;
   auto opened = co_await client_.watch(std::move(path), std::move(options));
-  if (!opened) co_return opened.error();
+  if (!opened) co_return WatchEnd{opened.error(), std::move(version)};
   std::unique_ptr<kube::WatchStream> stream = std::move(*opened);
   watch_ = stream.get();
   if (stopping_) stream->cancel();  // stop() came while the watch was being opened
@@ -200,7 +202,7 @@ asio::awaitable<Result<void>> ReflectorLoop::watch_once(std::string& version) {
     if (!seen.empty()) version = std::move(seen);
   }
   watch_ = nullptr;
-  co_return outcome;
+  co_return WatchEnd{std::move(outcome), std::move(version)};
 }
 
 }  // namespace nmo::runtime::internal

@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/result.h"
@@ -105,10 +106,16 @@ class ReflectorLoop {
   [[nodiscard]] const log::Logger& logger() const { return logger_; }
 
  private:
+  // How a watch ended: the error, or success when the server closed it normally; and the last
+  // resourceVersion it saw (events and bookmarks), to watch again from.
+  struct WatchEnd {
+    Result<void> outcome;
+    std::string version;
+  };
+
   asio::awaitable<void> run();
-  // One watch from `version`, which follows the events; the error that ended it, or success
-  // when the server closed it normally.
-  asio::awaitable<Result<void>> watch_once(std::string& version);
+  // One watch from `version`, until it ends.
+  asio::awaitable<WatchEnd> watch_once(std::string version);
   asio::awaitable<void> pause(std::chrono::nanoseconds delay);
   asio::awaitable<void> stop_on_strand();
   asio::awaitable<bool> wait_synced_on_strand(std::chrono::milliseconds timeout);

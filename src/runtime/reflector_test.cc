@@ -1,6 +1,8 @@
 #include "runtime/reflector.h"
 
 #include <deque>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>

@@ -13,7 +13,6 @@
 // under it and must not touch the store.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <concepts>
 #include <cstddef>
@@ -25,7 +24,6 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 

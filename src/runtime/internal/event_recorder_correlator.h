@@ -90,7 +90,7 @@ class LruCache {
 
 /// Where the events of one aggregation key went.
 struct CachedEvent {
-  std::string namespace_;  ///< of the Event object
+  std::string namespace_;  ///< of the Event object  NOLINT(readability-identifier-naming)
   std::string name;        ///< of the Event object
   std::int64_t count = 0;  ///< its count as last written
 };
