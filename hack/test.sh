@@ -88,6 +88,8 @@ cleanup() {
 trap cleanup EXIT
 
 export KUBECONFIG="$(cluster_dir)/admin.kubeconfig"
+NMO_ETCD_URL="http://127.0.0.1:$(sed -n 's/^ETCD_PORT=//p' "$(cluster_dir)/ports.env")"
+export NMO_ETCD_URL
 export PATH="${bin_dir}:${root}/build/bin:${PATH}"
 log "end-to-end tests against the local cluster"
 run_ctest --preset e2e

@@ -24,6 +24,7 @@
 
 namespace nmo::http {
 
+// An HTTP/1.1 client for one server (see the file comment for errors and threading).
 class Client {
  public:
   // A client for options.host:options.port whose I/O runs on `executor`. Nothing is connected

@@ -24,6 +24,7 @@ namespace nmo::http::internal {
 
 class LeasedConnection;
 
+// The shared core of one client: configuration, the pool, and the connections in use.
 struct ClientState : std::enable_shared_from_this<ClientState> {
   ClientState(Strand client_strand, ClientOptions client_options, ServerAddress address,
               std::shared_ptr<asio::ssl::context> tls_context)

@@ -1,6 +1,5 @@
 #include "http/internal/connection.h"
 
-#include <string_view>
 #include <vector>
 
 #include <boost/asio/as_tuple.hpp>
@@ -8,8 +7,6 @@
 #include <boost/asio/ssl/stream_base.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include "http/internal/tls_context.h"
 
@@ -22,39 +19,18 @@ using Tcp = asio::ip::tcp;
 
 constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
 
-std::variant<beast::tcp_stream, beast::ssl_stream<beast::tcp_stream>> make_stream(
-    const Strand& strand, asio::ssl::context* tls) {
+std::variant<PlainStream, TlsStream> make_stream(const Strand& strand, asio::ssl::context* tls) {
   if (tls == nullptr) {
-    return beast::tcp_stream(strand);
+    return PlainStream(strand);
   }
-  return beast::ssl_stream<beast::tcp_stream>(strand, *tls);
-}
-
-std::string after(std::chrono::milliseconds budget) {
-  return "timed out after " + std::to_string(budget.count()) + "ms";
-}
-
-template <typename Stream>
-asio::awaitable<error_code> write_to(Stream& stream, const BeastRequest& request) {
-  auto [error, bytes] = co_await http::async_write(stream, request, kAsTuple);
-  co_return error;
-}
-
-template <typename Stream>
-asio::awaitable<error_code> read_header_from(Stream& stream, beast::flat_buffer& buffer,
-                                             ResponseParser& parser) {
-  auto [error, bytes] = co_await http::async_read_header(stream, buffer, parser, kAsTuple);
-  co_return error;
-}
-
-template <typename Stream>
-asio::awaitable<error_code> read_some_from(Stream& stream, beast::flat_buffer& buffer,
-                                           ResponseParser& parser) {
-  auto [error, bytes] = co_await http::async_read_some(stream, buffer, parser, kAsTuple);
-  co_return error;
+  return TlsStream(strand, *tls);
 }
 
 }  // namespace
+
+std::string timed_out_after(std::chrono::milliseconds timeout) {
+  return "timed out after " + std::to_string(timeout.count()) + "ms";
+}
 
 Connection::Connection(Strand strand, asio::ssl::context* tls)
     : strand_(std::move(strand)), stream_(make_stream(strand_, tls)) {
@@ -102,7 +78,7 @@ asio::awaitable<Result<void>> Connection::open(const ServerAddress& server,
     co_return Error(ErrorCode::kCancelled, connect_to + ": cancelled");
   }
   if (connect_error == beast::error::timeout) {
-    co_return Error(ErrorCode::kTimeout, connect_to + ": " + after(budget));
+    co_return Error(ErrorCode::kTimeout, connect_to + ": " + timed_out_after(budget));
   }
   if (connect_error) {
     co_return Error(ErrorCode::kUnavailable, connect_to + ": " + connect_error.message());
@@ -125,7 +101,7 @@ asio::awaitable<Result<void>> Connection::open(const ServerAddress& server,
     co_return Error(ErrorCode::kCancelled, handshake_with + ": cancelled");
   }
   if (handshake_error == beast::error::timeout) {
-    co_return Error(ErrorCode::kTimeout, handshake_with + ": " + after(budget));
+    co_return Error(ErrorCode::kTimeout, handshake_with + ": " + timed_out_after(budget));
   }
   if (handshake_error) {
     co_return Error(ErrorCode::kUnavailable, handshake_with + ": " + describe(handshake_error));
@@ -138,12 +114,13 @@ void Connection::expires_at(Clock::time_point deadline) { tcp().expires_at(deadl
 void Connection::expires_never() { tcp().expires_never(); }
 
 asio::awaitable<error_code> Connection::write(const BeastRequest& request) {
-  co_return co_await std::visit([&](auto& stream) { return write_to(stream, request); }, stream_);
+  co_return co_await std::visit([&](auto& stream) { return write_request(stream, request); },
+                                stream_);
 }
 
 asio::awaitable<error_code> Connection::read_header(ResponseParser& parser) {
   co_return co_await std::visit(
-      [&](auto& stream) { return read_header_from(stream, buffer_, parser); }, stream_);
+      [&](auto& stream) { return read_response_header(stream, buffer_, parser); }, stream_);
 }
 
 asio::awaitable<std::pair<error_code, std::size_t>> Connection::read_body(ResponseParser& parser,
@@ -151,7 +128,7 @@ asio::awaitable<std::pair<error_code, std::size_t>> Connection::read_body(Respon
   parser.get().body().data = into.data();
   parser.get().body().size = into.size();
   error_code error = co_await std::visit(
-      [&](auto& stream) { return read_some_from(stream, buffer_, parser); }, stream_);
+      [&](auto& stream) { return read_response_some(stream, buffer_, parser); }, stream_);
   if (error == http::error::need_buffer) {
     error = {};  // `into` is full: the normal outcome of a large read
   }

@@ -18,28 +18,17 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/error_code.hpp>
 
 #include "base/result.h"
 #include "http/asio.h"
+#include "http/internal/stream_io.h"
 
 namespace nmo::http::internal {
 
-namespace beast = boost::beast;
-
 using Strand = asio::strand<asio::any_io_executor>;
 using Clock = std::chrono::steady_clock;
-using BeastRequest = beast::http::request<beast::http::string_body>;
-// Responses are parsed into caller-supplied buffers: send() reads into its body string, a
-// LineStream into a fixed buffer, so one parser type (and one set of Beast templates) serves both.
-using ResponseParser = beast::http::response_parser<beast::http::buffer_body>;
 
 // Where a client connects, derived once from ClientOptions.
 struct ServerAddress {
@@ -50,6 +39,10 @@ struct ServerAddress {
   bool verify = true;      // false with TlsOptions::insecure_skip_verify
 };
 
+// "timed out after 200ms": how every deadline error of the client ends.
+[[nodiscard]] std::string timed_out_after(std::chrono::milliseconds timeout);
+
+// One connection to the server (see the file comment).
 class Connection {
  public:
   // A closed connection using `strand` for its I/O; `tls` is null for plain HTTP and otherwise
@@ -107,12 +100,10 @@ class Connection {
   [[nodiscard]] std::string describe(const boost::system::error_code& error) const;
 
  private:
-  using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-
   beast::tcp_stream& tcp() noexcept;
 
   Strand strand_;
-  std::variant<beast::tcp_stream, TlsStream> stream_;
+  std::variant<PlainStream, TlsStream> stream_;
   SSL* ssl_ = nullptr;  // owned by stream_ when it is a TlsStream
   beast::flat_buffer buffer_;
   std::optional<asio::ip::tcp::resolver> resolver_;

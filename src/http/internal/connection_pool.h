@@ -14,6 +14,7 @@
 
 namespace nmo::http::internal {
 
+// Idle keep-alive connections waiting for the next request of the same client.
 class ConnectionPool {
  public:
   // Keeps at most `max_idle` connections, each for at most `idle_timeout`.

@@ -26,10 +26,6 @@ Headers response_headers(const ResponseParser& parser) {
   return headers;
 }
 
-std::string timed_out_after(std::chrono::milliseconds timeout) {
-  return "timed out after " + std::to_string(timeout.count()) + "ms";
-}
-
 asio::awaitable<bool> this_coroutine_cancelled() {
   const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
   co_return state.cancelled() != asio::cancellation_type::none;

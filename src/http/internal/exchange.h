@@ -54,7 +54,4 @@ asio::awaitable<bool> this_coroutine_cancelled();
 // The header fields of the response in `parser`, in order.
 [[nodiscard]] Headers response_headers(const ResponseParser& parser);
 
-// "timed out after 200ms".
-[[nodiscard]] std::string timed_out_after(std::chrono::milliseconds timeout);
-
 }  // namespace nmo::http::internal

@@ -12,6 +12,7 @@
 
 namespace nmo::http::internal {
 
+// Accumulates bytes and hands out complete lines in order.
 class LineSplitter {
  public:
   // `max_line_bytes` bounds the unterminated tail: see overflowed().

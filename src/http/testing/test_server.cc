@@ -11,25 +11,18 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <openssl/ssl.h>
 
 #include "http/internal/openssl_handles.h"
+#include "http/testing/server_stream_io.h"
 
 namespace nmo::http::test {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
 using Tcp = asio::ip::tcp;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-using AnyStream = std::variant<beast::tcp_stream, TlsStream>;
+using TlsStream = TlsServerStream;
+using AnyStream = std::variant<PlainServerStream, TlsServerStream>;
 
 constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
 
@@ -298,32 +291,11 @@ class Server final : public TestServer {
   bool pushed_ended_ = false;
 };
 
-template <typename Stream>
-asio::awaitable<boost::system::error_code> read_from(
-    Stream& stream, beast::flat_buffer& buffer, http::request_parser<http::string_body>& parser) {
-  auto [error, bytes] = co_await http::async_read(stream, buffer, parser, kAsTuple);
-  co_return error;
-}
-
-template <typename Stream>
-asio::awaitable<boost::system::error_code> write_to(
-    Stream& stream, const http::response<http::string_body>& response) {
-  auto [error, bytes] = co_await http::async_write(stream, response, kAsTuple);
-  co_return error;
-}
-
-template <typename Stream>
-asio::awaitable<boost::system::error_code> write_bytes_to(Stream& stream,
-                                                          const std::string& bytes) {
-  auto [error, written] = co_await asio::async_write(stream, asio::buffer(bytes), kAsTuple);
-  co_return error;
-}
-
 asio::awaitable<std::optional<ReceivedRequest>> Connection::read_request() {
-  http::request_parser<http::string_body> parser;
+  RequestParser parser;
   parser.body_limit(boost::none);
   const boost::system::error_code error = co_await std::visit(
-      [&](auto& stream) { return read_from(stream, buffer_, parser); }, stream_);
+      [&](auto& stream) { return test::read_request(stream, buffer_, parser); }, stream_);
   if (error) {
     co_return std::nullopt;
   }
@@ -341,7 +313,7 @@ asio::awaitable<std::optional<ReceivedRequest>> Connection::read_request() {
 }
 
 asio::awaitable<bool> Connection::write_response(ServerResponse response) {
-  http::response<http::string_body> message;
+  ServerMessage message;
   message.version(11);
   message.result(response.status);
   for (const auto& [name, value] : response.headers) {
@@ -350,8 +322,8 @@ asio::awaitable<bool> Connection::write_response(ServerResponse response) {
   message.body() = std::move(response.body);
   message.keep_alive(response.after != AfterResponse::kClose);
   message.prepare_payload();
-  const boost::system::error_code error =
-      co_await std::visit([&](auto& stream) { return write_to(stream, message); }, stream_);
+  const boost::system::error_code error = co_await std::visit(
+      [&](auto& stream) { return test::write_response(stream, message); }, stream_);
   if (response.after != AfterResponse::kKeepAlive) {
     close();
   }
@@ -360,7 +332,7 @@ asio::awaitable<bool> Connection::write_response(ServerResponse response) {
 
 asio::awaitable<bool> Connection::write_raw(std::string bytes) {
   const boost::system::error_code error =
-      co_await std::visit([&](auto& stream) { return write_bytes_to(stream, bytes); }, stream_);
+      co_await std::visit([&](auto& stream) { return test::write_bytes(stream, bytes); }, stream_);
   co_return !error;
 }
 

@@ -99,6 +99,7 @@ struct TestServerOptions {
   std::string client_ca_pem;
 };
 
+// A running test server (see the file comment); stopped by destruction.
 class TestServer {
  public:
   // Listens on 127.0.0.1 at a free port and starts serving. kInvalid on unusable PEM data,

@@ -237,4 +237,40 @@ std::optional<std::int64_t> int_at(const json::value& v, const std::string& poin
   return found->to_number<std::int64_t>();
 }
 
+bool compact_etcd() {
+  const char* url = std::getenv("NMO_ETCD_URL");
+  if (url == nullptr || *url == '\0') {
+    ADD_FAILURE() << "NMO_ETCD_URL is not set: run `eval \"$(make -s cluster-env)\"` or make test";
+    return false;
+  }
+  const std::string base(url);
+  // etcd's JSON gateway: a range over the empty key answers with the current revision.
+  ProcessResult range =
+      run_process({"curl", "-sf", "-X", "POST", base + "/v3/kv/range", "-d", R"({"key":"AA=="})"});
+  if (!range.ok()) {
+    ADD_FAILURE() << "etcd range request failed (" << range.exit_code << "): " << range.err;
+    return false;
+  }
+  boost::system::error_code ec;
+  json::value reply = json::parse(range.out, ec);
+  // The gateway prints 64-bit integers as strings.
+  const std::string revision = string_at(reply, "/header/revision");
+  if (ec || revision.empty()) {
+    ADD_FAILURE() << "etcd range reply has no revision: " << range.out;
+    return false;
+  }
+  ProcessResult compact = run_process({"curl", "-s", "-X", "POST", base + "/v3/kv/compaction", "-d",
+                                       R"({"revision":")" + revision + R"(","physical":true})"});
+  // etcd refuses a revision at or below one it has already compacted, which serves as well.
+  const bool compacted =
+      compact.ok() && (compact.out.find("\"code\"") == std::string::npos ||
+                       compact.out.find("has been compacted") != std::string::npos);
+  if (!compacted) {
+    ADD_FAILURE() << "etcd compaction failed (" << compact.exit_code << "): " << compact.out
+                  << compact.err;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace nmo::e2e

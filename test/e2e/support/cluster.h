@@ -135,4 +135,10 @@ std::string string_at(const boost::json::value& v, const std::string& pointer);
 /// Reads an integer at a JSON pointer, or nullopt when absent.
 std::optional<std::int64_t> int_at(const boost::json::value& v, const std::string& pointer);
 
+/// Compacts the local cluster's etcd at its current revision, so that every older resource
+/// version is gone for good (the API server answers watches from them with 410 Gone, whether
+/// it serves them from its watch cache or from etcd). Needs NMO_ETCD_URL, which `make test`
+/// and `make cluster-env` export. Returns false and records a failure when it cannot.
+bool compact_etcd();
+
 }  // namespace nmo::e2e
