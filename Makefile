@@ -1,11 +1,12 @@
 # Entry points for developers and CI. Everything installs what it needs first.
-#   make demo   - set up, bring the local cluster up and show what the operator works on
+#   make demo   - set up, bring the local cluster up and walk through one node maintenance
+#   make run    - run the operator locally (as its ServiceAccount) against the local cluster
 #   make test   - set up and run every test (unit, then end-to-end on the local cluster)
 SHELL := /bin/bash
 PRESET ?= dev
 
 .PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
-        cluster-status testenv format format-check tidy clean
+        cluster-status testenv bench run format format-check tidy clean
 
 all: build
 
@@ -30,9 +31,18 @@ unit-test: build
 e2e-test: build
 	@hack/test.sh --e2e-only
 
-## demo: bring the local cluster up and show the nodes and workloads the operator will handle
+## bench: release build, every Google Benchmark, one summary table with in-run baselines
+bench: setup
+	@hack/bench.sh
+
+## demo: the story's tour: cluster, workloads, operator, one maintenance from start to end
 demo: setup
 	@hack/demo.sh
+
+## run: run the operator here, in the foreground, as its ServiceAccount, against the local cluster
+##      (extra operator flags: make run RUN_ARGS="--max-parallel-maintenances=2 -v 1")
+run: setup
+	@hack/run.sh -- $(RUN_ARGS)
 
 ## testenv: build (or find in the cache) the control-plane binaries
 testenv:

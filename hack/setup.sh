@@ -15,6 +15,8 @@ packages=(
   libbenchmark-dev
   # local control plane: certificates and health checks
   openssl curl ca-certificates
+  # make bench: the summary table
+  jq
 )
 
 missing=()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds the release preset and runs every Google Benchmark binary, then prints one summary
+# table with each figure next to its in-run baseline (e.g. our Pod projection against parsing
+# the same list into a full JSON DOM). Raw results stay in build-release/bench/*.json.
+#   NMO_BENCH_MIN_TIME   seconds per benchmark (default 1; e.g. 0.05 for a quick look)
+#   NMO_BENCH_FILTER     regular expression passed to --benchmark_filter (default: all)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+min_time="${NMO_BENCH_MIN_TIME:-1}"
+filter="${NMO_BENCH_FILTER:-.}"
+out_dir="${root}/build-release/bench"
+
+log "building the release preset"
+cmake --preset release >/dev/null
+mapfile -t targets < <(ninja -C build-release -t targets all | sed -n 's/^bin\/\([a-z0-9_]*_benchmark\): .*/\1/p' | sort -u)
+((${#targets[@]} > 0)) || { log "no benchmark targets found"; exit 1; }
+cmake --build --preset release --target "${targets[@]}"
+
+mkdir -p "${out_dir}"
+for t in "${targets[@]}"; do
+  log "running ${t}"
+  "build-release/bin/${t}" --benchmark_min_time="${min_time}" --benchmark_filter="${filter}" \
+    --benchmark_format=console --benchmark_out_format=json --benchmark_out="${out_dir}/${t}.json" >&2
+done
+
+# One row per benchmark: name, time per iteration, throughput, memory per item when measured.
+jq -rs '
+  def mb: if . then (. / 1e6 | . * 10 | round / 10 | tostring) + " MB/s" else "" end;
+  def ips: if . then (. / 1e6 | . * 100 | round / 100 | tostring) + " M/s" else "" end;
+  def per: if . and . > 0 then (. | round | tostring) + " B" else "" end;
+  [.[] | .benchmarks[] | select(.run_type == "iteration")] as $rows
+  | ($rows | map({key: .name, value: .bytes_per_second}) | from_entries) as $bps
+  | ["benchmark", "cpu/iter", "throughput", "items/s", "heap per item", "vs baseline"],
+    ($rows[] |
+      . as $r
+      | (if ($r.name | test("^BM_Decode(ListPods|WatchLines)")) and $bps["BM_ParseDomDefaultAllocator"]
+         then (($r.bytes_per_second / $bps["BM_ParseDomDefaultAllocator"]) * 100 | round / 100
+               | tostring) + "x DOM parse"
+         else "" end) as $ratio
+      | [$r.name,
+         ((($r.cpu_time * 100 | round) / 100 | tostring) + " " + $r.time_unit),
+         ($r.bytes_per_second | mb),
+         ((.items_per_second // .events) | ips),
+         (.heap_per_pod | per),
+         $ratio])
+  | @tsv' "${out_dir}"/*.json | column -t -s $'\t'
+
+# The memory comparison the issue asks for: bytes per cached pod, projection vs DOM.
+jq -rs '
+  [.[] | .benchmarks[] | select(.run_type == "iteration")] as $rows
+  | ($rows | map(select(.name == "BM_DecodeListPods")) | first) as $p
+  | ($rows | map(select(.name == "BM_ParseDomDefaultAllocator")) | first) as $d
+  | if $p and $d and $p.heap_per_pod > 0 and $d.heap_per_pod > 0 then
+      "memory per cached pod: projection \($p.heap_per_pod | round) B, DOM \($d.heap_per_pod | round) B (\(($d.heap_per_pod / $p.heap_per_pod) * 10 | round / 10)x smaller); JSON \($p.json_bytes_per_pod | round) B per pod"
+    else empty end' "${out_dir}"/*.json

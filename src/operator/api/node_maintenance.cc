@@ -1,0 +1,616 @@
+#include "operator/api/node_maintenance.h"
+
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <utility>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+
+// The typed field access and the quoting of untrusted bytes that every projection uses. They are
+// kube/api's internals; NodeMaintenance is the one projection that lives above that layer.
+#include "kube/api/internal/json_fields.h"
+#include "kube/api/internal/printable.h"
+
+namespace nmo::op {
+namespace {
+
+using kube::internal::FieldPath;
+
+constexpr std::array<std::string_view, 4> kPhaseNames = {"Pending", "Running", "Succeeded",
+                                                         "Failed"};
+constexpr std::array<std::string_view, 7> kPendingPodReasonNames = {
+    "Evicting",         "WaitingForTermination", "BlockedByPDB", "MultiplePDBs",
+    "EvictionDeferred", "NamespaceTerminating",  "Error"};
+constexpr std::array<std::string_view, 3> kConditionStatusNames = {"True", "False", "Unknown"};
+
+// Longest piece of user input quoted in an error message (a sane drainTimeout is a few bytes).
+constexpr std::size_t kQuoteLimit = 64;
+
+std::string quoted(std::string_view text) {
+  return "\"" + kube::internal::printable_prefix(text, kQuoteLimit) + "\"";
+}
+
+// "A, B, C or D".
+template <std::size_t N>
+std::string one_of(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) {
+      out += i + 1 == N ? " or " : ", ";
+    }
+    out += names[i];
+  }
+  return out;
+}
+
+// The enum value whose name is `text`, for enums numbered 0..N-1 in the order of `names`.
+template <typename Enum, std::size_t N>
+Result<Enum> parse_enum(std::string_view text, const std::array<std::string_view, N>& names,
+                        std::string_view what) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == text) {
+      return static_cast<Enum>(i);
+    }
+  }
+  return Error(ErrorCode::kInvalid, "unknown " + std::string(what) + " " + quoted(text) +
+                                        " (expected " + one_of(names) + ")");
+}
+
+// ---- Go durations ----------------------------------------------------------------------------
+
+constexpr std::uint64_t kNanosPerMicro = 1000;
+constexpr std::uint64_t kNanosPerMilli = 1000 * kNanosPerMicro;
+constexpr std::uint64_t kNanosPerSecond = 1000 * kNanosPerMilli;
+constexpr std::uint64_t kNanosPerMinute = 60 * kNanosPerSecond;
+constexpr std::uint64_t kNanosPerHour = 60 * kNanosPerMinute;
+// 1 << 63: Go's bound for the magnitude of a duration while parsing.
+constexpr std::uint64_t kMagnitudeLimit = std::uint64_t{1} << 63U;
+
+constexpr std::string_view kUnitList = "h, m, s, ms, us or ns";
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+// Nanoseconds per `unit`, or 0 for an unknown unit. Go accepts both micro signs.
+std::uint64_t unit_nanos(std::string_view unit) noexcept {
+  if (unit == "ns") return 1;
+  if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") return kNanosPerMicro;
+  if (unit == "ms") return kNanosPerMilli;
+  if (unit == "s") return kNanosPerSecond;
+  if (unit == "m") return kNanosPerMinute;
+  if (unit == "h") return kNanosPerHour;
+  return 0;
+}
+
+// Go's fmtFrac: writes the fraction of v/10^precision (".5", ".123") in front of `end`, leaving
+// out trailing zeros and the point itself when the fraction is 0. Returns v/10^precision.
+std::uint64_t format_fraction(std::string& reversed, std::uint64_t v, int precision) {
+  bool print = false;
+  for (int i = 0; i < precision; ++i) {
+    const auto digit = static_cast<char>(v % 10);
+    print = print || digit != 0;
+    if (print) {
+      reversed += static_cast<char>('0' + digit);
+    }
+    v /= 10;
+  }
+  if (print) {
+    reversed += '.';
+  }
+  return v;
+}
+
+// Go's fmtInt: the decimal digits of v, appended in reverse.
+void format_integer(std::string& reversed, std::uint64_t v) {
+  if (v == 0) {
+    reversed += '0';
+    return;
+  }
+  while (v > 0) {
+    reversed += static_cast<char>('0' + static_cast<char>(v % 10));
+    v /= 10;
+  }
+}
+
+// ---- decoding --------------------------------------------------------------------------------
+
+// spec.drainTimeout into `spec`; never fails (see the header's file comment).
+void decode_drain_timeout(const boost::json::object& object, const FieldPath& path,
+                          NodeMaintenanceSpec& spec) {
+  const boost::json::value* field = kube::internal::find_field(object, "drainTimeout");
+  if (field == nullptr) {
+    return;
+  }
+  const FieldPath here = path.field("drainTimeout");
+  const boost::json::string* text = field->if_string();
+  if (text == nullptr) {
+    spec.drain_timeout_text =
+        kube::internal::printable_prefix(boost::json::serialize(*field), kQuoteLimit);
+    spec.drain_timeout_error =
+        kube::internal::type_error(here, "a duration string like \"90m\"", *field).message;
+    return;
+  }
+  spec.drain_timeout_text.assign(text->data(), text->size());
+  Result<Duration> duration = parse_duration(spec.drain_timeout_text);
+  if (!duration.has_value()) {
+    spec.drain_timeout_error = kube::internal::field_error(here, duration.error().message).message;
+    return;
+  }
+  if (*duration <= Duration::zero()) {
+    spec.drain_timeout_error =
+        kube::internal::field_error(
+            here, "must be longer than zero, got " + quoted(spec.drain_timeout_text))
+            .message;
+    return;
+  }
+  spec.drain_timeout = *duration;
+}
+
+// spec.gracePeriodSeconds into `spec`; never fails (see the header's file comment).
+void decode_grace_period(const boost::json::object& object, const FieldPath& path,
+                         NodeMaintenanceSpec& spec) {
+  const boost::json::value* field = kube::internal::find_field(object, "gracePeriodSeconds");
+  if (field == nullptr) {
+    return;
+  }
+  const FieldPath here = path.field("gracePeriodSeconds");
+  Result<std::int64_t> seconds = kube::internal::to_int64(*field, here);
+  if (!seconds.has_value()) {
+    spec.grace_period_seconds_error = std::move(seconds).error().message;
+    return;
+  }
+  if (*seconds < 1) {
+    spec.grace_period_seconds_error =
+        kube::internal::field_error(
+            here, "must be at least 1 (0 would force-delete pods), got " + std::to_string(*seconds))
+            .message;
+    return;
+  }
+  spec.grace_period_seconds = *seconds;
+}
+
+Result<NodeMaintenanceSpec> decode_spec(const boost::json::object& object, const FieldPath& path) {
+  NodeMaintenanceSpec spec;
+  NMO_TRY_ASSIGN(spec.node_name, kube::internal::get_string(object, "nodeName", path));
+  NMO_TRY_ASSIGN(spec.reason, kube::internal::get_string(object, "reason", path));
+  decode_drain_timeout(object, path, spec);
+  decode_grace_period(object, path, spec);
+  return spec;
+}
+
+// A string field holding one of an enum's names; std::nullopt when absent, null or "".
+template <typename Enum>
+Result<std::optional<Enum>> get_optional_enum(const boost::json::object& object,
+                                              std::string_view key, const FieldPath& path,
+                                              Result<Enum> (*parse)(std::string_view)) {
+  NMO_TRY_ASSIGN(const std::string text, kube::internal::get_string(object, key, path));
+  if (text.empty()) {
+    return std::optional<Enum>();
+  }
+  Result<Enum> value = parse(text);
+  if (!value.has_value()) {
+    return kube::internal::field_error(path.field(key), value.error().message);
+  }
+  return std::optional<Enum>(*value);
+}
+
+Result<PendingPodRef> decode_pending_pod_ref(const boost::json::value& value,
+                                             const FieldPath& path) {
+  const boost::json::object* object = value.if_object();
+  if (object == nullptr) {
+    return kube::internal::type_error(path, "an object", value);
+  }
+  PendingPodRef ref;
+  NMO_TRY_ASSIGN(ref.namespace_, kube::internal::get_string(*object, "namespace", path));
+  NMO_TRY_ASSIGN(ref.name, kube::internal::get_string(*object, "name", path));
+  NMO_TRY_ASSIGN(ref.reason, get_optional_enum<PendingPodReason>(*object, "reason", path,
+                                                                 &parse_pending_pod_reason));
+  NMO_TRY_ASSIGN(ref.message, kube::internal::get_string(*object, "message", path));
+  return ref;
+}
+
+Result<Condition> decode_condition(const boost::json::value& value, const FieldPath& path) {
+  const boost::json::object* object = value.if_object();
+  if (object == nullptr) {
+    return kube::internal::type_error(path, "an object", value);
+  }
+  Condition condition;
+  NMO_TRY_ASSIGN(condition.type, kube::internal::get_string(*object, "type", path));
+  NMO_TRY_ASSIGN(
+      const std::optional<ConditionStatus> status,
+      get_optional_enum<ConditionStatus>(*object, "status", path, &parse_condition_status));
+  if (!status.has_value()) {
+    return kube::internal::field_error(path.field("status"), "required");
+  }
+  condition.status = *status;
+  NMO_TRY_ASSIGN(condition.observed_generation,
+                 kube::internal::get_int<std::int64_t>(*object, "observedGeneration", path));
+  NMO_TRY_ASSIGN(const std::optional<kube::Time> transition,
+                 kube::internal::get_optional_time(*object, "lastTransitionTime", path));
+  if (!transition.has_value()) {
+    return kube::internal::field_error(path.field("lastTransitionTime"), "required");
+  }
+  condition.last_transition_time = *transition;
+  NMO_TRY_ASSIGN(condition.reason, kube::internal::get_string(*object, "reason", path));
+  NMO_TRY_ASSIGN(condition.message, kube::internal::get_string(*object, "message", path));
+  return condition;
+}
+
+// Decodes every element of the array field `key` with `decode`; empty when absent or null.
+template <typename T>
+Result<std::vector<T>> decode_array(const boost::json::object& object, std::string_view key,
+                                    const FieldPath& path,
+                                    Result<T> (*decode)(const boost::json::value&,
+                                                        const FieldPath&)) {
+  NMO_TRY_ASSIGN(const boost::json::array* array, kube::internal::get_array(object, key, path));
+  std::vector<T> out;
+  if (array == nullptr) {
+    return out;
+  }
+  const FieldPath here = path.field(key);
+  out.reserve(array->size());
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    NMO_TRY_ASSIGN(T item, decode((*array)[i], here.element(i)));
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<NodeMaintenanceStatus> decode_status(const boost::json::object& object,
+                                            const FieldPath& path) {
+  NodeMaintenanceStatus status;
+  NMO_TRY_ASSIGN(status.phase, get_optional_enum<Phase>(object, "phase", path, &parse_phase));
+  NMO_TRY_ASSIGN(status.total_pods,
+                 kube::internal::get_int<std::int64_t>(object, "totalPods", path));
+  NMO_TRY_ASSIGN(status.eviction_pods,
+                 kube::internal::get_int<std::int64_t>(object, "evictionPods", path));
+  NMO_TRY_ASSIGN(status.pending_pods, kube::internal::get_string_list(object, "pendingPods", path));
+  NMO_TRY_ASSIGN(
+      status.pending_pods_refs,
+      decode_array<PendingPodRef>(object, "pendingPodsRefs", path, &decode_pending_pod_ref));
+  NMO_TRY_ASSIGN(status.drain_progress,
+                 kube::internal::get_int<std::int64_t>(object, "drainProgress", path));
+  NMO_TRY_ASSIGN(status.totalpods,
+                 kube::internal::get_int<std::int64_t>(object, "totalpods", path));
+  NMO_TRY_ASSIGN(status.last_error, kube::internal::get_string(object, "lastError", path));
+  NMO_TRY_ASSIGN(status.last_update, kube::internal::get_optional_time(object, "lastUpdate", path));
+  NMO_TRY_ASSIGN(status.error_on_lease_count,
+                 kube::internal::get_int<std::int64_t>(object, "errorOnLeaseCount", path));
+  NMO_TRY_ASSIGN(status.conditions,
+                 decode_array<Condition>(object, "conditions", path, &decode_condition));
+  return status;
+}
+
+// ---- encoding --------------------------------------------------------------------------------
+
+boost::json::object encode_pending_pod_ref(const PendingPodRef& ref) {
+  boost::json::object out{{"namespace", ref.namespace_}, {"name", ref.name}};
+  if (ref.reason.has_value()) {
+    out["reason"] = to_string(*ref.reason);
+  }
+  if (!ref.message.empty()) {
+    out["message"] = ref.message;
+  }
+  return out;
+}
+
+boost::json::object encode_condition(const Condition& condition) {
+  // reason and message are required by metav1.Condition's schema, even when empty.
+  boost::json::object out{
+      {"type", condition.type},
+      {"status", to_string(condition.status)},
+      {"lastTransitionTime", kube::format_time(condition.last_transition_time)},
+      {"reason", condition.reason},
+      {"message", condition.message},
+  };
+  if (condition.observed_generation != 0) {
+    out["observedGeneration"] = condition.observed_generation;
+  }
+  return out;
+}
+
+// Every field encode_status() may write, for status_merge_patch()'s nulls.
+constexpr std::array<std::string_view, 11> kStatusFields = {
+    "phase",         "totalPods", "evictionPods", "pendingPods",       "pendingPodsRefs",
+    "drainProgress", "totalpods", "lastError",    "errorOnLeaseCount", "lastUpdate",
+    "conditions"};
+
+}  // namespace
+
+std::string_view to_string(Phase phase) noexcept {
+  return kPhaseNames[static_cast<std::size_t>(phase)];
+}
+
+Result<Phase> parse_phase(std::string_view text) {
+  return parse_enum<Phase>(text, kPhaseNames, "phase");
+}
+
+std::string_view to_string(PendingPodReason reason) noexcept {
+  return kPendingPodReasonNames[static_cast<std::size_t>(reason)];
+}
+
+Result<PendingPodReason> parse_pending_pod_reason(std::string_view text) {
+  return parse_enum<PendingPodReason>(text, kPendingPodReasonNames, "pending pod reason");
+}
+
+std::string_view to_string(ConditionStatus status) noexcept {
+  return kConditionStatusNames[static_cast<std::size_t>(status)];
+}
+
+Result<ConditionStatus> parse_condition_status(std::string_view text) {
+  return parse_enum<ConditionStatus>(text, kConditionStatusNames, "condition status");
+}
+
+Result<Duration> parse_duration(std::string_view text) {
+  const auto fail = [text](const std::string& why) {
+    return Error(ErrorCode::kInvalid, "invalid duration " + quoted(text) + ": " + why);
+  };
+  if (text.empty()) {
+    return fail(R"(empty (write a number and a unit, e.g. "90m" or "2h"))");
+  }
+  if (text.front() == '-') {
+    return fail("must not be negative");
+  }
+  if (text.front() == '+') {
+    return fail("must not have a sign");
+  }
+  const auto out_of_range = [&] {
+    return fail("out of range (the longest duration is " + format_duration(Duration::max()) + ")");
+  };
+  std::uint64_t total = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    // The whole part: Go's leadingInt.
+    const std::size_t number_start = pos;
+    std::uint64_t whole = 0;
+    for (; pos < text.size() && is_digit(text[pos]); ++pos) {
+      if (whole > kMagnitudeLimit / 10) {
+        return out_of_range();
+      }
+      whole = whole * 10 + static_cast<std::uint64_t>(text[pos] - '0');
+      if (whole > kMagnitudeLimit) {
+        return out_of_range();
+      }
+    }
+    if (pos == number_start) {
+      return fail("expected a number at offset " + std::to_string(pos));
+    }
+    // The fraction: Go's leadingFraction, which stops accumulating digits (but still consumes
+    // them) once more would overflow.
+    std::uint64_t fraction = 0;
+    double scale = 1;
+    if (pos < text.size() && text[pos] == '.') {
+      ++pos;
+      const std::size_t fraction_start = pos;
+      bool overflow = false;
+      for (; pos < text.size() && is_digit(text[pos]); ++pos) {
+        if (overflow) {
+          continue;
+        }
+        if (fraction > (kMagnitudeLimit - 1) / 10) {
+          overflow = true;
+          continue;
+        }
+        const std::uint64_t next = fraction * 10 + static_cast<std::uint64_t>(text[pos] - '0');
+        if (next > kMagnitudeLimit) {
+          overflow = true;
+          continue;
+        }
+        fraction = next;
+        scale *= 10;
+      }
+      if (pos == fraction_start) {
+        return fail("expected a digit after '.' at offset " + std::to_string(pos - 1));
+      }
+    }
+    const std::string_view number = text.substr(number_start, pos - number_start);
+    // The unit: everything up to the next digit or point.
+    const std::size_t unit_start = pos;
+    while (pos < text.size() && !is_digit(text[pos]) && text[pos] != '.') {
+      ++pos;
+    }
+    const std::string_view unit = text.substr(unit_start, pos - unit_start);
+    if (unit.empty()) {
+      return fail("missing unit after " + quoted(number) + " (use " + std::string(kUnitList) + ")");
+    }
+    const std::uint64_t nanos = unit_nanos(unit);
+    if (nanos == 0) {
+      return fail("unknown unit " + quoted(unit) + " (use " + std::string(kUnitList) + ")");
+    }
+    if (whole > kMagnitudeLimit / nanos) {
+      return out_of_range();
+    }
+    std::uint64_t value = whole * nanos;
+    if (fraction > 0) {
+      // Exactly Go's arithmetic, so "1.1h" means the same number of nanoseconds as in Go.
+      value += static_cast<std::uint64_t>(static_cast<double>(fraction) *
+                                          (static_cast<double>(nanos) / scale));
+      if (value > kMagnitudeLimit) {
+        return out_of_range();
+      }
+    }
+    total += value;
+    if (total > kMagnitudeLimit) {
+      return out_of_range();
+    }
+  }
+  if (total > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    return out_of_range();
+  }
+  return Duration(static_cast<std::int64_t>(total));
+}
+
+std::string format_duration(Duration duration) {
+  // A port of Go's time.Duration.String(): built back to front, then reversed.
+  const std::int64_t count = duration.count();
+  const bool negative = count < 0;
+  // Two's complement negation in unsigned arithmetic handles the minimum value too.
+  auto u = static_cast<std::uint64_t>(count);
+  if (negative) {
+    u = ~u + 1;
+  }
+  std::string reversed;
+  if (u < kNanosPerSecond) {
+    // Below one second a smaller unit is used: "1.5µs", "300ms".
+    if (u == 0) {
+      return "0s";
+    }
+    int precision = 0;
+    if (u < kNanosPerMicro) {
+      reversed = "sn";
+    } else if (u < kNanosPerMilli) {
+      precision = 3;
+      reversed = "s\xb5\xc2";  // "µs" (U+00B5), reversed byte by byte
+    } else {
+      precision = 6;
+      reversed = "sm";
+    }
+    u = format_fraction(reversed, u, precision);
+    format_integer(reversed, u);
+  } else {
+    reversed = "s";
+    u = format_fraction(reversed, u, 9);
+    format_integer(reversed, u % 60);
+    u /= 60;
+    if (u > 0) {
+      reversed += 'm';
+      format_integer(reversed, u % 60);
+      u /= 60;
+      if (u > 0) {
+        reversed += 'h';
+        format_integer(reversed, u);
+      }
+    }
+  }
+  if (negative) {
+    reversed += '-';
+  }
+  return {reversed.rbegin(), reversed.rend()};
+}
+
+std::string NodeMaintenanceSpec::validation_error() const {
+  if (node_name.empty()) {
+    return "spec.nodeName: must not be empty";
+  }
+  if (!drain_timeout_error.empty()) {
+    return drain_timeout_error;
+  }
+  return grace_period_seconds_error;
+}
+
+Result<NodeMaintenance> decode_node_maintenance(const boost::json::value& object) {
+  NMO_TRY_ASSIGN(const boost::json::object* top, kube::internal::object_of_kind(object, kKind));
+  const FieldPath root;
+  NodeMaintenance out;
+  NMO_TRY_ASSIGN(out.meta, kube::decode_meta(object));
+  NMO_TRY_ASSIGN(const boost::json::object* spec, kube::internal::get_object(*top, "spec", root));
+  if (spec != nullptr) {
+    NMO_TRY_ASSIGN(out.spec, decode_spec(*spec, root.field("spec")));
+  }
+  NMO_TRY_ASSIGN(const boost::json::object* status,
+                 kube::internal::get_object(*top, "status", root));
+  if (status != nullptr) {
+    NMO_TRY_ASSIGN(out.status, decode_status(*status, root.field("status")));
+  }
+  return out;
+}
+
+boost::json::object encode_status(const NodeMaintenanceStatus& status) {
+  boost::json::object out;
+  if (status.phase.has_value()) {
+    out["phase"] = to_string(*status.phase);
+  }
+  out["totalPods"] = status.total_pods;
+  out["evictionPods"] = status.eviction_pods;
+  if (!status.pending_pods.empty()) {
+    boost::json::array names;
+    names.reserve(status.pending_pods.size());
+    for (const std::string& name : status.pending_pods) {
+      names.emplace_back(name);
+    }
+    out["pendingPods"] = std::move(names);
+  }
+  if (!status.pending_pods_refs.empty()) {
+    boost::json::array refs;
+    refs.reserve(status.pending_pods_refs.size());
+    for (const PendingPodRef& ref : status.pending_pods_refs) {
+      refs.emplace_back(encode_pending_pod_ref(ref));
+    }
+    out["pendingPodsRefs"] = std::move(refs);
+  }
+  out["drainProgress"] = status.drain_progress;
+  out["totalpods"] = status.totalpods;
+  if (!status.last_error.empty()) {
+    out["lastError"] = status.last_error;
+  }
+  if (status.last_update.has_value()) {
+    out["lastUpdate"] = kube::format_time(*status.last_update);
+  }
+  out["errorOnLeaseCount"] = status.error_on_lease_count;
+  if (!status.conditions.empty()) {
+    boost::json::array conditions;
+    conditions.reserve(status.conditions.size());
+    for (const Condition& condition : status.conditions) {
+      conditions.emplace_back(encode_condition(condition));
+    }
+    out["conditions"] = std::move(conditions);
+  }
+  return out;
+}
+
+boost::json::object status_merge_patch(const NodeMaintenanceStatus& status) {
+  boost::json::object fields = encode_status(status);
+  for (const std::string_view field : kStatusFields) {
+    if (!fields.contains(field)) {
+      fields[field] = nullptr;
+    }
+  }
+  return boost::json::object{{"status", std::move(fields)}};
+}
+
+const Condition* find_condition(const std::vector<Condition>& conditions,
+                                std::string_view type) noexcept {
+  for (const Condition& condition : conditions) {
+    if (condition.type == type) {
+      return &condition;
+    }
+  }
+  return nullptr;
+}
+
+bool set_condition(std::vector<Condition>& conditions, Condition condition, kube::Time now) {
+  const kube::Time stamp = std::chrono::floor<std::chrono::seconds>(now);
+  for (Condition& existing : conditions) {
+    if (existing.type != condition.type) {
+      continue;
+    }
+    bool changed = false;
+    if (existing.status != condition.status) {
+      existing.status = condition.status;
+      existing.last_transition_time = stamp;
+      changed = true;
+    }
+    if (existing.reason != condition.reason) {
+      existing.reason = std::move(condition.reason);
+      changed = true;
+    }
+    if (existing.message != condition.message) {
+      existing.message = std::move(condition.message);
+      changed = true;
+    }
+    if (existing.observed_generation != condition.observed_generation) {
+      existing.observed_generation = condition.observed_generation;
+      changed = true;
+    }
+    return changed;
+  }
+  condition.last_transition_time = stamp;
+  conditions.push_back(std::move(condition));
+  return true;
+}
+
+}  // namespace nmo::op

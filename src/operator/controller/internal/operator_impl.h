@@ -1,0 +1,178 @@
+// OperatorImpl: the state behind op::Operator (operator.h). operator.cc owns the watches and the
+// plumbing from changes to queued names; reconciler.cc the reconcile of one NodeMaintenance;
+// drain.cc the evictions.
+//
+// Threading: everything runs on the one executor of the Operator (a single io_context thread in
+// the manager), so the members below are only touched between suspension points of coroutines
+// on that thread. Eviction coroutines touch a Maintenance only after checking its `alive` flag.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/result.h"
+#include "http/asio.h"
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "kube/client/client.h"
+#include "operator/api/node_maintenance.h"
+#include "operator/controller/operator.h"
+#include "operator/drain/ledger.h"
+#include "operator/drain/status_coalescer.h"
+#include "operator/gates/etcd_quorum.h"
+#include "runtime/controller.h"
+#include "runtime/event_recorder.h"
+#include "runtime/reflector.h"
+#include "runtime/store.h"
+
+namespace nmo::op::internal {
+
+// The reconcile key that keeps the budget's slot Leases for foreign node-lease holders in step
+// and releases node leases we hold without a NodeMaintenance behind them. Not a valid object
+// name, so it never collides with a NodeMaintenance.
+inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
+
+// The eviction bookkeeping of one pod.
+struct PodEviction {
+  bool in_flight = false;
+  Clock::time_point retry_at{};  // no eviction before this
+  int refusals = 0;              // consecutive refusals (eviction_policy.h)
+};
+
+// What the operator remembers about one NodeMaintenance between reconciles. Memory only:
+// everything needed after a restart is in the cluster (status, node annotation, Leases).
+struct Maintenance {
+  std::string uid;
+  // The status as the reconciler wants it, and as last written (or read at first sight). The
+  // operator is the only writer of the status, so these are fresher than the cache, which lags
+  // behind our own writes; `status` runs ahead of `written` while a write is coalesced.
+  std::optional<NodeMaintenanceStatus> status;
+  std::optional<NodeMaintenanceStatus> written;
+  std::optional<DrainLedger> ledger;
+  std::map<std::string, PodEviction> evictions;  // by pod uid
+  int in_flight = 0;
+  // Set to false when the drain stops (deletion, failure): eviction coroutines still running
+  // then drop their answers.
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  // The API's message of the last refused eviction, for status.lastError.
+  std::string last_drain_error;
+  bool node_event_pending = false;  // a newcomer was seen after Succeeded: announce it
+};
+
+// The caches of one node: the Node itself, and its pods while a maintenance drains it.
+struct NodeWatch {
+  std::unique_ptr<runtime::Reflector<kube::Node>> node;
+  std::unique_ptr<runtime::Reflector<kube::Pod>> pods;
+};
+
+class OperatorImpl {
+ public:
+  OperatorImpl(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
+               const Clock& clock);
+  ~OperatorImpl();
+
+  asio::awaitable<Result<void>> start();
+  asio::awaitable<void> stop();
+  [[nodiscard]] bool ready() const { return ready_; }
+
+ private:
+  // ---- operator.cc: watches and queueing ----
+  void watch_node(const std::string& node);
+  // Starts the pod watch of `node` if needed and waits until it is synced.
+  asio::awaitable<Result<void>> watch_pods(std::string node);
+  // Stops the watches of nodes no NodeMaintenance names any more.
+  void prune_watches();
+  void enqueue_node(const std::string& node);
+  void enqueue_waiting();
+  [[nodiscard]] std::shared_ptr<const kube::Node> node(const std::string& name) const;
+  [[nodiscard]] bool node_synced(const std::string& name) const;
+  [[nodiscard]] std::vector<std::shared_ptr<const kube::Pod>> pods_on(const std::string& node) const;
+  [[nodiscard]] std::shared_ptr<const kube::Lease> node_lease(const std::string& node) const;
+
+  // ---- reconciler.cc ----
+  asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string key);
+  asio::awaitable<Result<runtime::ReconcileAction>> finalize(NodeMaintenance nm);
+  asio::awaitable<Result<runtime::ReconcileAction>> admit(NodeMaintenance nm,
+                                                          NodeMaintenanceStatus status);
+  asio::awaitable<Result<runtime::ReconcileAction>> maintain(NodeMaintenance nm,
+                                                             NodeMaintenanceStatus status);
+  asio::awaitable<Result<runtime::ReconcileAction>> housekeeping();
+  // Fails the maintenance: phase Failed with `message`; `undo` restores the node and releases
+  // the node lease and the slot first (lost lease, node gone), as upstream does.
+  asio::awaitable<Result<runtime::ReconcileAction>> fail(NodeMaintenance nm,
+                                                         NodeMaintenanceStatus status,
+                                                         std::string message, bool undo);
+  // Writes `status` when it differs from the last written one: at once on a phase change,
+  // otherwise coalesced; returns when to come back for a delayed write.
+  asio::awaitable<Result<std::optional<Clock::time_point>>> write_status(
+      NodeMaintenance nm, NodeMaintenanceStatus status);
+  asio::awaitable<Result<void>> add_finalizer(NodeMaintenance nm);
+  asio::awaitable<Result<void>> remove_finalizer(NodeMaintenance nm);
+  // Takes (or renews) the medik8s node lease; false when another holder has it.
+  asio::awaitable<Result<bool>> take_node_lease(std::string node);
+  asio::awaitable<Result<void>> release_node_lease(std::string node);
+  asio::awaitable<Result<void>> take_slot(NodeMaintenance nm);
+  asio::awaitable<Result<void>> release_slot(std::string cr_name);
+  // Cordons and taints the node (SPEC §2.3) unless it already is; true when it patched.
+  asio::awaitable<Result<bool>> apply_node_changes(NodeMaintenance nm);
+  // Undoes apply_node_changes() when the node carries this maintenance's prior-state
+  // annotation (or upstream's taint without one); true when the node was really uncordoned.
+  asio::awaitable<Result<bool>> restore_node(NodeMaintenance nm, bool* left_cordoned);
+  // Whether the etcd-quorum gate lets this CR's node go now (with the stability window).
+  QuorumStabilityTracker::Verdict quorum_verdict(const NodeMaintenance& nm, const kube::Node& node);
+  [[nodiscard]] bool quorum_safe(const kube::Node& node) const;
+  [[nodiscard]] NodeMaintenanceStatus current_status(const NodeMaintenance& nm);
+  Maintenance& state(const NodeMaintenance& nm);
+  void event(const NodeMaintenance& nm, std::string type, std::string reason, std::string message,
+             std::optional<runtime::ObjectRef> related = std::nullopt);
+  [[nodiscard]] log::Logger log_for(const NodeMaintenance& nm) const;
+
+  // ---- drain.cc ----
+  // One drain step: syncs the ledger with the pods on the node, starts the evictions that are
+  // due, and fills the status counters. Returns when the drain wants to look again.
+  asio::awaitable<Result<std::optional<Clock::time_point>>> drain(const NodeMaintenance& nm,
+                                                                  NodeMaintenanceStatus& status);
+  void start_eviction(const NodeMaintenance& nm, const kube::Pod& pod);
+  asio::awaitable<void> evict(std::string cr_name, std::string cr_uid, kube::Pod pod,
+                              std::optional<std::int64_t> grace, std::shared_ptr<bool> alive);
+  asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
+
+  asio::any_io_executor executor_;
+  kube::Client& client_;
+  const OperatorOptions options_;
+  const Clock& clock_;
+  const log::Logger logger_;
+
+  std::shared_ptr<runtime::Store<NodeMaintenance>> maintenances_;
+  std::unique_ptr<runtime::Reflector<NodeMaintenance>> maintenance_reflector_;
+  std::shared_ptr<runtime::Store<kube::Lease>> node_leases_;
+  std::unique_ptr<runtime::Reflector<kube::Lease>> node_lease_reflector_;
+  std::shared_ptr<runtime::Store<kube::Lease>> slots_;
+  std::unique_ptr<runtime::Reflector<kube::Lease>> slot_reflector_;
+  std::shared_ptr<runtime::Store<kube::Pod>> etcd_pods_;
+  std::unique_ptr<runtime::Reflector<kube::Pod>> etcd_pod_reflector_;
+  // Control-plane nodes, under either role label.
+  std::vector<std::unique_ptr<runtime::Reflector<kube::Node>>> control_plane_reflectors_;
+  std::map<std::string, NodeWatch> node_watches_;
+
+  runtime::EventRecorder recorder_;
+  runtime::Controller controller_;
+  StatusCoalescer coalescer_;
+  QuorumStabilityTracker quorum_;
+  std::map<std::string, Maintenance> maintenances_state_;  // by CR name
+  std::map<std::string, bool> daemon_sets_;                // by DaemonSet uid: exists
+  std::map<std::string, std::string> finalized_;  // CR name -> uid whose finalizer we removed
+  bool ready_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace nmo::op::internal

@@ -1,0 +1,52 @@
+// The node side of a maintenance (SPEC §2.3, §2.5, §2.6): one guarded JSON patch to cordon and
+// taint, the same to re-apply after tampering, and the restore on deletion. The patches come
+// from operator/node/node_patch.h; a failed `test` (someone changed the node meanwhile) comes back
+// as an error and the caller retries from a fresh read.
+#include <boost/json.hpp>
+
+#include "kube/api/resource.h"
+#include "operator/controller/internal/operator_impl.h"
+#include "operator/node/node_patch.h"
+
+namespace nmo::op::internal {
+
+asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance nm) {
+  // A fresh read: the cache may lag behind our own last patch, and the patch tests the taints.
+  auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
+  if (!current) co_return current.error();
+  const MaintenanceDrift drift = check_maintenance(*current, nm.meta.uid);
+  if (!drift.needs_patch()) co_return false;
+  auto patch = maintenance_patch(*current, nm.meta.name, nm.meta.uid);
+  if (!patch) co_return false;
+  const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name);
+  const kube::WriteOptions options;
+  auto written = co_await client_.patch(path, kube::PatchType::kJsonPatch,
+                                        boost::json::serialize(*patch), options);
+  if (!written) co_return written.error();
+  co_return drift.tampered();
+}
+
+asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, bool* left_cordoned) {
+  auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
+  if (!current) {
+    if (current.error().code == ErrorCode::kNotFound) co_return false;
+    co_return current.error();
+  }
+  const RestorePlan plan = restore_patch(*current, nm.meta.uid);
+  if (left_cordoned != nullptr) *left_cordoned = plan.kind != RestoreKind::kNotOurs && plan.left_cordoned;
+  if (plan.kind == RestoreKind::kNotOurs || !plan.patch) co_return false;
+  const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name);
+  const kube::WriteOptions options;
+  auto written = co_await client_.patch(path, kube::PatchType::kJsonPatch,
+                                        boost::json::serialize(*plan.patch), options);
+  if (!written) {
+    if (written.error().code == ErrorCode::kNotFound) co_return false;
+    co_return written.error();
+  }
+  log_for(nm).info("node restored", {{"uncordoned", plan.uncordons},
+                                     {"left_cordoned", plan.left_cordoned},
+                                     {"adopted_upstream", plan.kind == RestoreKind::kAdoptedUpstream}});
+  co_return plan.uncordons;
+}
+
+}  // namespace nmo::op::internal

@@ -1,0 +1,249 @@
+#include "operator/controller/operator.h"
+
+#include <utility>
+
+#include "kube/api/resource.h"
+#include "operator/controller/internal/operator_impl.h"
+#include "operator/gates/node_lease.h"
+
+namespace nmo::op {
+namespace internal {
+namespace {
+
+// How long start() waits for each cache's first list.
+constexpr std::chrono::seconds kSyncTimeout{60};
+// How long stop() lets reconciles in flight finish, and Events drain.
+constexpr std::chrono::seconds kStopGrace{10};
+constexpr std::chrono::seconds kEventFlushDeadline{5};
+
+constexpr std::string_view kNodeIndex = "node";
+
+std::string name_of(const NodeMaintenance* before, const NodeMaintenance* after) {
+  return after != nullptr ? after->meta.name : before->meta.name;
+}
+
+}  // namespace
+
+OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
+                           OperatorOptions options, const Clock& clock)
+    : executor_(std::move(executor)),
+      client_(client),
+      options_(std::move(options)),
+      clock_(clock),
+      logger_(log::root().with({{"controller", "nodemaintenance"}})),
+      maintenances_(std::make_shared<runtime::Store<NodeMaintenance>>()),
+      node_leases_(std::make_shared<runtime::Store<kube::Lease>>()),
+      slots_(std::make_shared<runtime::Store<kube::Lease>>()),
+      etcd_pods_(std::make_shared<runtime::Store<kube::Pod>>()),
+      recorder_(executor_, client_, "node-maintenance-operator", options_.identity, clock_),
+      controller_(
+          executor_, "nodemaintenance",
+          [this](std::string key) { return reconcile(std::move(key)); },
+          runtime::ControllerOptions{.workers = options_.workers}, clock_),
+      quorum_(options_.etcd_quorum_stable_for) {
+  maintenances_->add_index(std::string(kNodeIndex), [](const NodeMaintenance& nm) {
+    return std::vector<std::string>{nm.spec.node_name};
+  });
+  maintenance_reflector_ = std::make_unique<runtime::Reflector<NodeMaintenance>>(
+      executor_, client_, "", kube::ListOptions{}, maintenances_, clock_);
+  maintenance_reflector_->on_change([this](const NodeMaintenance* before,
+                                           const NodeMaintenance* after) {
+    if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
+    controller_.enqueue(name_of(before, after));
+    // A maintenance that ends or changes phase may free a slot or change who is oldest.
+    if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
+        after->meta.deletion_timestamp.has_value()) {
+      enqueue_waiting();
+    }
+    if (after == nullptr) prune_watches();
+  });
+
+  node_lease_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
+      executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_, clock_);
+  node_lease_reflector_->on_change([this](const kube::Lease*, const kube::Lease*) {
+    enqueue_waiting();
+    controller_.enqueue(std::string(kHousekeepingKey));
+  });
+  slot_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
+      executor_, client_, options_.namespace_, kube::ListOptions{}, slots_, clock_);
+  slot_reflector_->on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
+
+  if (options_.etcd_quorum_check) {
+    etcd_pod_reflector_ = std::make_unique<runtime::Reflector<kube::Pod>>(
+        executor_, client_, std::string(kEtcdNamespace),
+        kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_);
+    etcd_pod_reflector_->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+    for (std::string_view label : {kControlPlaneLabel, kMasterLabel}) {
+      auto store = std::make_shared<runtime::Store<kube::Node>>();
+      auto reflector = std::make_unique<runtime::Reflector<kube::Node>>(
+          executor_, client_, "", kube::ListOptions{.label_selector = std::string(label)}, store,
+          clock_);
+      reflector->on_change([this](const kube::Node*, const kube::Node*) { enqueue_waiting(); });
+      control_plane_reflectors_.push_back(std::move(reflector));
+    }
+  }
+}
+
+OperatorImpl::~OperatorImpl() = default;
+
+asio::awaitable<Result<void>> OperatorImpl::start() {
+  maintenance_reflector_->start();
+  node_lease_reflector_->start();
+  slot_reflector_->start();
+  if (etcd_pod_reflector_) etcd_pod_reflector_->start();
+  for (auto& reflector : control_plane_reflectors_) reflector->start();
+  recorder_.start();
+
+  const std::chrono::milliseconds timeout = kSyncTimeout;
+  if (!co_await maintenance_reflector_->wait_synced(timeout)) {
+    co_return Error(ErrorCode::kTimeout,
+                    "the NodeMaintenance cache did not sync; is the CRD installed?");
+  }
+  if (!co_await node_lease_reflector_->wait_synced(timeout)) {
+    co_return Error(ErrorCode::kTimeout, "the Lease cache of namespace " +
+                                             options_.lease_namespace + " did not sync");
+  }
+  if (!co_await slot_reflector_->wait_synced(timeout)) {
+    co_return Error(ErrorCode::kTimeout,
+                    "the Lease cache of namespace " + options_.namespace_ + " did not sync");
+  }
+  if (etcd_pod_reflector_ && !co_await etcd_pod_reflector_->wait_synced(timeout)) {
+    co_return Error(ErrorCode::kTimeout, "the etcd pod cache did not sync");
+  }
+  for (auto& reflector : control_plane_reflectors_) {
+    if (!co_await reflector->wait_synced(timeout)) {
+      co_return Error(ErrorCode::kTimeout, "the control-plane node cache did not sync");
+    }
+  }
+  controller_.enqueue(std::string(kHousekeepingKey));
+  controller_.start();
+  ready_ = true;
+  logger_.info("controller started", {{"maintenances", maintenances_->size()},
+                                      {"max_parallel_maintenances",
+                                       options_.max_parallel_maintenances}});
+  co_return Result<void>();
+}
+
+asio::awaitable<void> OperatorImpl::stop() {
+  if (stopped_) co_return;
+  stopped_ = true;
+  ready_ = false;
+  const std::chrono::nanoseconds grace = kStopGrace;
+  co_await controller_.stop(grace);
+  for (auto& [name, state] : maintenances_state_) *state.alive = false;
+  co_await recorder_.stop(kEventFlushDeadline);
+  co_await maintenance_reflector_->stop();
+  co_await node_lease_reflector_->stop();
+  co_await slot_reflector_->stop();
+  if (etcd_pod_reflector_) co_await etcd_pod_reflector_->stop();
+  for (auto& reflector : control_plane_reflectors_) co_await reflector->stop();
+  for (auto& [name, watch] : node_watches_) {
+    co_await watch.node->stop();
+    if (watch.pods) co_await watch.pods->stop();
+  }
+  logger_.info("controller stopped");
+}
+
+void OperatorImpl::watch_node(const std::string& node) {
+  if (stopped_ || node_watches_.contains(node)) return;
+  NodeWatch watch;
+  watch.node = std::make_unique<runtime::Reflector<kube::Node>>(
+      executor_, client_, "", kube::ListOptions{.field_selector = "metadata.name=" + node},
+      std::make_shared<runtime::Store<kube::Node>>(), clock_);
+  watch.node->on_change([this, node](const kube::Node*, const kube::Node*) { enqueue_node(node); });
+  watch.node->start();
+  node_watches_.emplace(node, std::move(watch));
+}
+
+asio::awaitable<Result<void>> OperatorImpl::watch_pods(std::string node) {
+  auto found = node_watches_.find(node);
+  if (found == node_watches_.end()) {
+    watch_node(node);
+    found = node_watches_.find(node);
+    if (found == node_watches_.end()) co_return Error(ErrorCode::kCancelled, "stopping");
+  }
+  if (!found->second.pods) {
+    auto pods = std::make_unique<runtime::Reflector<kube::Pod>>(
+        executor_, client_, "", kube::ListOptions{.field_selector = "spec.nodeName=" + node},
+        std::make_shared<runtime::Store<kube::Pod>>(), clock_);
+    pods->on_change([this, node](const kube::Pod*, const kube::Pod*) { enqueue_node(node); });
+    pods->start();
+    found->second.pods = std::move(pods);
+  }
+  runtime::Reflector<kube::Pod>* pods = found->second.pods.get();
+  const std::chrono::milliseconds timeout = kSyncTimeout;
+  if (!co_await pods->wait_synced(timeout)) {
+    co_return Error(ErrorCode::kTimeout, "the pods of node " + node + " did not sync");
+  }
+  co_return Result<void>();
+}
+
+void OperatorImpl::prune_watches() {
+  for (auto it = node_watches_.begin(); it != node_watches_.end();) {
+    if (!maintenances_->by_index(kNodeIndex, it->first).empty()) {
+      ++it;
+      continue;
+    }
+    // Stopping is asynchronous: the reflectors live on in the coroutine until they ended.
+    auto watch = std::make_shared<NodeWatch>(std::move(it->second));
+    it = node_watches_.erase(it);
+    asio::co_spawn(
+        executor_,
+        [watch]() -> asio::awaitable<void> {
+          co_await watch->node->stop();
+          if (watch->pods) co_await watch->pods->stop();
+        },
+        asio::detached);
+  }
+}
+
+void OperatorImpl::enqueue_node(const std::string& node) {
+  for (const auto& nm : maintenances_->by_index(kNodeIndex, node)) {
+    controller_.enqueue(nm->meta.name);
+  }
+}
+
+void OperatorImpl::enqueue_waiting() {
+  for (const auto& nm : maintenances_->list()) {
+    const bool waiting = !nm->status.phase.has_value() || *nm->status.phase == Phase::kPending;
+    if (waiting || nm->meta.deletion_timestamp.has_value()) controller_.enqueue(nm->meta.name);
+  }
+}
+
+std::shared_ptr<const kube::Node> OperatorImpl::node(const std::string& name) const {
+  auto found = node_watches_.find(name);
+  if (found == node_watches_.end()) return nullptr;
+  return found->second.node->store()->get(name);
+}
+
+bool OperatorImpl::node_synced(const std::string& name) const {
+  auto found = node_watches_.find(name);
+  return found != node_watches_.end() && found->second.node->synced();
+}
+
+std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::string& node) const {
+  auto found = node_watches_.find(node);
+  if (found == node_watches_.end() || !found->second.pods) return {};
+  return found->second.pods->store()->list();
+}
+
+std::shared_ptr<const kube::Lease> OperatorImpl::node_lease(const std::string& node) const {
+  return node_leases_->get(options_.lease_namespace + "/" + node_lease_name(node));
+}
+
+}  // namespace internal
+
+Operator::Operator(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
+                   const Clock& clock)
+    : impl_(std::make_unique<internal::OperatorImpl>(std::move(executor), client,
+                                                     std::move(options), clock)) {}
+
+Operator::~Operator() = default;
+
+asio::awaitable<Result<void>> Operator::start() { co_return co_await impl_->start(); }
+
+asio::awaitable<void> Operator::stop() { co_await impl_->stop(); }
+
+bool Operator::ready() const { return impl_->ready(); }
+
+}  // namespace nmo::op

@@ -1,0 +1,80 @@
+// Operator: the NodeMaintenance controller with everything it reads and writes.
+//
+// What it watches (SPEC §9: memory follows the nodes under maintenance, not the cluster):
+//   - every NodeMaintenance;
+//   - for each node named by a NodeMaintenance, that Node alone (field selector metadata.name);
+//   - for each node being drained, the pods bound to it (field selector spec.nodeName);
+//   - the Leases of the lease namespace (medik8s node leases) and of the operator namespace
+//     (budget slots);
+//   - for the etcd quorum gate: the etcd mirror pods of kube-system and the control-plane nodes.
+// PodDisruptionBudgets and DaemonSets are read on demand, only for pods that need them.
+//
+// Every change is turned into the name of the NodeMaintenance it concerns and queued; reconcile
+// workers (runtime::Controller) handle one NodeMaintenance at a time each, never blocking on
+// evictions, which run as their own coroutines per pod and queue their maintenance again when
+// they have an answer.
+//
+// Threading: start() and stop() are awaited from the executor's thread; the manager runs the
+// whole operator on one io_context thread, so the reconciler's state needs no locks.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "http/asio.h"
+#include "kube/client/client.h"
+
+namespace nmo::op {
+
+struct OperatorOptions {
+  /// The operator's namespace: budget slot Leases and the leader Lease.
+  std::string namespace_ = "node-maintenance-operator-system";  // NOLINT(readability-identifier-naming)
+  /// Namespace of the medik8s node leases (shared with Node Health Check, Self Node Remediation).
+  std::string lease_namespace = "medik8s-leases";
+  /// Nodes under maintenance at once (SPEC §2.2).
+  int max_parallel_maintenances = 1;
+  /// Keep control-plane nodes Pending while taking them would break etcd quorum.
+  bool etcd_quorum_check = true;
+  /// How long quorum must have stayed safe before a control-plane node is taken.
+  std::chrono::seconds etcd_quorum_stable_for{30};
+  /// Concurrent reconciles (each of a different NodeMaintenance).
+  int workers = 4;
+  /// Evictions in flight per node.
+  int evictions_in_flight = 32;
+  /// This process, for Event sources and logs (the pod name in a cluster).
+  std::string identity = "node-maintenance-operator";
+};
+
+namespace internal {
+class OperatorImpl;
+}  // namespace internal
+
+class Operator {
+ public:
+  /// Everything runs on `executor`; `client` and `clock` must outlive the operator.
+  Operator(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
+           const Clock& clock = system_clock());
+  ~Operator();
+
+  Operator(const Operator&) = delete;
+  Operator& operator=(const Operator&) = delete;
+
+  /// Starts the watches, waits until the caches are synced (or fails after a minute, naming
+  /// the cache), then starts the reconcile workers.
+  asio::awaitable<Result<void>> start();
+
+  /// Stops the workers (in-flight reconciles finish; evictions in flight are cancelled), writes
+  /// the queued Events and stops the watches. Idempotent.
+  asio::awaitable<void> stop();
+
+  /// True once start() succeeded and until stop().
+  [[nodiscard]] bool ready() const;
+
+ private:
+  std::unique_ptr<internal::OperatorImpl> impl_;
+};
+
+}  // namespace nmo::op

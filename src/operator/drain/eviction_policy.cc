@@ -1,0 +1,170 @@
+#include "operator/drain/eviction_policy.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "kube/api/status.h"
+
+namespace nmo::op {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string api_text(const Error& status) {
+  return status.message.empty() ? status.describe() : status.message;
+}
+
+std::string join_pdb_names(std::span<const kube::PodDisruptionBudget> pdbs) {
+  std::string names;
+  for (const kube::PodDisruptionBudget& pdb : pdbs) {
+    if (!names.empty()) names += ", ";
+    names += pdb.meta.namespace_;
+    names += '/';
+    names += pdb.meta.name;
+  }
+  return names;
+}
+
+// The message for a PDB refusal: the covering budgets that allow no disruption (all of them when
+// the cache says otherwise), else what the API server said about the budget.
+std::string pdb_blocked_message(const Error& status,
+                                std::span<const kube::PodDisruptionBudget> covering) {
+  std::string message;
+  const bool any_exhausted = std::any_of(
+      covering.begin(), covering.end(),
+      [](const kube::PodDisruptionBudget& pdb) { return pdb.disruptions_allowed <= 0; });
+  for (const kube::PodDisruptionBudget& pdb : covering) {
+    if (any_exhausted && pdb.disruptions_allowed > 0) continue;
+    if (!message.empty()) message += "; ";
+    message += describe_pdb(pdb);
+  }
+  if (!message.empty()) return message;
+  if (const std::optional<ErrorCause> cause = kube::find_cause(status, "DisruptionBudget");
+      cause && !cause->message.empty()) {
+    return cause->message;
+  }
+  return api_text(status);
+}
+
+}  // namespace
+
+milliseconds refusal_delay(int refusals, std::optional<seconds> retry_after) noexcept {
+  seconds step = kFirstRefusalDelay;
+  for (int i = 1; i < refusals && step < kMaxRefusalDelay; ++i) step *= 2;
+  step = std::min(step, kMaxRefusalDelay);
+  if (retry_after && *retry_after > step) step = std::min(*retry_after, kMaxRetryAfter);
+  return step;
+}
+
+EvictionDecision decide_eviction(const kube::EvictionResult& result,
+                                 std::span<const kube::PodDisruptionBudget> covering_pdbs,
+                                 int previous_refusals) {
+  EvictionDecision decision;
+  const Error& status = result.status;
+  const int refusals = std::max(previous_refusals, 0) + 1;
+  auto refuse = [&](PendingReason reason, std::string message, milliseconds delay) {
+    decision.next = EvictionNext::kRetry;
+    decision.reason = reason;
+    decision.message = std::move(message);
+    decision.retry_after = delay;
+    decision.refusals = refusals;
+    decision.drain_error = true;
+    decision.api_message = api_text(status);
+  };
+  switch (result.outcome) {
+    case kube::EvictionOutcome::kEvicted:
+      decision.next = EvictionNext::kWaitForDeletion;
+      decision.reason = PendingReason::kWaitingForTermination;
+      decision.message = "eviction accepted, waiting for the pod to terminate";
+      return decision;
+    case kube::EvictionOutcome::kNotFound:
+      decision.next = EvictionNext::kGone;
+      return decision;
+    case kube::EvictionOutcome::kThrottled: {
+      decision.next = EvictionNext::kRetry;
+      decision.reason = PendingReason::kEvicting;
+      const seconds wait = result.retry_after().value_or(kDefaultThrottleDelay);
+      decision.retry_after = std::clamp(wait, kDefaultThrottleDelay, kMaxRefusalDelay);
+      decision.refusals = std::max(previous_refusals, 0);
+      return decision;
+    }
+    case kube::EvictionOutcome::kBlockedByPdb:
+      refuse(PendingReason::kBlockedByPdb, pdb_blocked_message(status, covering_pdbs),
+             refusal_delay(refusals, result.retry_after()));
+      return decision;
+    case kube::EvictionOutcome::kDeferred:
+      refuse(PendingReason::kEvictionDeferred, api_text(status),
+             refusal_delay(refusals, result.retry_after()));
+      return decision;
+    case kube::EvictionOutcome::kMultiplePdbs: {
+      // Nothing changes until someone fixes the budgets: retry at the slowest pace at once.
+      const std::string names = join_pdb_names(covering_pdbs);
+      refuse(PendingReason::kMultiplePdbs,
+             fmt::format("covered by more than one PodDisruptionBudget{}; the Eviction API refuses "
+                         "the pod until only one remains; retrying every {}",
+                         names.empty() ? std::string() : fmt::format(" ({})", names),
+                         format_duration(kMaxRefusalDelay)),
+             refusal_delay(std::max(refusals, 4), result.retry_after()));
+      return decision;
+    }
+    case kube::EvictionOutcome::kNamespaceTerminating:
+      refuse(PendingReason::kNamespaceTerminating, api_text(status),
+             refusal_delay(refusals, result.retry_after()));
+      return decision;
+    case kube::EvictionOutcome::kRefused:
+      break;
+  }
+  refuse(PendingReason::kError, api_text(status), refusal_delay(refusals, result.retry_after()));
+  return decision;
+}
+
+std::vector<kube::PodDisruptionBudget> covering_pdbs(
+    const kube::Pod& pod, std::span<const kube::PodDisruptionBudget> pdbs) {
+  std::vector<kube::PodDisruptionBudget> covering;
+  for (const kube::PodDisruptionBudget& pdb : pdbs) {
+    if (pdb.meta.namespace_ == pod.meta.namespace_ && pdb.selects(pod.meta.labels)) {
+      covering.push_back(pdb);
+    }
+  }
+  return covering;
+}
+
+std::string describe_pdb(const kube::PodDisruptionBudget& pdb) {
+  return fmt::format("PDB {}/{}: {} disruptions allowed ({} healthy, {} desired)",
+                     pdb.meta.namespace_, pdb.meta.name, pdb.disruptions_allowed,
+                     pdb.current_healthy, pdb.desired_healthy);
+}
+
+std::string format_duration(seconds duration) {
+  const auto total = std::max<seconds::rep>(duration.count(), 0);
+  const auto hours = total / 3600;
+  const auto minutes = (total % 3600) / 60;
+  const auto secs = total % 60;
+  if (hours > 0) return fmt::format("{}h{}m{}s", hours, minutes, secs);
+  if (minutes > 0) return fmt::format("{}m{}s", minutes, secs);
+  return fmt::format("{}s", secs);
+}
+
+std::optional<kube::Time> terminating_since(const kube::Pod& pod) {
+  if (!pod.meta.deletion_timestamp) return std::nullopt;
+  const seconds grace{pod.meta.deletion_grace_period_seconds.value_or(0)};
+  return *pod.meta.deletion_timestamp - std::max(grace, seconds{0});
+}
+
+std::string termination_message(const kube::Pod& pod, kube::Time now) {
+  const std::optional<kube::Time> since = terminating_since(pod);
+  if (!since) return "eviction accepted, waiting for the pod to terminate";
+  const auto elapsed = std::chrono::floor<seconds>(now - *since);
+  std::string message = fmt::format("terminating for {}", format_duration(elapsed));
+  if (pod.meta.deletion_grace_period_seconds && now > *pod.meta.deletion_timestamp) {
+    message += fmt::format(" (past its {} grace period)",
+                           format_duration(seconds{*pod.meta.deletion_grace_period_seconds}));
+  }
+  return message;
+}
+
+}  // namespace nmo::op

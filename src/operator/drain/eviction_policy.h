@@ -1,0 +1,105 @@
+// What the drain does after each eviction answer (SPEC §2.4): the pod's pending reason and
+// message for status.pendingPodsRefs, when to try again, and whether to report a DrainError.
+//
+//   answer (kube::EvictionOutcome)  next              reason                 DrainError  retry
+//   kEvicted (2xx)                  kWaitForDeletion  WaitingForTermination  no          -
+//   kNotFound (404)                 kGone             -                      no          -
+//   kBlockedByPdb (429)             kRetry            BlockedByPDB           yes         backoff
+//   kDeferred (429 webhook)         kRetry            EvictionDeferred       yes         backoff
+//   kThrottled (429 APF)            kRetry            Evicting               no Retry-After
+//   kMultiplePdbs (500)             kRetry            MultiplePDBs           yes         30 s
+//   kNamespaceTerminating (403)     kRetry            NamespaceTerminating   yes         backoff
+//   kRefused (anything else)        kRetry            Error                  yes         backoff
+//
+// Backoff for refused pods, per pod: 5 s, 10 s, 20 s, then 30 s for every further consecutive
+// refusal (SPEC: "from 5 s up to 30 s"). A Retry-After (details.retryAfterSeconds or the header)
+// larger than that step is honoured, capped at kMaxRetryAfter (5 min) so a bogus value cannot
+// park a pod for hours; pod, PDB and node watch events may still retry it earlier. A throttled
+// answer (API Priority & Fairness) is not a refusal: it does not advance the backoff, keeps the
+// pod's reason at Evicting, and retries after Retry-After (1 s when absent, at most 30 s).
+//
+// Threading: pure functions; safe to call from any thread.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "kube/api/time.h"
+#include "kube/client/eviction.h"
+#include "operator/drain/pending_reason.h"
+
+namespace nmo::op {
+
+// The first delay after a refusal, the cap of the doubling, and the cap on Retry-After.
+inline constexpr std::chrono::seconds kFirstRefusalDelay{5};
+inline constexpr std::chrono::seconds kMaxRefusalDelay{30};
+inline constexpr std::chrono::seconds kMaxRetryAfter{300};
+// A throttled eviction without Retry-After is retried after this (APF itself sends 1 s).
+inline constexpr std::chrono::seconds kDefaultThrottleDelay{1};
+
+// What to do with the pod next.
+enum class EvictionNext {
+  kWaitForDeletion,  // accepted: watch the pod until it disappears or is replaced (new uid)
+  kGone,             // the pod no longer exists: it counts as gone
+  kRetry,            // send the eviction again after `retry_after`
+};
+
+struct EvictionDecision {
+  EvictionNext next = EvictionNext::kRetry;
+  // For status.pendingPodsRefs[]; meaningless when next == kGone.
+  PendingReason reason = PendingReason::kEvicting;
+  std::string message;
+  // kRetry: how long to wait before the next eviction of this pod.
+  std::chrono::milliseconds retry_after{0};
+  // The pod's consecutive refusals after this answer; pass it back as `previous_refusals` for the
+  // pod's next answer (0 after an accepted eviction; unchanged after a throttled one).
+  int refusals = 0;
+  // True for a refusal: emit DrainError (Warning) on the CR with `api_message` verbatim (the pod
+  // in the Event's `related` field) and set status.lastError to it.
+  bool drain_error = false;
+  std::string api_message;
+
+  friend bool operator==(const EvictionDecision&, const EvictionDecision&) = default;
+};
+
+// The decision for one eviction answer. `covering_pdbs` are the budgets that select the pod (see
+// covering_pdbs()); they only shape the message. `previous_refusals` is the pod's `refusals` from
+// its previous decision (0 at first).
+[[nodiscard]] EvictionDecision decide_eviction(
+    const kube::EvictionResult& result, std::span<const kube::PodDisruptionBudget> covering_pdbs,
+    int previous_refusals);
+
+// The delay after the n-th consecutive refusal (n >= 1): 5 s, 10 s, 20 s, 30 s, 30 s, ...; a
+// larger `retry_after` wins, capped at kMaxRetryAfter.
+[[nodiscard]] std::chrono::milliseconds refusal_delay(
+    int refusals, std::optional<std::chrono::seconds> retry_after) noexcept;
+
+// The budgets among `pdbs` that cover `pod`: same namespace, selector matches its labels.
+[[nodiscard]] std::vector<kube::PodDisruptionBudget> covering_pdbs(
+    const kube::Pod& pod, std::span<const kube::PodDisruptionBudget> pdbs);
+
+// One budget as the status shows it, e.g.
+//   PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed (1 healthy, 1 desired)
+[[nodiscard]] std::string describe_pdb(const kube::PodDisruptionBudget& pdb);
+
+// A duration the way Go's time.Duration prints it, to the second: "0s", "45s", "2m5s", "1h0m5s".
+// Negative durations print as "0s".
+[[nodiscard]] std::string format_duration(std::chrono::seconds duration);
+
+// When the pod started terminating: deletionTimestamp minus deletionGracePeriodSeconds (the API
+// server sets deletionTimestamp to the end of the grace period). std::nullopt when the pod is not
+// terminating.
+[[nodiscard]] std::optional<kube::Time> terminating_since(const kube::Pod& pod);
+
+// The pendingPodsRefs message for a pod whose eviction was accepted:
+//   terminating for 2m5s
+//   terminating for 2m5s (past its 30s grace period)      once the grace period is over
+//   eviction accepted, waiting for the pod to terminate   before deletionTimestamp is seen
+[[nodiscard]] std::string termination_message(const kube::Pod& pod, kube::Time now);
+
+}  // namespace nmo::op
