@@ -118,7 +118,8 @@ class Controller {
   Controller(const asio::any_io_executor& executor, std::string name, ReconcileFunction reconcile,
              ControllerOptions options = {}, const Clock& clock = system_clock());
   // Shuts the queue down and cancels running workers without waiting; see the file comment.
-  ~Controller();
+  // Throws only on resource exhaustion (a mutex or a post), where terminating is right.
+  ~Controller();  // NOLINT(bugprone-exception-escape)
 
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;

@@ -20,26 +20,6 @@ kube::Time wall_now() {
   return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
 }
 
-PendingPodReason api_reason(PendingReason reason) {
-  switch (reason) {
-    case PendingReason::kEvicting:
-      return PendingPodReason::kEvicting;
-    case PendingReason::kWaitingForTermination:
-      return PendingPodReason::kWaitingForTermination;
-    case PendingReason::kBlockedByPdb:
-      return PendingPodReason::kBlockedByPdb;
-    case PendingReason::kMultiplePdbs:
-      return PendingPodReason::kMultiplePdbs;
-    case PendingReason::kEvictionDeferred:
-      return PendingPodReason::kEvictionDeferred;
-    case PendingReason::kNamespaceTerminating:
-      return PendingPodReason::kNamespaceTerminating;
-    case PendingReason::kError:
-      return PendingPodReason::kError;
-  }
-  return PendingPodReason::kError;
-}
-
 LedgerSeed seed_of(const NodeMaintenanceStatus& status) {
   LedgerSeed seed;
   seed.total_pods = status.total_pods;
@@ -49,9 +29,7 @@ LedgerSeed seed_of(const NodeMaintenanceStatus& status) {
       LedgerSeed::PendingPod pod;
       pod.namespace_ = ref.namespace_;
       pod.name = ref.name;
-      if (ref.reason) {
-        pod.reason = parse_pending_reason(to_string(*ref.reason)).value_or(PendingReason::kEvicting);
-      }
+      pod.reason = ref.reason.value_or(PendingPodReason::kEvicting);
       pod.message = ref.message;
       seed.pending.push_back(std::move(pod));
     }
@@ -138,7 +116,7 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
     const LedgerPod* entry = m.ledger->find(pod.meta.uid);
     if (entry == nullptr || entry->gone) continue;
     if (is_terminating(pod)) {
-      m.ledger->set_pending(pod.meta.uid, PendingReason::kWaitingForTermination,
+      m.ledger->set_pending(pod.meta.uid, PendingPodReason::kWaitingForTermination,
                             termination_message(pod, now));
       // The message counts the seconds: look again while the pod lingers.
       const Clock::time_point again = tick + std::chrono::seconds(5);
@@ -166,9 +144,9 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
   for (const LedgerPod& pod : m.ledger->pending_pods()) {
     status.pending_pods_refs.push_back(PendingPodRef{.namespace_ = pod.namespace_,
                                                      .name = pod.name,
-                                                     .reason = api_reason(pod.reason),
+                                                     .reason = pod.reason,
                                                      .message = pod.message});
-    if (pod.reason != PendingReason::kEvicting && pod.reason != PendingReason::kWaitingForTermination) {
+    if (pod.reason != PendingPodReason::kEvicting && pod.reason != PendingPodReason::kWaitingForTermination) {
       blocked = true;
       if (blocked_reason.empty()) blocked_reason = std::string(to_string(pod.reason));
     }
@@ -190,7 +168,7 @@ void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& po
   PodEviction& eviction = m.evictions[pod.meta.uid];
   eviction.in_flight = true;
   ++m.in_flight;
-  m.ledger->set_pending(pod.meta.uid, PendingReason::kEvicting, "");
+  m.ledger->set_pending(pod.meta.uid, PendingPodReason::kEvicting, "");
   asio::co_spawn(executor_,
                  evict(nm.meta.name, nm.meta.uid, pod, nm.spec.grace_period_seconds, m.alive),
                  asio::detached);
@@ -225,7 +203,7 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   if (!answer) {
     log.warn("could not send an eviction; retrying", {{"error", answer.error().describe()}});
     eviction.retry_at = clock_.now() + kTransportRetry;
-    if (m.ledger) m.ledger->set_pending(pod.meta.uid, PendingReason::kError, answer.error().describe());
+    if (m.ledger) m.ledger->set_pending(pod.meta.uid, PendingPodReason::kError, answer.error().describe());
     controller_.enqueue(cr_name);
     co_return;
   }

@@ -177,8 +177,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     }
     if (older) {
       if (status.phase == Phase::kFailed) co_return ReconcileAction::done();
-      co_return co_await fail(std::move(nm), std::move(status),
-                              duplicate_message(nm.spec.node_name, older->meta.name), false);
+      std::string message = duplicate_message(nm.spec.node_name, older->meta.name);
+      co_return co_await fail(std::move(nm), std::move(status), std::move(message), false);
     }
   }
 
@@ -193,8 +193,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     const bool touched = status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
                          failure == FailureKind::kTimeout;
     log.info("the node does not exist", {{"phase", to_string(*status.phase)}});
-    co_return co_await fail(std::move(nm), std::move(status), node_not_found(nm.spec.node_name),
-                            touched);
+    std::string message = node_not_found(nm.spec.node_name);
+    co_return co_await fail(std::move(nm), std::move(status), std::move(message), touched);
   }
   if (failure == FailureKind::kNodeMissing) {
     log.info("the node exists again; the maintenance waits for its gates");
@@ -416,9 +416,9 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
       if (!*renewed) {
         status.last_error = "the node lease is held by another holder";
         if (lease_errors_exceeded(static_cast<int>(status.error_on_lease_count))) {
-          co_return co_await fail(std::move(nm), std::move(status),
-                                  lease_failure_message(static_cast<int>(status.error_on_lease_count)),
-                                  true);
+          std::string message =
+              lease_failure_message(static_cast<int>(status.error_on_lease_count));
+          co_return co_await fail(std::move(nm), std::move(status), std::move(message), true);
         }
         sooner(clock_.now() + kNodeLeaseRetryInterval);
       }

@@ -66,7 +66,7 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
   EvictionDecision decision;
   const Error& status = result.status;
   const int refusals = std::max(previous_refusals, 0) + 1;
-  auto refuse = [&](PendingReason reason, std::string message, milliseconds delay) {
+  auto refuse = [&](PendingPodReason reason, std::string message, milliseconds delay) {
     decision.next = EvictionNext::kRetry;
     decision.reason = reason;
     decision.message = std::move(message);
@@ -78,7 +78,7 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
   switch (result.outcome) {
     case kube::EvictionOutcome::kEvicted:
       decision.next = EvictionNext::kWaitForDeletion;
-      decision.reason = PendingReason::kWaitingForTermination;
+      decision.reason = PendingPodReason::kWaitingForTermination;
       decision.message = "eviction accepted, waiting for the pod to terminate";
       return decision;
     case kube::EvictionOutcome::kNotFound:
@@ -86,24 +86,24 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
       return decision;
     case kube::EvictionOutcome::kThrottled: {
       decision.next = EvictionNext::kRetry;
-      decision.reason = PendingReason::kEvicting;
+      decision.reason = PendingPodReason::kEvicting;
       const seconds wait = result.retry_after().value_or(kDefaultThrottleDelay);
       decision.retry_after = std::clamp(wait, kDefaultThrottleDelay, kMaxRefusalDelay);
       decision.refusals = std::max(previous_refusals, 0);
       return decision;
     }
     case kube::EvictionOutcome::kBlockedByPdb:
-      refuse(PendingReason::kBlockedByPdb, pdb_blocked_message(status, covering_pdbs),
+      refuse(PendingPodReason::kBlockedByPdb, pdb_blocked_message(status, covering_pdbs),
              refusal_delay(refusals, result.retry_after()));
       return decision;
     case kube::EvictionOutcome::kDeferred:
-      refuse(PendingReason::kEvictionDeferred, api_text(status),
+      refuse(PendingPodReason::kEvictionDeferred, api_text(status),
              refusal_delay(refusals, result.retry_after()));
       return decision;
     case kube::EvictionOutcome::kMultiplePdbs: {
       // Nothing changes until someone fixes the budgets: retry at the slowest pace at once.
       const std::string names = join_pdb_names(covering_pdbs);
-      refuse(PendingReason::kMultiplePdbs,
+      refuse(PendingPodReason::kMultiplePdbs,
              fmt::format("covered by more than one PodDisruptionBudget{}; the Eviction API refuses "
                          "the pod until only one remains; retrying every {}",
                          names.empty() ? std::string() : fmt::format(" ({})", names),
@@ -112,13 +112,13 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
       return decision;
     }
     case kube::EvictionOutcome::kNamespaceTerminating:
-      refuse(PendingReason::kNamespaceTerminating, api_text(status),
+      refuse(PendingPodReason::kNamespaceTerminating, api_text(status),
              refusal_delay(refusals, result.retry_after()));
       return decision;
     case kube::EvictionOutcome::kRefused:
       break;
   }
-  refuse(PendingReason::kError, api_text(status), refusal_delay(refusals, result.retry_after()));
+  refuse(PendingPodReason::kError, api_text(status), refusal_delay(refusals, result.retry_after()));
   return decision;
 }
 
@@ -139,16 +139,6 @@ std::string describe_pdb(const kube::PodDisruptionBudget& pdb) {
                      pdb.current_healthy, pdb.desired_healthy);
 }
 
-std::string format_duration(seconds duration) {
-  const auto total = std::max<seconds::rep>(duration.count(), 0);
-  const auto hours = total / 3600;
-  const auto minutes = (total % 3600) / 60;
-  const auto secs = total % 60;
-  if (hours > 0) return fmt::format("{}h{}m{}s", hours, minutes, secs);
-  if (minutes > 0) return fmt::format("{}m{}s", minutes, secs);
-  return fmt::format("{}s", secs);
-}
-
 std::optional<kube::Time> terminating_since(const kube::Pod& pod) {
   if (!pod.meta.deletion_timestamp) return std::nullopt;
   const seconds grace{pod.meta.deletion_grace_period_seconds.value_or(0)};
@@ -159,7 +149,7 @@ std::string termination_message(const kube::Pod& pod, kube::Time now) {
   const std::optional<kube::Time> since = terminating_since(pod);
   if (!since) return "eviction accepted, waiting for the pod to terminate";
   const auto elapsed = std::chrono::floor<seconds>(now - *since);
-  std::string message = fmt::format("terminating for {}", format_duration(elapsed));
+  std::string message = fmt::format("terminating for {}", format_duration(std::max(elapsed, seconds{0})));
   if (pod.meta.deletion_grace_period_seconds && now > *pod.meta.deletion_timestamp) {
     message += fmt::format(" (past its {} grace period)",
                            format_duration(seconds{*pod.meta.deletion_grace_period_seconds}));

@@ -31,7 +31,7 @@
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
 #include "kube/client/eviction.h"
-#include "operator/drain/pending_reason.h"
+#include "operator/api/node_maintenance.h"
 
 namespace nmo::op {
 
@@ -52,7 +52,7 @@ enum class EvictionNext {
 struct EvictionDecision {
   EvictionNext next = EvictionNext::kRetry;
   // For status.pendingPodsRefs[]; meaningless when next == kGone.
-  PendingReason reason = PendingReason::kEvicting;
+  PendingPodReason reason = PendingPodReason::kEvicting;
   std::string message;
   // kRetry: how long to wait before the next eviction of this pod.
   std::chrono::milliseconds retry_after{0};
@@ -87,9 +87,6 @@ struct EvictionDecision {
 //   PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed (1 healthy, 1 desired)
 [[nodiscard]] std::string describe_pdb(const kube::PodDisruptionBudget& pdb);
 
-// A duration the way Go's time.Duration prints it, to the second: "0s", "45s", "2m5s", "1h0m5s".
-// Negative durations print as "0s".
-[[nodiscard]] std::string format_duration(std::chrono::seconds duration);
 
 // When the pod started terminating: deletionTimestamp minus deletionGracePeriodSeconds (the API
 // server sets deletionTimestamp to the end of the grace period). std::nullopt when the pod is not

@@ -39,7 +39,7 @@ TEST(DecideEvictionTest, AcceptedWaitsForTermination) {
   const EvictionDecision d =
       decide_eviction(answer(kube::EvictionOutcome::kEvicted, 201, ""), {}, 3);
   EXPECT_EQ(d.next, EvictionNext::kWaitForDeletion);
-  EXPECT_EQ(d.reason, PendingReason::kWaitingForTermination);
+  EXPECT_EQ(d.reason, PendingPodReason::kWaitingForTermination);
   EXPECT_EQ(d.refusals, 0);
   EXPECT_FALSE(d.drain_error);
 }
@@ -58,7 +58,7 @@ TEST(DecideEvictionTest, BlockedByPdbNamesTheBudgetAndReportsTheApiTextVerbatim)
   const EvictionDecision d =
       decide_eviction(answer(kube::EvictionOutcome::kBlockedByPdb, 429, kPdbRefusal), covering, 0);
   EXPECT_EQ(d.next, EvictionNext::kRetry);
-  EXPECT_EQ(d.reason, PendingReason::kBlockedByPdb);
+  EXPECT_EQ(d.reason, PendingPodReason::kBlockedByPdb);
   EXPECT_EQ(to_string(d.reason), "BlockedByPDB");
   EXPECT_EQ(d.message,
             "PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed (1 healthy, 1 "
@@ -123,7 +123,7 @@ TEST(DecideEvictionTest, ThrottledIsNotABlocker) {
                              "Too many requests, please try again later.", seconds{2}),
                       {}, 2);
   EXPECT_EQ(d.next, EvictionNext::kRetry);
-  EXPECT_EQ(d.reason, PendingReason::kEvicting);
+  EXPECT_EQ(d.reason, PendingPodReason::kEvicting);
   EXPECT_EQ(d.retry_after, seconds{2});
   EXPECT_EQ(d.refusals, 2);  // the backoff does not move
   EXPECT_FALSE(d.drain_error);
@@ -143,7 +143,7 @@ TEST(DecideEvictionTest, DeferredByKubeVirt) {
       "Eviction triggered evacuation of VMI \"vms/order-db\"";
   const EvictionDecision d =
       decide_eviction(answer(kube::EvictionOutcome::kDeferred, 429, text), {}, 0);
-  EXPECT_EQ(d.reason, PendingReason::kEvictionDeferred);
+  EXPECT_EQ(d.reason, PendingPodReason::kEvictionDeferred);
   EXPECT_EQ(to_string(d.reason), "EvictionDeferred");
   EXPECT_EQ(d.message, text);
   EXPECT_TRUE(d.drain_error);
@@ -159,7 +159,7 @@ TEST(DecideEvictionTest, MultiplePdbsRetrySlowlyAndSaySo) {
                                                         pdb("shop", "b", 1, 2, 1)};
   const EvictionDecision d =
       decide_eviction(answer(kube::EvictionOutcome::kMultiplePdbs, 500, text), covering, 0);
-  EXPECT_EQ(d.reason, PendingReason::kMultiplePdbs);
+  EXPECT_EQ(d.reason, PendingPodReason::kMultiplePdbs);
   EXPECT_EQ(to_string(d.reason), "MultiplePDBs");
   EXPECT_EQ(d.message,
             "covered by more than one PodDisruptionBudget (shop/a, shop/b); the Eviction API "
@@ -178,7 +178,7 @@ TEST(DecideEvictionTest, NamespaceTerminatingAndOtherRefusals) {
       "being terminated";
   EvictionDecision d = decide_eviction(
       answer(kube::EvictionOutcome::kNamespaceTerminating, 403, terminating), {}, 1);
-  EXPECT_EQ(d.reason, PendingReason::kNamespaceTerminating);
+  EXPECT_EQ(d.reason, PendingPodReason::kNamespaceTerminating);
   EXPECT_EQ(d.message, terminating);
   EXPECT_EQ(d.retry_after, seconds{10});
   EXPECT_EQ(d.refusals, 2);
@@ -186,7 +186,7 @@ TEST(DecideEvictionTest, NamespaceTerminatingAndOtherRefusals) {
   d = decide_eviction(answer(kube::EvictionOutcome::kRefused, 403,
                              "pods \"web\" is forbidden: User cannot create pods/eviction"),
                       {}, 0);
-  EXPECT_EQ(d.reason, PendingReason::kError);
+  EXPECT_EQ(d.reason, PendingPodReason::kError);
   EXPECT_EQ(to_string(d.reason), "Error");
   EXPECT_TRUE(d.drain_error);
   EXPECT_EQ(d.api_message, "pods \"web\" is forbidden: User cannot create pods/eviction");
@@ -216,31 +216,6 @@ TEST(CoveringPdbsTest, SameNamespaceAndMatchingSelector) {
   const std::vector<kube::PodDisruptionBudget> covering = covering_pdbs(pod, all);
   ASSERT_EQ(covering.size(), 1U);
   EXPECT_EQ(covering[0].meta.name, "db");
-}
-
-TEST(PendingReasonTest, SpellingsRoundTrip) {
-  const std::vector<std::pair<PendingReason, std::string>> expected{
-      {PendingReason::kEvicting, "Evicting"},
-      {PendingReason::kWaitingForTermination, "WaitingForTermination"},
-      {PendingReason::kBlockedByPdb, "BlockedByPDB"},
-      {PendingReason::kMultiplePdbs, "MultiplePDBs"},
-      {PendingReason::kEvictionDeferred, "EvictionDeferred"},
-      {PendingReason::kNamespaceTerminating, "NamespaceTerminating"},
-      {PendingReason::kError, "Error"}};
-  for (const auto& [reason, text] : expected) {
-    EXPECT_EQ(to_string(reason), text);
-    EXPECT_EQ(parse_pending_reason(text), reason);
-  }
-  EXPECT_EQ(parse_pending_reason("blockedbypdb"), std::nullopt);
-  EXPECT_EQ(parse_pending_reason(""), std::nullopt);
-}
-
-TEST(FormatDurationTest, GoStyle) {
-  EXPECT_EQ(format_duration(seconds{0}), "0s");
-  EXPECT_EQ(format_duration(seconds{45}), "45s");
-  EXPECT_EQ(format_duration(seconds{125}), "2m5s");
-  EXPECT_EQ(format_duration(seconds{3605}), "1h0m5s");
-  EXPECT_EQ(format_duration(seconds{-3}), "0s");
 }
 
 TEST(TerminationMessageTest, HowLongThePodHasBeenTerminating) {

@@ -61,7 +61,7 @@ void DrainLedger::add(const kube::Pod& pod, LedgerChanges& changes) {
                             .namespace_ = pod.meta.namespace_,
                             .name = pod.meta.name,
                             .gone = finished,
-                            .reason = PendingReason::kEvicting,
+                            .reason = PendingPodReason::kEvicting,
                             .message = {}});
   LedgerPodRef ref{.uid = pod.meta.uid, .namespace_ = pod.meta.namespace_, .name = pod.meta.name};
   if (finished) {
@@ -123,7 +123,7 @@ bool DrainLedger::mark_gone(std::string_view uid) {
   return true;
 }
 
-bool DrainLedger::set_pending(std::string_view uid, PendingReason reason, std::string message) {
+bool DrainLedger::set_pending(std::string_view uid, PendingPodReason reason, std::string message) {
   LedgerPod* entry = find_mutable(uid);
   if (entry == nullptr || entry->gone) return false;
   if (entry->reason == reason && entry->message == message) return false;

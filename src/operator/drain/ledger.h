@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "kube/api/pod.h"
-#include "operator/drain/pending_reason.h"
+#include "operator/api/node_maintenance.h"
 
 namespace nmo::op {
 
@@ -52,7 +52,7 @@ struct LedgerPod {
   std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
   std::string name;
   bool gone = false;
-  PendingReason reason = PendingReason::kEvicting;  // while not gone
+  PendingPodReason reason = PendingPodReason::kEvicting;  // while not gone
   std::string message;                              // while not gone
 
   friend bool operator==(const LedgerPod&, const LedgerPod&) = default;
@@ -80,7 +80,7 @@ struct LedgerSeed {
   struct PendingPod {
     std::string namespace_;  // NOLINT(readability-identifier-naming); empty: match any namespace
     std::string name;
-    PendingReason reason = PendingReason::kEvicting;
+    PendingPodReason reason = PendingPodReason::kEvicting;
     std::string message;
   };
   std::int64_t total_pods = 0;     // status.totalPods
@@ -109,7 +109,7 @@ class DrainLedger {
 
   // Records why a pod is still pending. Returns true when reason or message changed (the status
   // then needs a write); false when unchanged, unknown, or gone.
-  bool set_pending(std::string_view uid, PendingReason reason, std::string message);
+  bool set_pending(std::string_view uid, PendingPodReason reason, std::string message);
 
   // status.totalPods, status.evictionPods, status.drainProgress.
   [[nodiscard]] std::int64_t total_pods() const noexcept;

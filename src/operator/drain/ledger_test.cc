@@ -77,15 +77,15 @@ TEST(DrainLedgerTest, PendingReasonsAndMessages) {
   const std::vector<kube::Pod> pods{pod("kubevirt-system", "virt-launcher-order-db", "u7")};
   (void)ledger.sync(pods);
   ASSERT_EQ(ledger.pending_pods().size(), 1U);
-  EXPECT_EQ(ledger.pending_pods()[0].reason, PendingReason::kEvicting);
+  EXPECT_EQ(ledger.pending_pods()[0].reason, PendingPodReason::kEvicting);
   const std::string message =
       "PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed (1 healthy, 1 desired)";
-  EXPECT_TRUE(ledger.set_pending("u7", PendingReason::kBlockedByPdb, message));
-  EXPECT_FALSE(ledger.set_pending("u7", PendingReason::kBlockedByPdb, message));  // no change
-  EXPECT_FALSE(ledger.set_pending("unknown", PendingReason::kError, "x"));
+  EXPECT_TRUE(ledger.set_pending("u7", PendingPodReason::kBlockedByPdb, message));
+  EXPECT_FALSE(ledger.set_pending("u7", PendingPodReason::kBlockedByPdb, message));  // no change
+  EXPECT_FALSE(ledger.set_pending("unknown", PendingPodReason::kError, "x"));
   const LedgerPod pending = ledger.pending_pods()[0];
   EXPECT_EQ(pending.namespace_, "kubevirt-system");
-  EXPECT_EQ(pending.reason, PendingReason::kBlockedByPdb);
+  EXPECT_EQ(pending.reason, PendingPodReason::kBlockedByPdb);
   EXPECT_EQ(pending.message, message);
   ASSERT_NE(ledger.find("u7"), nullptr);
   EXPECT_EQ(ledger.find("u7")->name, "virt-launcher-order-db");
@@ -102,7 +102,7 @@ TEST(DrainLedgerTest, PodThatFinishesByItselfCountsAsGone) {
   EXPECT_THAT(names_of(changes.gone), ElementsAre("virt-launcher-a"));
   EXPECT_EQ(ledger.eviction_pods(), 1);
   EXPECT_EQ(ledger.drain_progress(), 50);
-  EXPECT_FALSE(ledger.set_pending("u1", PendingReason::kError, "x"));  // gone pods stay gone
+  EXPECT_FALSE(ledger.set_pending("u1", PendingPodReason::kError, "x"));  // gone pods stay gone
   // It stays gone while its object lingers, and is never counted twice.
   EXPECT_TRUE(ledger.sync(pods).empty());
   EXPECT_EQ(ledger.total_pods(), 2);
@@ -164,12 +164,12 @@ LedgerSeed story_seed() {
       .eviction_pods = 6,
       .pending = {{.namespace_ = "kubevirt-system",
                    .name = "virt-launcher-order-db",
-                   .reason = PendingReason::kBlockedByPdb,
+                   .reason = PendingPodReason::kBlockedByPdb,
                    .message = "PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed "
                               "(1 healthy, 1 desired)"},
                   {.namespace_ = "kubevirt-system",
                    .name = "virt-launcher-orders",
-                   .reason = PendingReason::kWaitingForTermination,
+                   .reason = PendingPodReason::kWaitingForTermination,
                    .message = "terminating for 2m5s"}}};
 }
 
@@ -193,7 +193,7 @@ TEST(DrainLedgerRestoreTest, CountersAreNotRecomputed) {
   EXPECT_EQ(ledger.drain_progress(), 75);
   // The pods took over their uids and kept the reasons from the status.
   ASSERT_NE(ledger.find("u7"), nullptr);
-  EXPECT_EQ(ledger.find("u7")->reason, PendingReason::kBlockedByPdb);
+  EXPECT_EQ(ledger.find("u7")->reason, PendingPodReason::kBlockedByPdb);
   EXPECT_EQ(ledger.find("u8")->message, "terminating for 2m5s");
 }
 

@@ -237,6 +237,59 @@ std::optional<std::int64_t> int_at(const json::value& v, const std::string& poin
   return found->to_number<std::int64_t>();
 }
 
+namespace {
+
+// Standard base64 with padding, as etcd's JSON gateway expects for keys and values.
+std::string base64(const std::string& in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const auto n = (static_cast<unsigned>(static_cast<unsigned char>(in[i])) << 16U) |
+                   (static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8U) |
+                   static_cast<unsigned>(static_cast<unsigned char>(in[i + 2]));
+    for (const unsigned shift : {18U, 12U, 6U, 0U}) out.push_back(kAlphabet[(n >> shift) & 63U]);
+  }
+  if (i < in.size()) {
+    unsigned n = static_cast<unsigned>(static_cast<unsigned char>(in[i])) << 16U;
+    if (i + 1 < in.size()) n |= static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8U;
+    out.push_back(kAlphabet[(n >> 18U) & 63U]);
+    out.push_back(kAlphabet[(n >> 12U) & 63U]);
+    out.push_back(i + 1 < in.size() ? kAlphabet[(n >> 6U) & 63U] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> put_etcd_key(const std::string& key, const std::string& value) {
+  const char* url = std::getenv("NMO_ETCD_URL");
+  if (url == nullptr || *url == '\0') {
+    ADD_FAILURE() << "NMO_ETCD_URL is not set: run `eval \"$(make -s cluster-env)\"` or make test";
+    return std::nullopt;
+  }
+  json::object request;
+  request["key"] = base64(key);
+  request["value"] = base64(value);
+  ProcessResult put = run_process({"curl", "-sf", "-X", "POST", std::string(url) + "/v3/kv/put",
+                                   "-d", json::serialize(request)});
+  if (!put.ok()) {
+    ADD_FAILURE() << "etcd put failed (" << put.exit_code << "): " << put.err;
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  const json::value reply = json::parse(put.out, ec);
+  // The gateway prints 64-bit integers as strings.
+  const std::string revision = ec ? std::string() : string_at(reply, "/header/revision");
+  if (revision.empty() || revision.find_first_not_of("0123456789") != std::string::npos) {
+    ADD_FAILURE() << "etcd put reply has no revision: " << put.out;
+    return std::nullopt;
+  }
+  return std::stoll(revision);
+}
+
 bool compact_etcd() {
   const char* url = std::getenv("NMO_ETCD_URL");
   if (url == nullptr || *url == '\0') {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -140,5 +141,11 @@ std::optional<std::int64_t> int_at(const boost::json::value& v, const std::strin
 /// it serves them from its watch cache or from etcd). Needs NMO_ETCD_URL, which `make test`
 /// and `make cluster-env` export. Returns false and records a failure when it cannot.
 bool compact_etcd();
+
+/// Writes `value` under `key` in the local cluster's etcd, through the same JSON gateway as
+/// compact_etcd(), which moves etcd's revision on by one. Keep `key` outside /registry/, where
+/// the API server keeps its objects. Returns etcd's revision after the write, or std::nullopt
+/// (and records a failure) when it cannot.
+std::optional<std::int64_t> put_etcd_key(const std::string& key, const std::string& value);
 
 }  // namespace nmo::e2e
