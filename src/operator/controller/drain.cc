@@ -81,8 +81,8 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
 
   const bool fresh = !m.ledger.has_value();
   if (fresh) {
-    const bool restored = status.total_pods > 0 || status.phase == Phase::kSucceeded ||
-                          !status.pending_pods.empty();
+    const bool restored =
+        status.total_pods > 0 || status.phase == Phase::kSucceeded || !status.pending_pods.empty();
     m.ledger = restored ? DrainLedger::restore(seed_of(status)) : DrainLedger();
   }
   const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
@@ -146,7 +146,8 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
                                                      .name = pod.name,
                                                      .reason = pod.reason,
                                                      .message = pod.message});
-    if (pod.reason != PendingPodReason::kEvicting && pod.reason != PendingPodReason::kWaitingForTermination) {
+    if (pod.reason != PendingPodReason::kEvicting &&
+        pod.reason != PendingPodReason::kWaitingForTermination) {
       blocked = true;
       if (blocked_reason.empty()) blocked_reason = std::string(to_string(pod.reason));
     }
@@ -186,8 +187,8 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
                  answer->outcome == kube::EvictionOutcome::kMultiplePdbs)) {
     // The budgets only shape the message; without them the API's text still says enough.
     kube::ListOptions list_options;
-    auto pdbs = co_await client_.list_all<kube::PodDisruptionBudget>(pod.meta.namespace_,
-                                                                     list_options);
+    auto pdbs =
+        co_await client_.list_all<kube::PodDisruptionBudget>(pod.meta.namespace_, list_options);
     if (pdbs) covering = covering_pdbs(pod, pdbs->items);
   }
   if (!*alive) co_return;
@@ -203,7 +204,8 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   if (!answer) {
     log.warn("could not send an eviction; retrying", {{"error", answer.error().describe()}});
     eviction.retry_at = clock_.now() + kTransportRetry;
-    if (m.ledger) m.ledger->set_pending(pod.meta.uid, PendingPodReason::kError, answer.error().describe());
+    if (m.ledger)
+      m.ledger->set_pending(pod.meta.uid, PendingPodReason::kError, answer.error().describe());
     controller_.enqueue(cr_name);
     co_return;
   }
@@ -241,7 +243,8 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   }
   controller_.enqueue(cr_name);
   // A pod waiting for a retry needs a reconcile at its time even without a watch event.
-  if (decision.next == EvictionNext::kRetry) controller_.enqueue_after(cr_name, decision.retry_after);
+  if (decision.next == EvictionNext::kRetry)
+    controller_.enqueue_after(cr_name, decision.retry_after);
 }
 
 }  // namespace nmo::op::internal

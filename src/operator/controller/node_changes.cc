@@ -33,7 +33,8 @@ asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, boo
     co_return current.error();
   }
   const RestorePlan plan = restore_patch(*current, nm.meta.uid);
-  if (left_cordoned != nullptr) *left_cordoned = plan.kind != RestoreKind::kNotOurs && plan.left_cordoned;
+  if (left_cordoned != nullptr)
+    *left_cordoned = plan.kind != RestoreKind::kNotOurs && plan.left_cordoned;
   if (plan.kind == RestoreKind::kNotOurs || !plan.patch) co_return false;
   const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name);
   const kube::WriteOptions options;
@@ -43,9 +44,10 @@ asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, boo
     if (written.error().code == ErrorCode::kNotFound) co_return false;
     co_return written.error();
   }
-  log_for(nm).info("node restored", {{"uncordoned", plan.uncordons},
-                                     {"left_cordoned", plan.left_cordoned},
-                                     {"adopted_upstream", plan.kind == RestoreKind::kAdoptedUpstream}});
+  log_for(nm).info("node restored",
+                   {{"uncordoned", plan.uncordons},
+                    {"left_cordoned", plan.left_cordoned},
+                    {"adopted_upstream", plan.kind == RestoreKind::kAdoptedUpstream}});
   co_return plan.uncordons;
 }
 

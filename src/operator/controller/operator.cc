@@ -46,17 +46,17 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   });
   maintenance_reflector_ = std::make_unique<runtime::Reflector<NodeMaintenance>>(
       executor_, client_, "", kube::ListOptions{}, maintenances_, clock_);
-  maintenance_reflector_->on_change([this](const NodeMaintenance* before,
-                                           const NodeMaintenance* after) {
-    if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
-    controller_.enqueue(name_of(before, after));
-    // A maintenance that ends or changes phase may free a slot or change who is oldest.
-    if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
-        after->meta.deletion_timestamp.has_value()) {
-      enqueue_waiting();
-    }
-    if (after == nullptr) prune_watches();
-  });
+  maintenance_reflector_->on_change(
+      [this](const NodeMaintenance* before, const NodeMaintenance* after) {
+        if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
+        controller_.enqueue(name_of(before, after));
+        // A maintenance that ends or changes phase may free a slot or change who is oldest.
+        if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
+            after->meta.deletion_timestamp.has_value()) {
+          enqueue_waiting();
+        }
+        if (after == nullptr) prune_watches();
+      });
 
   node_lease_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
       executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_, clock_);
@@ -72,7 +72,8 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
     etcd_pod_reflector_ = std::make_unique<runtime::Reflector<kube::Pod>>(
         executor_, client_, std::string(kEtcdNamespace),
         kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_);
-    etcd_pod_reflector_->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+    etcd_pod_reflector_->on_change(
+        [this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
     for (std::string_view label : {kControlPlaneLabel, kMasterLabel}) {
       auto store = std::make_shared<runtime::Store<kube::Node>>();
       auto reflector = std::make_unique<runtime::Reflector<kube::Node>>(
@@ -100,8 +101,8 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
                     "the NodeMaintenance cache did not sync; is the CRD installed?");
   }
   if (!co_await node_lease_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout, "the Lease cache of namespace " +
-                                             options_.lease_namespace + " did not sync");
+    co_return Error(ErrorCode::kTimeout,
+                    "the Lease cache of namespace " + options_.lease_namespace + " did not sync");
   }
   if (!co_await slot_reflector_->wait_synced(timeout)) {
     co_return Error(ErrorCode::kTimeout,
@@ -118,9 +119,9 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
   controller_.enqueue(std::string(kHousekeepingKey));
   controller_.start();
   ready_ = true;
-  logger_.info("controller started", {{"maintenances", maintenances_->size()},
-                                      {"max_parallel_maintenances",
-                                       options_.max_parallel_maintenances}});
+  logger_.info("controller started",
+               {{"maintenances", maintenances_->size()},
+                {"max_parallel_maintenances", options_.max_parallel_maintenances}});
   co_return Result<void>();
 }
 

@@ -31,7 +31,8 @@ namespace nmo::op {
 
 struct OperatorOptions {
   /// The operator's namespace: budget slot Leases and the leader Lease.
-  std::string namespace_ = "node-maintenance-operator-system";  // NOLINT(readability-identifier-naming)
+  std::string namespace_ =
+      "node-maintenance-operator-system";  // NOLINT(readability-identifier-naming)
   /// Namespace of the medik8s node leases (shared with Node Health Check, Self Node Remediation).
   std::string lease_namespace = "medik8s-leases";
   /// Nodes under maintenance at once (SPEC §2.2).

@@ -81,7 +81,8 @@ Condition condition(std::string_view type, bool status, std::string reason, std:
 
 ReconcileAction after_until(std::optional<Clock::time_point> when, Clock::time_point now) {
   if (!when) return ReconcileAction::done();
-  return ReconcileAction::after(std::max<Clock::duration>(*when - now, std::chrono::milliseconds(1)));
+  return ReconcileAction::after(
+      std::max<Clock::duration>(*when - now, std::chrono::milliseconds(1)));
 }
 
 }  // namespace
@@ -254,8 +255,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   const QuorumStabilityTracker::Verdict quorum = quorum_verdict(nm, *node_now);
   if (!quorum.open) {
     const std::string message = etcd_quorum_blocked_message(nm.spec.node_name);
-    const bool changed = set_condition(status.conditions,
-                                       condition(kConditionBlocked, true, "EtcdQuorum", message), now);
+    const bool changed = set_condition(
+        status.conditions, condition(kConditionBlocked, true, "EtcdQuorum", message), now);
     if (!quorum.recheck_at && changed) {
       event(nm, std::string(kEventWarning), "BlockedByEtcdQuorum", message);
       log.info("waiting: etcd quorum would be lost");
@@ -264,7 +265,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
     if (!written) co_return written.error();
     if (quorum.recheck_at) {
       log.info("etcd quorum is safe; waiting for it to stay so",
-               {{"stable_for_seconds", static_cast<std::int64_t>(options_.etcd_quorum_stable_for.count())}});
+               {{"stable_for_seconds",
+                 static_cast<std::int64_t>(options_.etcd_quorum_stable_for.count())}});
     }
     co_return after_until(quorum.recheck_at ? quorum.recheck_at : *written, clock_.now());
   }
@@ -311,8 +313,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
     if (classify_node_lease(*l, now) != NodeLeaseState::kHeldByOther) continue;
     const std::string prefix = "node-";
     if (!starts_with(l->meta.name, prefix)) continue;
-    foreign.push_back(ForeignNodeLease{.node = l->meta.name.substr(prefix.size()),
-                                       .holder = lease_holder(*l)});
+    foreign.push_back(
+        ForeignNodeLease{.node = l->meta.name.substr(prefix.size()), .holder = lease_holder(*l)});
   }
   const BudgetDecision decision =
       decide_admissions(candidates, foreign, options_.max_parallel_maintenances);
@@ -347,7 +349,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   auto leased = co_await take_node_lease(nm.spec.node_name);
   if (!leased || !*leased) {
     auto released = co_await release_slot(nm.meta.name);
-    if (!released) log.warn("could not give the slot back", {{"error", released.error().describe()}});
+    if (!released)
+      log.warn("could not give the slot back", {{"error", released.error().describe()}});
     if (!leased) co_return leased.error();
     co_return ReconcileAction::after(kConflictRetry);
   }
@@ -378,13 +381,15 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
   };
 
   // The node: cordoned and tainted, and kept so (SPEC §2.3, §2.5).
-  const bool first_time = find_condition(status.conditions, kConditionCordoned) == nullptr ||
-                          find_condition(status.conditions, kConditionCordoned)->status !=
-                              ConditionStatus::kTrue;
+  const bool first_time =
+      find_condition(status.conditions, kConditionCordoned) == nullptr ||
+      find_condition(status.conditions, kConditionCordoned)->status != ConditionStatus::kTrue;
   auto patched = co_await apply_node_changes(nm);
   if (!patched) {
-    if (patched.error().code == ErrorCode::kConflict || patched.error().code == ErrorCode::kInvalid) {
-      log.info("the node changed while we patched it; trying again", {{"error", patched.error().describe()}});
+    if (patched.error().code == ErrorCode::kConflict ||
+        patched.error().code == ErrorCode::kInvalid) {
+      log.info("the node changed while we patched it; trying again",
+               {{"error", patched.error().describe()}});
       co_return ReconcileAction::after(kConflictRetry);
     }
     co_return patched.error();
@@ -397,9 +402,10 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
     set_condition(status.conditions, condition(kConditionCordoned, true, "Cordoned", ""), now);
     log.info("node cordoned and tainted");
   } else if (*patched) {
-    event(nm, std::string(kEventWarning), "MaintenanceReapplied",
-          "Node " + nm.spec.node_name +
-              " was uncordoned or lost its maintenance taint while under maintenance; applied again");
+    event(
+        nm, std::string(kEventWarning), "MaintenanceReapplied",
+        "Node " + nm.spec.node_name +
+            " was uncordoned or lost its maintenance taint while under maintenance; applied again");
     log.warn("someone undid the cordon or the taint; applied again");
   }
 
@@ -411,8 +417,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
       sooner(clock_.now() + kNodeLeaseRetryInterval);
     } else {
       const LeaseCheck check = *renewed ? LeaseCheck::kAcquired : LeaseCheck::kHeldByOther;
-      status.error_on_lease_count = next_error_on_lease_count(
-          static_cast<int>(status.error_on_lease_count), check, true);
+      status.error_on_lease_count =
+          next_error_on_lease_count(static_cast<int>(status.error_on_lease_count), check, true);
       if (!*renewed) {
         status.last_error = "the node lease is held by another holder";
         if (lease_errors_exceeded(static_cast<int>(status.error_on_lease_count))) {
@@ -452,16 +458,17 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
     const kube::Time since = cordoned != nullptr ? cordoned->last_transition_time : now;
     const auto elapsed = now - since;
     if (elapsed >= *nm.spec.drain_timeout) {
-      std::string message = "drain did not complete within " +
-                            format_duration(*nm.spec.drain_timeout) + ": " +
-                            std::to_string(status.total_pods - status.eviction_pods) +
-                            " pods pending";
+      std::string message =
+          "drain did not complete within " + format_duration(*nm.spec.drain_timeout) + ": " +
+          std::to_string(status.total_pods - status.eviction_pods) + " pods pending";
       status.phase = Phase::kFailed;
       status.last_error = message;
       event(nm, std::string(kEventWarning), "FailedMaintenance", message);
-      log.warn("maintenance failed: drain timeout", {{"pending", status.total_pods - status.eviction_pods}});
+      log.warn("maintenance failed: drain timeout",
+               {{"pending", status.total_pods - status.eviction_pods}});
     } else {
-      sooner(clock_.now() + std::chrono::duration_cast<Clock::duration>(*nm.spec.drain_timeout - elapsed));
+      sooner(clock_.now() +
+             std::chrono::duration_cast<Clock::duration>(*nm.spec.drain_timeout - elapsed));
     }
   }
 
@@ -489,7 +496,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::fail(NodeMaintenance nm,
   const bool changed = status.phase != Phase::kFailed || status.last_error != message;
   status.phase = Phase::kFailed;
   status.last_error = message;
-  set_condition(status.conditions, condition(kConditionReady, false, "Failed", message), wall_now());
+  set_condition(status.conditions, condition(kConditionReady, false, "Failed", message),
+                wall_now());
   if (changed) {
     event(nm, std::string(kEventWarning), "FailedMaintenance", message);
     log.warn("maintenance failed", {{"error", message}, {"undone", undo}});
@@ -535,13 +543,12 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::finalize(NodeMaintenance 
                                         .namespace_ = "",
                                         .name = nm.spec.node_name,
                                         .uid = node(nm.spec.node_name)->meta.uid};
-      recorder_.record(node_ref, runtime::EventOptions{
-                                     .type = std::string(kEventNormal),
-                                     .reason = "UncordonNode",
-                                     .message = "Node " + nm.spec.node_name +
-                                                " uncordoned: maintenance " + nm.meta.name +
-                                                " removed",
-                                     .related = std::nullopt});
+      recorder_.record(node_ref, runtime::EventOptions{.type = std::string(kEventNormal),
+                                                       .reason = "UncordonNode",
+                                                       .message = "Node " + nm.spec.node_name +
+                                                                  " uncordoned: maintenance " +
+                                                                  nm.meta.name + " removed",
+                                                       .related = std::nullopt});
       log.info("node uncordoned");
     }
     if (left_cordoned) {
@@ -591,8 +598,8 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
   const json::object patch = status_merge_patch(status);
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name) + "/status";
   const kube::WriteOptions options;
-  auto written = co_await client_.patch(path, kube::PatchType::kMergePatch, json::serialize(patch),
-                                        options);
+  auto written =
+      co_await client_.patch(path, kube::PatchType::kMergePatch, json::serialize(patch), options);
   if (!written) co_return written.error();
   m.status = status;
   m.written = status;
@@ -602,14 +609,15 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
 
 asio::awaitable<Result<void>> OperatorImpl::add_finalizer(NodeMaintenance nm) {
   json::array patch;
-  patch.push_back({{"op", "test"}, {"path", "/metadata/resourceVersion"},
-                   {"value", nm.meta.resource_version}});
+  patch.push_back(
+      {{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", nm.meta.resource_version}});
   if (nm.meta.finalizers.empty()) {
-    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"},
+    patch.push_back({{"op", "add"},
+                     {"path", "/metadata/finalizers"},
                      {"value", json::array{json::string(kFinalizer)}}});
   } else {
-    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"},
-                     {"value", json::string(kFinalizer)}});
+    patch.push_back(
+        {{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", json::string(kFinalizer)}});
   }
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name);
   const kube::WriteOptions options;
@@ -624,7 +632,8 @@ asio::awaitable<Result<void>> OperatorImpl::remove_finalizer(NodeMaintenance nm)
   if (it == nm.meta.finalizers.end()) co_return Result<void>();
   const std::string index = std::to_string(it - nm.meta.finalizers.begin());
   json::array patch;
-  patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers/" + index},
+  patch.push_back({{"op", "test"},
+                   {"path", "/metadata/finalizers/" + index},
                    {"value", json::string(kFinalizer)}});
   patch.push_back({{"op", "remove"}, {"path", "/metadata/finalizers/" + index}});
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name);
@@ -694,21 +703,20 @@ asio::awaitable<Result<void>> OperatorImpl::take_slot(NodeMaintenance nm) {
   const std::string name = slot_lease_name(nm.meta.name);
   if (slots_->get(options_.namespace_ + "/" + name)) co_return Result<void>();
   const kube::Time now = wall_now();
-  json::object body{
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", options_.namespace_},
-        {"labels", {{"nodemaintenance.medik8s.io/slot", "true"}}},
-        {"ownerReferences", json::array{{{"apiVersion", kApiVersion},
-                                         {"kind", kKind},
-                                         {"name", nm.meta.name},
-                                         {"uid", nm.meta.uid}}}}}},
-      {"spec",
-       {{"holderIdentity", slot_holder_identity(nm.meta.name, nm.spec.node_name)},
-        {"acquireTime", kube::format_micro_time(now)},
-        {"renewTime", kube::format_micro_time(now)}}}};
+  json::object body{{"apiVersion", "coordination.k8s.io/v1"},
+                    {"kind", "Lease"},
+                    {"metadata",
+                     {{"name", name},
+                      {"namespace", options_.namespace_},
+                      {"labels", {{"nodemaintenance.medik8s.io/slot", "true"}}},
+                      {"ownerReferences", json::array{{{"apiVersion", kApiVersion},
+                                                       {"kind", kKind},
+                                                       {"name", nm.meta.name},
+                                                       {"uid", nm.meta.uid}}}}}},
+                    {"spec",
+                     {{"holderIdentity", slot_holder_identity(nm.meta.name, nm.spec.node_name)},
+                      {"acquireTime", kube::format_micro_time(now)},
+                      {"renewTime", kube::format_micro_time(now)}}}};
   const std::string path = kube::collection_path<kube::Lease>(options_.namespace_);
   const kube::WriteOptions options;
   auto created = co_await client_.create(path, json::value(std::move(body)), options);
@@ -735,7 +743,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::housekeeping() {
     const std::string node_name = l->meta.name.substr(prefix.size());
     const NodeLeaseState state_now = classify_node_lease(*l, now);
     if (state_now == NodeLeaseState::kHeldByOther) {
-      wanted[foreign_slot_lease_name(node_name)] = slot_holder_identity(lease_holder(*l), node_name);
+      wanted[foreign_slot_lease_name(node_name)] =
+          slot_holder_identity(lease_holder(*l), node_name);
     } else if (state_now == NodeLeaseState::kOurs &&
                maintenances_->by_index("node", node_name).empty()) {
       // Ours without a NodeMaintenance behind it (a crash between steps): give it back.

@@ -149,7 +149,8 @@ std::string termination_message(const kube::Pod& pod, kube::Time now) {
   const std::optional<kube::Time> since = terminating_since(pod);
   if (!since) return "eviction accepted, waiting for the pod to terminate";
   const auto elapsed = std::chrono::floor<seconds>(now - *since);
-  std::string message = fmt::format("terminating for {}", format_duration(std::max(elapsed, seconds{0})));
+  std::string message =
+      fmt::format("terminating for {}", format_duration(std::max(elapsed, seconds{0})));
   if (pod.meta.deletion_grace_period_seconds && now > *pod.meta.deletion_timestamp) {
     message += fmt::format(" (past its {} grace period)",
                            format_duration(seconds{*pod.meta.deletion_grace_period_seconds}));

@@ -87,7 +87,6 @@ struct EvictionDecision {
 //   PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed (1 healthy, 1 desired)
 [[nodiscard]] std::string describe_pdb(const kube::PodDisruptionBudget& pdb);
 
-
 // When the pod started terminating: deletionTimestamp minus deletionGracePeriodSeconds (the API
 // server sets deletionTimestamp to the end of the grace period). std::nullopt when the pod is not
 // terminating.

@@ -53,7 +53,7 @@ struct LedgerPod {
   std::string name;
   bool gone = false;
   PendingPodReason reason = PendingPodReason::kEvicting;  // while not gone
-  std::string message;                              // while not gone
+  std::string message;                                    // while not gone
 
   friend bool operator==(const LedgerPod&, const LedgerPod&) = default;
 };
