@@ -15,6 +15,9 @@ constexpr std::string_view kEventNormal = "Normal";
 constexpr std::string_view kEventWarning = "Warning";
 // A pod whose eviction could not even be sent (connection, timeout) is tried again after this.
 constexpr std::chrono::seconds kTransportRetry{5};
+// After an accepted eviction, the pod is evicted again only if it is still there, not
+// terminating, this long after (an eviction whose deletion never came).
+constexpr std::chrono::seconds kAcceptedRecheck{30};
 
 kube::Time wall_now() {
   return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
@@ -218,6 +221,8 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
       break;
     case EvictionNext::kWaitForDeletion:
       if (m.ledger) m.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
+      // The pod's deletion reaches the cache a moment later; don't ask twice meanwhile.
+      eviction.retry_at = clock_.now() + kAcceptedRecheck;
       log.info("pod evicted");
       break;
     case EvictionNext::kRetry:

@@ -161,6 +161,9 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     if (!nm.spec.reason.empty()) message += ": " + nm.spec.reason;
     event(nm, std::string(kEventNormal), "BeginMaintenance", message);
     log.info("maintenance requested", {{"reason", nm.spec.reason}});
+    // Recorded at once, so a reconcile that returns early below never announces it again.
+    auto written = co_await write_status(nm, status);
+    if (!written) co_return written.error();
   }
 
   if (std::string invalid = nm.spec.validation_error(); !invalid.empty()) {
@@ -365,8 +368,9 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   set_condition(status.conditions, condition(kConditionBlocked, false, "Admitted", ""), now);
   log.info("admitted: slot and node lease taken", {{"slots_used", decision.slots_used + 1}});
   quorum_.forget(nm.meta.name);
-  auto written = co_await write_status(nm, status);
-  if (!written) co_return written.error();
+  // Running is written by maintain() together with the first counters, so nobody sees
+  // "Running, 0 of 0"; until then it lives in memory.
+  state(nm).status = status;
   co_return co_await maintain(std::move(nm), std::move(status));
 }
 
@@ -555,8 +559,15 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::finalize(NodeMaintenance 
       message += "; the node stays cordoned because it was cordoned before the maintenance";
     }
   }
+  // Only a maintenance that was admitted holds the node lease; a duplicate or one that never
+  // left Pending must not release the lease of the maintenance that has it.
+  const FailureKind failure = failure_kind(nm, status);
+  const bool admitted =
+      slots_->get(options_.namespace_ + "/" + slot_lease_name(nm.meta.name)) != nullptr ||
+      status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
+      failure == FailureKind::kTimeout;
   auto lease = node_lease(nm.spec.node_name);
-  if (lease && lease_holder(*lease) == kNodeLeaseHolder) {
+  if (admitted && lease && lease_holder(*lease) == kNodeLeaseHolder) {
     auto released = co_await release_node_lease(nm.spec.node_name);
     if (!released) co_return released.error();
     event(nm, std::string(kEventNormal), "LeaseReleased",
@@ -565,7 +576,6 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::finalize(NodeMaintenance 
   }
   auto slot = co_await release_slot(nm.meta.name);
   if (!slot) co_return slot.error();
-  (void)status;
   event(nm, std::string(kEventNormal), "RemovedMaintenance", message);
   auto removed = co_await remove_finalizer(nm);
   if (!removed) co_return removed.error();
