@@ -1,79 +1,414 @@
 #!/usr/bin/env bash
-# `make demo`: builds everything, brings the local cluster up, deploys a small workload like
-# the story's (a Deployment, a DaemonSet and a PodDisruptionBudget) and shows the cluster the
-# operator works on. The cluster stays up afterwards; `make cluster-down` stops it.
+# `make demo`: the story's tour (seed story, chapters 2–6 and 9; SPEC §10 S1–S4) in one command.
+#
+#   1. builds the operator and brings the local cluster up (3 control-plane nodes, 5 workers);
+#   2. deploys workloads like Amin's on node-worker-01: three DaemonSets, a web Deployment, a log
+#      aggregator with an emptyDir volume and three "VMs" (stand-ins for KubeVirt's virt-launcher
+#      pods), one of them protected by a PodDisruptionBudget that allows no disruption;
+#   3. starts the operator in the background as its ServiceAccount (hack/run.sh --background),
+#      logging to .cluster/logs/operator-demo.log;
+#   4. creates NodeMaintenance maintenance-worker-01 and prints its progress as it changes;
+#   5. shows the cordoned, tainted node; shows the drain blocked by the PDB; shows that a second
+#      maintenance waits for the first; relaxes the PDB as the story's admin does;
+#   6. waits for Succeeded, deletes the NodeMaintenance and shows the node restored;
+#   7. prints how long maintenance-worker-01 took, stops the operator (by its PID) and removes
+#      the demo workloads. The cluster keeps running; `make cluster-down` stops it.
+#
+# Options: --keep leaves the demo workloads in place (namespaces labelled
+# demo.node-maintenance/owner=make-demo) for poking at by hand.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 # shellcheck source=hack/testenv-lib.sh
 source "${root}/hack/testenv-lib.sh"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-[[ -t 1 ]] || say() { printf '\n== %s\n' "$*"; }
+keep=0
+for arg in "$@"; do
+  case "${arg}" in
+    --keep) keep=1 ;;
+    *) die "unknown option ${arg} (expected --keep)" ;;
+  esac
+done
 
-say "Building the operator (C++)"
+# --- presentation -----------------------------------------------------------------------
+if [[ -t 1 ]]; then
+  bold=$'\033[1m' dim=$'\033[2m' cyan=$'\033[36m' green=$'\033[32m' yellow=$'\033[33m' off=$'\033[0m'
+else
+  bold='' dim='' cyan='' green='' yellow='' off=''
+fi
+chapter=0
+section() { # section <title> [story chapter]
+  chapter=$((chapter + 1))
+  printf '\n%s== %d. %s%s%s\n' "${bold}" "${chapter}" "$1" "${2:+  (story, ${2})}" "${off}"
+}
+note() { printf '%s%s%s\n' "${dim}" "$*" "${off}"; }
+show() { printf '%s$ %s%s\n' "${cyan}" "$*" "${off}"; }
+run() { show "$*"; "$@"; }
+run_sh() { show "$1"; bash -o pipefail -c "$1"; } # for commands with pipes
+
+# (No `cmd | grep -q` tests here: under pipefail, grep quitting early can fail the pipeline
+# with SIGPIPE.)
+
+# Microseconds since the epoch (bash 5).
+now_us() { echo "${EPOCHREALTIME/./}"; }
+seconds_since() { # seconds_since <start_us> -> "12.3"
+  local us=$(($(now_us) - $1))
+  printf '%d.%01d' $((us / 1000000)) $((us % 1000000 / 100000))
+}
+
+nm=maintenance-worker-01
+node=node-worker-01
+demo_label=demo.node-maintenance/owner=make-demo
+dir="$(cluster_dir)"
+demo_dir="${dir}/demo"
+operator_log="${dir}/logs/operator-demo.log"
+operator_pid=""
+
+# Removes the demo's NodeMaintenances (while the operator still runs, so their finalizers go)
+# and stops the operator this demo started. Idempotent.
+stop_operator() {
+  [[ -n "${operator_pid}" ]] || return 0
+  if kill -0 "${operator_pid}" 2>/dev/null &&
+    [[ -n "$(kubectl get nm "${nm}" maintenance-worker-02 --ignore-not-found -o name 2>/dev/null)" ]]; then
+    note "(removing the demo's NodeMaintenances while the operator still runs)"
+    kubectl delete nm "${nm}" maintenance-worker-02 --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  fi
+  section "Stopping the operator this demo started (pid ${operator_pid})"
+  run kill -TERM "${operator_pid}" || true
+  for _ in $(seq 1 100); do kill -0 "${operator_pid}" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "${operator_pid}" 2>/dev/null; then
+    kill -KILL "${operator_pid}" 2>/dev/null || true
+    note "it did not stop within 10 s and was killed"
+  else
+    tail -n 1 "${operator_log}"
+  fi
+  operator_pid=""
+}
+
+# Deletes the demo's namespaces (unless --keep), so end-to-end tests find the cluster as it was.
+remove_workloads() {
+  ((keep == 0)) || return 0
+  [[ -n "${KUBECONFIG:-}" ]] || return 0
+  [[ -n "$(kubectl get ns -l "${demo_label}" -o name 2>/dev/null)" ]] || return 0
+  note "Removing the demo workloads (namespaces labelled ${demo_label}; --keep leaves them):"
+  run kubectl delete namespace -l "${demo_label}" --wait=false
+}
+
+# On an early exit (failure, Ctrl-C): undo what the demo did.
+on_exit() {
+  local status=$?
+  # A second Ctrl-C must not leave the operator running or the node cordoned: the cleanup is
+  # bounded (60 s for the NodeMaintenances, 10 s for the operator).
+  trap '' INT TERM
+  trap - EXIT
+  ((status == 0)) || note "(cleaning up; this takes a few seconds)"
+  stop_operator
+  remove_workloads
+  if ((status != 0)); then
+    printf '\n%sThe demo stopped early (exit status %d).%s Operator log: %s\n' "${yellow}" "${status}" "${off}" "${operator_log}" >&2
+  fi
+  exit "${status}"
+}
+
+# --- 1. build and cluster ---------------------------------------------------------------
+section "Building the operator (C++) and starting the local cluster"
+note "The cluster is real Kubernetes (etcd, kube-apiserver, controller-manager, scheduler) on"
+note "127.0.0.1; kwok plays the kubelets, so pods are simulated and start at once."
 cmake --preset dev >/dev/null
-cmake --build --preset dev
-bin_dir="$(hack/testenv-build.sh)"
+cmake --build --preset dev --target node-maintenance-operator
+if ! hack/cluster-status.sh >/dev/null 2>&1; then
+  hack/cluster-up.sh >/dev/null
+fi
+export KUBECONFIG="${dir}/admin.kubeconfig"
+export PATH="$(cat "${dir}/bin-dir"):${PATH}"
+trap on_exit EXIT
+trap 'exit 130' INT TERM
 
-say "Starting the local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
-hack/cluster-up.sh >/dev/null
-export KUBECONFIG="$(cluster_dir)/admin.kubeconfig"
-export PATH="${bin_dir}:${root}/build/bin:${PATH}"
+# An operator already running against this cluster (make run, an end-to-end test) would
+# reconcile alongside the demo's; those name this cluster's kubeconfig on their command line.
+if others="$(pgrep -f -a -- "node-maintenance-operator .*${dir}/")"; then
+  die "an operator is already running; stop it first (it would reconcile alongside the demo's):
+${others}"
+fi
 
-say "Nodes (3 control-plane, 5 workers, kubelets simulated by kwok)"
-kubectl get nodes -o wide
+run kubectl get nodes
+if [[ "$(kubectl get node "${node}" -o jsonpath='{.spec.unschedulable}{.spec.taints}')" != "" ]]; then
+  die "${node} is cordoned or tainted already; run the demo on a fresh cluster (make cluster-down)"
+fi
 
-say "A workload like the story's: a web Deployment, a node agent DaemonSet and a PDB"
-kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-until kubectl get serviceaccount default -n demo >/dev/null 2>&1; do sleep 0.2; done
-kubectl apply -n demo -f - <<'YAML'
-apiVersion: apps/v1
-kind: Deployment
+# --- 2. workloads -----------------------------------------------------------------------
+section "Workloads like Amin's on ${node}" "chapters 1 and 3"
+if [[ -n "$(kubectl get ns -l "${demo_label}" -o name)" ]]; then
+  note "(removing the workloads of an earlier demo first)"
+  kubectl delete namespace -l "${demo_label}" --wait=true --timeout=120s >/dev/null
+fi
+mkdir -p "${demo_dir}"
+# Everything prefers node-worker-01 (so the story's node is busy) but may run anywhere, so the
+# evicted pods find a new home on the other workers.
+prefer_worker_01='
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              preference:
+                matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-worker-01]}]'
+{
+  for ns in monitoring logging calico-system shop kubevirt-system; do
+    cat <<YAML
+---
+apiVersion: v1
+kind: Namespace
 metadata:
-  name: web
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers: [{name: web, image: registry.invalid/web:1}]
+  name: ${ns}
+  labels: {demo.node-maintenance/owner: make-demo}
+YAML
+  done
+  daemonset() { # daemonset <namespace> <name>
+    cat <<YAML
 ---
 apiVersion: apps/v1
 kind: DaemonSet
-metadata:
-  name: node-agent
+metadata: {name: $2, namespace: $1}
 spec:
-  selector: {matchLabels: {app: node-agent}}
+  selector: {matchLabels: {app: $2}}
   template:
-    metadata: {labels: {app: node-agent}}
+    metadata: {labels: {app: $2}}
     spec:
-      containers: [{name: agent, image: registry.invalid/agent:1}]
+      containers: [{name: $2, image: registry.invalid/$2:1}]
+YAML
+  }
+  daemonset monitoring node-exporter
+  daemonset logging fluentd
+  daemonset calico-system calico-node
+  deployment() { # deployment <namespace> <name> <replicas> [extra pod spec]
+    cat <<YAML
 ---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: $3
+  selector: {matchLabels: {app: $2}}
+  template:
+    metadata: {labels: {app: $2}}
+    spec:
+      terminationGracePeriodSeconds: 5${prefer_worker_01}
+      containers:
+        - name: $2
+          image: registry.invalid/$2:1${4:-}
+YAML
+  }
+  deployment shop web 4
+  deployment logging log-aggregator 1 '
+          volumeMounts: [{name: buffer, mountPath: /var/buffer}]
+      volumes: [{name: buffer, emptyDir: {}}]'
+  for vm in vm-database-01 vm-webserver-02 vm-order-processing; do
+    deployment kubevirt-system "virt-launcher-${vm}" 1
+  done
+  cat <<YAML
+---
+# The customer's rule: vm-order-processing must always run, even with one replica.
 apiVersion: policy/v1
 kind: PodDisruptionBudget
-metadata:
-  name: web
+metadata: {name: vm-order-processing-pdb, namespace: kubevirt-system}
 spec:
-  minAvailable: 4
-  selector: {matchLabels: {app: web}}
+  minAvailable: 1
+  selector: {matchLabels: {app: virt-launcher-vm-order-processing}}
 YAML
-kubectl rollout status -n demo deployment/web --timeout=120s
-kubectl rollout status -n demo daemonset/node-agent --timeout=120s
-kubectl get pods -n demo -o wide
-kubectl get pdb -n demo
+} >"${demo_dir}/workloads.yaml"
+cat <<TEXT
+  DaemonSets (one pod per worker; a drain leaves them alone, like kubectl drain --ignore-daemonsets):
+    monitoring/node-exporter, logging/fluentd, calico-system/calico-node
+  Deployments (their pods must leave ${node}; they are rescheduled elsewhere):
+    shop/web (4 replicas), logging/log-aggregator (an emptyDir volume: its data is lost, as
+    kubectl drain --delete-emptydir-data), kubevirt-system/virt-launcher-vm-database-01,
+    -vm-webserver-02 and -vm-order-processing (stand-ins for KubeVirt VM pods, 1 replica each)
+  PodDisruptionBudget kubevirt-system/vm-order-processing-pdb: minAvailable 1 for a single
+    replica, so no eviction of that pod is ever allowed
+TEXT
+run kubectl apply -f "${demo_dir}/workloads.yaml"
+for ns in monitoring logging calico-system shop kubevirt-system; do
+  until kubectl get serviceaccount default -n "${ns}" >/dev/null 2>&1; do sleep 0.2; done
+done
+for d in shop/web logging/log-aggregator kubevirt-system/virt-launcher-vm-database-01 \
+  kubevirt-system/virt-launcher-vm-webserver-02 kubevirt-system/virt-launcher-vm-order-processing; do
+  kubectl rollout status -n "${d%/*}" "deployment/${d#*/}" --timeout=180s >/dev/null
+done
+for d in monitoring/node-exporter logging/fluentd calico-system/calico-node; do
+  kubectl rollout status -n "${d%/*}" "daemonset/${d#*/}" --timeout=180s >/dev/null
+done
+# The disruption controller must have counted the pod, or the PDB would not block yet.
+kubectl wait pdb/vm-order-processing-pdb -n kubevirt-system --timeout=120s \
+  --for=jsonpath='{.status.currentHealthy}'=1 >/dev/null
+run kubectl get pods -A -o wide --field-selector "spec.nodeName=${node}"
+run kubectl get pdb -n kubevirt-system
 
-say "What the operator does with this (once it is built)"
+# --- 3. the operator --------------------------------------------------------------------
+section "Installing the CRD and RBAC, starting the operator as its ServiceAccount"
+note "hack/run.sh applies deploy/crd, deploy/namespaces and deploy/rbac, writes a kubeconfig with a"
+note "token of ServiceAccount node-maintenance-operator-controller-manager (not cluster admin) and"
+note "starts build/bin/node-maintenance-operator in the background."
+show "hack/run.sh --background --no-build --log-file ${operator_log}"
+operator_pid="$(hack/run.sh --background --no-build --log-file "${operator_log}" 2>"${demo_dir}/run.err")" ||
+  { cat "${demo_dir}/run.err" >&2; die "hack/run.sh could not start the operator"; }
+echo "operator pid ${operator_pid}; its log: ${operator_log}"
+# A NodeMaintenance left by an interrupted earlier demo is removed (by this operator).
+kubectl delete nm "${nm}" maintenance-worker-02 --ignore-not-found --timeout=60s >/dev/null
+
+# --- 4. the NodeMaintenance -------------------------------------------------------------
+section "Asking for maintenance of ${node}: one NodeMaintenance" "chapter 2"
+cat >"${demo_dir}/${nm}.yaml" <<YAML
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata:
+  name: ${nm}
+spec:
+  nodeName: ${node}
+  reason: "Hardware memory upgrade - scheduled maintenance window"
+YAML
+run cat "${demo_dir}/${nm}.yaml"
+created_us="$(now_us)"
+run kubectl apply -f "${demo_dir}/${nm}.yaml"
+# Events are selected by the object's uid: an earlier object of the same name (an earlier demo)
+# may have left Events that have not expired yet.
+nm_uid="$(kubectl get nm "${nm}" -o jsonpath='{.metadata.uid}')"
+
+# --- 5. progress ------------------------------------------------------------------------
+# Prints one line per change of the maintenance's status, like `kubectl get nm -w`, until it
+# is Succeeded (returns 0) or, with --or-blocked, has been blocked by a PDB with nothing
+# changing for 3 s (returns 1).
+watch_progress() {
+  local or_blocked=0
+  [[ "${1:-}" == --or-blocked ]] && or_blocked=1
+  local last="" since_change="" out phase progress evicted total pending reasons line
+  local deadline=$((SECONDS + 180))
+  while ((SECONDS < deadline)); do
+    out="$(kubectl get nm "${nm}" -o jsonpath='{.status.phase}|{.status.drainProgress}|{.status.evictionPods}|{.status.totalPods}|{.status.pendingPodsRefs[*].name}|{.status.pendingPodsRefs[*].reason}' 2>/dev/null)" || out=""
+    IFS='|' read -r phase progress evicted total pending reasons <<<"${out}"
+    line="$(printf '%-10s %4s%%   evicted %s of %s' "${phase:-<none>}" "${progress:-0}" "${evicted:-0}" "${total:-?}")"
+    [[ -n "${pending}" ]] && line+="   pending: ${pending} (${reasons})"
+    if [[ "${line}" != "${last}" ]]; then
+      printf '  %6ss  %s  %s\n' "$(seconds_since "${created_us}")" "${nm}" "${line}"
+      last="${line}"
+      since_change="${SECONDS}"
+    fi
+    if [[ -z "${first_blocked_us}" && "${reasons}" == *BlockedByPDB* ]]; then
+      first_blocked_us="$(now_us)"
+    fi
+    [[ "${phase}" == Succeeded ]] && return 0
+    if ((or_blocked)) && [[ "${phase}" == Running && "${reasons}" == *BlockedByPDB* ]] &&
+      ((SECONDS - since_change >= 3)); then
+      return 1
+    fi
+    sleep 0.25
+  done
+  die "${nm} did not get there within 180 s (operator log: ${operator_log})"
+}
+section "Watching the drain" "chapter 3"
+note "What kubectl get nodemaintenance ${nm} -w shows, one line per change"
+note "(seconds since the NodeMaintenance was created; DaemonSet pods are not counted):"
+first_blocked_us=""
+relaxed_us=""
+blocked=0
+watch_progress --or-blocked || blocked=1
+
+section "The node: cordoned and tainted" "chapter 5"
+run kubectl get node "${node}"
+run_sh "kubectl describe node ${node} | grep -A2 Taints"
+note "node.kubernetes.io/unschedulable keeps the scheduler away; medik8s.io/drain=draining is the"
+note "operator's own mark, so no unexpected pod runs here until the maintenance ends."
+run kubectl get pods -A -o wide --field-selector "spec.nodeName=${node}"
+note "Who holds what (story, chapter 9): the operator's budget slot and the medik8s node lease"
+note "shared with Node Health Check and Self Node Remediation."
+run kubectl get lease -n node-maintenance-operator-system
+run kubectl get lease -n medik8s-leases
+
+if ((blocked)); then
+  section "Blocked by a PodDisruptionBudget" "chapter 4"
+  note "The operator never bypasses a PDB: it keeps retrying and says why in the status and in Events."
+  run_sh "kubectl get nodemaintenance ${nm} -o yaml | sed -n '/^status:/,\$p' | grep -v -e '^ *lastTransitionTime:' -e '^ *observedGeneration:'"
+  note "Its Events (selected by uid, as a name may have been used before):"
+  run kubectl get events --field-selector "involvedObject.uid=${nm_uid}" --sort-by=.lastTimestamp
+
+  section "One maintenance at a time" "chapter 6"
+  note "The default budget (--max-parallel-maintenances=1) is taken by ${nm}, so a second"
+  note "maintenance waits in Pending and touches nothing:"
+  show "kubectl apply -f maintenance-worker-02.yaml   # nodeName: node-worker-02"
+  kubectl apply -f - <<'YAML'
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata:
+  name: maintenance-worker-02
+spec:
+  nodeName: node-worker-02
+  reason: "Hardware memory upgrade - next in line"
+YAML
+  second_uid="$(kubectl get nm maintenance-worker-02 -o jsonpath='{.metadata.uid}')"
+  for _ in $(seq 1 40); do
+    [[ -n "$(kubectl get events -o name 2>/dev/null \
+      --field-selector "involvedObject.uid=${second_uid},reason=BlockedByNodeHealthCheck")" ]] && break
+    sleep 0.25
+  done
+  run kubectl get nm
+  run kubectl get events --field-selector "involvedObject.uid=${second_uid},reason=BlockedByNodeHealthCheck"
+  note "We only wanted to see it wait; deleting a Pending maintenance leaves node-worker-02 as it was."
+  run kubectl delete nodemaintenance maintenance-worker-02
+
+  section "Resolving the block as Amin does: relax the PDB for the maintenance window" "chapter 4, option C"
+  note "Only the application owner's consent lets the pod go; here we relax the budget ourselves."
+  relaxed_us="$(now_us)"
+  run_sh "kubectl patch pdb vm-order-processing-pdb -n kubevirt-system --type=merge -p '{\"spec\":{\"minAvailable\":0}}'"
+  note "Kubernetes' disruption controller recomputes the budget: one disruption is allowed now."
+  run_sh "kubectl wait pdb/vm-order-processing-pdb -n kubevirt-system --for=jsonpath='{.status.disruptionsAllowed}'=1 --timeout=60s"
+  note "The operator retries the eviction on its own (backoff of 5 to 30 s) and finishes:"
+  watch_progress
+fi
+succeeded_us="$(now_us)"
+took="$(seconds_since "${created_us}")"
+
+section "Succeeded: ${node} is empty and safe for the hardware work" "chapter 3"
+run_sh "kubectl get nodemaintenance ${nm} -o yaml | sed -n '/^status:/,\$p' | grep -v -e '^ *lastTransitionTime:' -e '^ *observedGeneration:'"
+run kubectl get nm
+run kubectl get node "${node}"
+note "Only DaemonSet pods are left on ${node}; the others run elsewhere now:"
+run kubectl get pods -A -o wide --field-selector "spec.nodeName=${node}"
+run kubectl get pods -n kubevirt-system -o wide
+
+# --- 6. the end of the maintenance ------------------------------------------------------
+section "Maintenance done: deleting the NodeMaintenance restores the node" "chapter 5"
+run kubectl delete nodemaintenance "${nm}"
+run kubectl get node "${node}"
+run_sh "kubectl describe node ${node} | grep -A1 Taints"
+note "Everything the operator reported about ${nm}, oldest first (story, chapter 9):"
+run kubectl get events --field-selector "involvedObject.uid=${nm_uid}" --sort-by=.lastTimestamp
+note "And on the node (the newest UncordonNode Event):"
+run_sh "kubectl get events --field-selector involvedObject.name=${node},reason=UncordonNode --sort-by=.lastTimestamp | sed -n '1p;\$p'"
+
+# --- 7. summary -------------------------------------------------------------------------
+stop_operator
+remove_workloads
+section "Summary"
+printf '%s%s on %s: created -> Succeeded in %s s%s' "${green}${bold}" "${nm}" "${node}" "${took}" "${off}"
+echo
+if ((blocked)); then
+  us_text() { printf '%d.%01d' $(($1 / 1000000)) $(($1 % 1000000 / 100000)); }
+  echo "  the PDB first refused an eviction $(us_text $((first_blocked_us - created_us))) s after creation;"
+  echo "  the demo then looked around and relaxed the PDB $(us_text $((relaxed_us - created_us))) s after creation;"
+  echo "  Succeeded $(us_text $((succeeded_us - relaxed_us))) s after that (blocked evictions are retried with a 5-30 s backoff)."
+fi
+echo "Operator log (text format): ${operator_log}"
+if ((keep)); then
+  echo "The demo workloads stay (--keep); remove them with: kubectl delete namespace -l ${demo_label}"
+fi
 cat <<'TEXT'
-Create a NodeMaintenance naming node-worker-01: the operator waits until taking the node out
-is safe, cordons and taints it, evicts the web pods through the Eviction API while the PDB
-keeps at least 4 web pods running (DaemonSet pods stay), and reports progress in the
-object's status and in Events. Deleting the NodeMaintenance uncordons the node.
+Not shown here: chapter 7 (a control-plane node waits while etcd quorum would be lost) and
+chapter 8 (the admission webhook). Read more: README.md, deploy/README.md (installing into a
+real cluster), docs/.
 
 The cluster keeps running. To poke at it by hand:
-  eval "$(make -s cluster-env)"
-  kubectl get nodes
-Stop it with: make cluster-down
+  eval "$(make -s cluster-env)"     # KUBECONFIG and the matching kubectl
+  make run                          # the operator in the foreground, as its ServiceAccount
+  kubectl apply -f .cluster/demo/maintenance-worker-01.yaml
+Stop the cluster with: make cluster-down
 TEXT
+trap - EXIT INT TERM

@@ -1,0 +1,1029 @@
+// The operator binary against the real local cluster: the story's scenarios of SPEC §10 (S1–S5,
+// S8, S9) and the controller's edge cases (missing node, two maintenances for one node, an
+// admin undoing the cordon). Each test starts its own operator (OperatorFixture), creates what
+// it needs in a fresh namespace, asserts what an admin would observe (status, Events, the
+// Node, the Leases, `kubectl get nm`), and leaves every node as it found it.
+//
+// Drain scenarios use the worker nodes; S5 uses the control-plane nodes and the etcd mirror
+// pods the gate reads (created here when the cluster has none).
+#include <algorithm>
+#include <csignal>
+#include <ctime>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_fixture.h"
+
+namespace nmo::e2e {
+namespace {
+
+namespace json = boost::json;
+
+// The stability window is shortened from the default 30 s so that S5 stays quick.
+const std::vector<std::string> kOperatorFlags = {"--etcd-quorum-stable-for", "3"};
+
+constexpr const char* kMirrorAnnotation = "kubernetes.io/config.mirror";
+constexpr const char* kWaitingForLease =
+    "Waiting to acquire lease for node maintenance. Other maintenance or node health check is "
+    "in progress.";
+constexpr const char* kPdbRefusal =
+    "Cannot evict pod as it would violate the pod's disruption budget.";
+
+// Deadlines: the operator reacts to watch events within a second; evictions blocked once are
+// retried with a backoff of at most 30 s (SPEC §2.4).
+constexpr auto kReact = 30s;
+constexpr auto kDrain = 90s;
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+std::string node_of(const json::value& pod) { return string_at(pod, "/spec/nodeName"); }
+std::string name_of(const json::value& object) { return string_at(object, "/metadata/name"); }
+std::string uid_of(const json::value& object) { return string_at(object, "/metadata/uid"); }
+
+bool is_mirror_pod(const json::value& pod) {
+  boost::system::error_code ec;
+  const json::value* annotations = pod.find_pointer("/metadata/annotations", ec);
+  return annotations != nullptr && annotations->is_object() &&
+         annotations->as_object().contains(kMirrorAnnotation);
+}
+
+bool is_daemon_set_pod(const json::value& pod) {
+  boost::system::error_code ec;
+  const json::value* owners = pod.find_pointer("/metadata/ownerReferences", ec);
+  if (owners == nullptr || !owners->is_array()) return false;
+  return std::any_of(owners->as_array().begin(), owners->as_array().end(), [](const auto& o) {
+    return string_at(o, "/kind") == "DaemonSet" && o.as_object().contains("controller") &&
+           o.at("controller").is_bool() && o.at("controller").as_bool();
+  });
+}
+
+bool is_terminating(const json::value& pod) {
+  return !string_at(pod, "/metadata/deletionTimestamp").empty();
+}
+
+// A Deployment whose pods prefer `node` (a soft preference, so that replacements of evicted pods
+// may go elsewhere once the node is cordoned).
+std::string deployment_preferring(const std::string& ns, const std::string& name, int replicas,
+                                  const std::string& node) {
+  json::value d = json::parse(deployment_manifest(ns, name, replicas, name));
+  json::object term{{"key", "kubernetes.io/hostname"},
+                    {"operator", "In"},
+                    {"values", json::array{json::value(node)}}};
+  d.at("spec").at("template").at("spec").as_object()["affinity"] = json::object{
+      {"nodeAffinity",
+       {{"preferredDuringSchedulingIgnoredDuringExecution",
+         json::array{json::object{{"weight", 100},
+                                  {"preference", {{"matchExpressions", json::array{term}}}}}}}}}};
+  return json::serialize(d);
+}
+
+// A Deployment whose pods can only run on `node`.
+std::string deployment_on(const std::string& ns, const std::string& name, int replicas,
+                          const std::string& node) {
+  json::value d = json::parse(deployment_manifest(ns, name, replicas, name));
+  d.at("spec").at("template").at("spec").as_object()["nodeSelector"] =
+      json::object{{"kubernetes.io/hostname", node}};
+  return json::serialize(d);
+}
+
+// A bare pod bound to `node` with an emptyDir volume mounted.
+std::string emptydir_pod_manifest(const std::string& ns, const std::string& name,
+                                  const std::string& node) {
+  json::value p = json::parse(pod_manifest(ns, name, node));
+  json::object& spec = p.at("spec").as_object();
+  spec["volumes"] = json::array{json::object{{"name", "scratch"}, {"emptyDir", json::object{}}}};
+  spec.at("containers").as_array()[0].as_object()["volumeMounts"] =
+      json::array{json::object{{"name", "scratch"}, {"mountPath", "/scratch"}}};
+  return json::serialize(p);
+}
+
+// An etcd member as kubeadm runs it: a static pod, seen through its mirror pod in kube-system.
+std::string etcd_mirror_pod_manifest(const std::string& node) {
+  json::value p =
+      json::parse(pod_manifest("kube-system", "etcd-" + node, node, {{kMirrorAnnotation, "etcd"}}));
+  p.at("metadata").as_object()["labels"] =
+      json::object{{"component", "etcd"}, {"tier", "control-plane"}};
+  return json::serialize(p);
+}
+
+// A Lease in the medik8s lease namespace held by someone else, as Node Health Check takes it.
+std::string foreign_node_lease_manifest(const std::string& node, const std::string& holder) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char renew[40];
+  std::strftime(renew, sizeof(renew), "%Y-%m-%dT%H:%M:%S.000000Z", &utc);
+  return json::serialize(json::object{
+      {"apiVersion", "coordination.k8s.io/v1"},
+      {"kind", "Lease"},
+      {"metadata", {{"name", "node-" + node}, {"namespace", kLeaseNamespace}}},
+      {"spec",
+       {{"holderIdentity", holder},
+        {"leaseDurationSeconds", 3600},
+        {"acquireTime", renew},
+        {"renewTime", renew}}},
+  });
+}
+
+class NodeMaintenanceTest : public OperatorFixture {
+ protected:
+  OperatorProcess& start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> flags = kOperatorFlags;
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return start_operator(flags);
+  }
+
+  // Every pod bound to `node`, in any namespace.
+  std::vector<json::value> pods_on(const std::string& node) {
+    std::vector<json::value> pods;
+    auto list = kubectl_.get_json({"pods", "-A", "--field-selector", "spec.nodeName=" + node});
+    if (!list) return pods;
+    for (const auto& item : list->at("items").as_array()) pods.push_back(item);
+    return pods;
+  }
+
+  // "namespace/name" of the pods on `node` that a maintenance must evict (SPEC §2.4).
+  std::set<std::string> evictable_pods_on(const std::string& node) {
+    std::set<std::string> out;
+    for (const auto& pod : pods_on(node)) {
+      if (is_mirror_pod(pod) || is_daemon_set_pod(pod)) continue;
+      out.insert(string_at(pod, "/metadata/namespace") + "/" + name_of(pod));
+    }
+    return out;
+  }
+
+  // Waits until no pod on `node` is terminating (left by an earlier test), so that the pods a
+  // maintenance must evict are exactly the ones seen now.
+  bool wait_node_settled(const std::string& node) {
+    std::vector<std::string> terminating;
+    return wait_until(
+        "no terminating pods on " + node, 60s,
+        [&] {
+          terminating.clear();
+          for (const auto& pod : pods_on(node)) {
+            if (is_terminating(pod)) terminating.push_back(name_of(pod));
+          }
+          return terminating.empty();
+        },
+        [&] { return std::to_string(terminating.size()) + " terminating"; });
+  }
+
+  bool wait_running(const std::string& ns, const std::string& selector, std::size_t count) {
+    std::vector<json::object> pods;
+    return wait_until(
+        std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
+        [&] {
+          pods = list_pods(kubectl_, ns, selector);
+          return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
+        },
+        [&] { return std::to_string(pods.size()) + " pods"; });
+  }
+
+  // Waits until the node no longer carries anything of a maintenance (SPEC §2.6): no drain
+  // taint, the exclude-from-remediation label and prior-state annotation gone, and schedulable
+  // unless `stays_cordoned`.
+  bool wait_node_restored(const std::string& node, bool stays_cordoned,
+                          std::chrono::seconds timeout) {
+    std::optional<json::value> n;
+    return wait_until(
+        "node " + node + " restored after the maintenance", timeout,
+        [&] {
+          n = kubectl_.get_json({"node", node});
+          if (!n) return false;
+          const auto taints = taints_of(*n);
+          const bool drain_tainted = std::any_of(taints.begin(), taints.end(), [](const auto& t) {
+            return t.starts_with(std::string(kDrainTaintKey) + "=") ||
+                   t.starts_with(std::string(kDrainTaintKey) + ":");
+          });
+          return !drain_tainted && unschedulable(*n) == stays_cordoned &&
+                 label(*n, kExcludeFromRemediationLabel).empty() &&
+                 annotation(*n, kPriorStateAnnotation).empty();
+        },
+        [&] { return n ? describe_node(*n) : std::string("no node"); });
+  }
+
+  static bool unschedulable(const json::value& node) {
+    boost::system::error_code ec;
+    const json::value* u = node.find_pointer("/spec/unschedulable", ec);
+    return u != nullptr && u->is_bool() && u->as_bool();
+  }
+
+  static std::string label(const json::value& object, const std::string& key) {
+    boost::system::error_code ec;
+    const json::value* labels = object.find_pointer("/metadata/labels", ec);
+    if (labels == nullptr || !labels->is_object() || !labels->as_object().contains(key)) return "";
+    const auto& v = labels->as_object().at(key);
+    return v.is_string() ? std::string(v.as_string()) : "";
+  }
+
+  static std::string annotation(const json::value& object, const std::string& key) {
+    boost::system::error_code ec;
+    const json::value* annotations = object.find_pointer("/metadata/annotations", ec);
+    if (annotations == nullptr || !annotations->is_object() ||
+        !annotations->as_object().contains(key)) {
+      return "";
+    }
+    const auto& v = annotations->as_object().at(key);
+    return v.is_string() ? std::string(v.as_string()) : "";
+  }
+
+  static std::string describe_node(const json::value& node) {
+    std::string out =
+        "unschedulable=" + std::string(unschedulable(node) ? "true" : "false") + " taints=[";
+    for (const auto& t : taints_of(node)) out += t + " ";
+    out += "] exclude-label=" + label(node, kExcludeFromRemediationLabel) +
+           " prior-state=" + annotation(node, kPriorStateAnnotation);
+    return out;
+  }
+
+  static bool has_taint(const json::value& node, const std::string& taint) {
+    const auto taints = taints_of(node);
+    return std::find(taints.begin(), taints.end(), taint) != taints.end();
+  }
+
+  static bool drain_tainted(const json::value& node) {
+    return has_taint(node, std::string(kDrainTaintKey) + "=draining:NoSchedule");
+  }
+
+  // The Lease `name` in `ns`, or nullopt.
+  std::optional<json::value> lease(const std::string& ns, const std::string& name) {
+    return kubectl_.get_json({"lease", "-n", ns, name});
+  }
+
+  // The slot Leases (operator namespace, without the leader Lease) by holderIdentity.
+  std::set<std::string> slot_holders() {
+    std::set<std::string> out;
+    for (const auto& l : leases_in(kubectl_, kOperatorNamespace)) {
+      const json::value v = l;
+      if (name_of(v) != kLeaderLease) out.insert(string_at(v, "/spec/holderIdentity"));
+    }
+    return out;
+  }
+
+  // Events on the Node with `reason`, name → count, to tell new ones from those of earlier tests.
+  std::map<std::string, std::int64_t> node_events(const std::string& node,
+                                                  const std::string& reason) {
+    std::map<std::string, std::int64_t> out;
+    for (const auto& e : events_matching(kubectl_, "involvedObject.kind=Node,involvedObject.name=" +
+                                                       node + ",reason=" + reason)) {
+      out[e.name] = e.count;
+    }
+    return out;
+  }
+
+  // Total count of the events with `reason` of the object with `uid`.
+  std::int64_t event_count(const std::string& uid, const std::string& reason) {
+    std::int64_t n = 0;
+    for (const auto& e : events_of(uid)) {
+      if (e.reason == reason) n += e.count;
+    }
+    return n;
+  }
+
+  // Creates the NodeMaintenance and returns its uid ("" when refused).
+  std::string create(const std::string& name, const std::string& node,
+                     const std::string& reason = {}) {
+    if (!create_node_maintenance(name, node, reason)) return "";
+    auto nm = get_node_maintenance(name);
+    return nm ? uid_of(*nm) : "";
+  }
+
+  void remove(const std::string& name) {
+    kubectl_.must({"delete", "nodemaintenance", name, "--wait=false"});
+  }
+};
+
+// ---- S1 (story chapters 2–3) -----------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
+  const std::string node = "node-worker-01";
+  const std::string cr = "maintenance-worker-01";
+  const std::string reason = "Hardware memory upgrade - scheduled maintenance window";
+  restore_node_at_end(node);
+  TestNamespace ns(kubectl_, "s1");
+
+  kubectl_.apply(daemonset_manifest(ns.name(), "agent", "agent"));
+  kubectl_.apply(deployment_preferring(ns.name(), "web", 3, node));
+  kubectl_.apply(pod_manifest(ns.name(), "bare", node));
+  kubectl_.apply(emptydir_pod_manifest(ns.name(), "scratch", node));
+  kubectl_.apply(pod_manifest(ns.name(), "static-web", node, {{kMirrorAnnotation, "hash"}}));
+  ASSERT_TRUE(wait_running(ns.name(), "app=agent", kWorkerNodes.size()));
+  ASSERT_TRUE(wait_running(ns.name(), "app=web", 3));
+  ASSERT_TRUE(wait_running(ns.name(), "app=bare", 1));
+  ASSERT_TRUE(wait_running(ns.name(), "app=scratch", 1));
+  ASSERT_TRUE(wait_running(ns.name(), "app=static-web", 1));
+  ASSERT_TRUE(wait_node_settled(node));
+
+  std::string ds_pod_uid;
+  std::set<std::string> web_on_node;
+  for (const auto& pod : pods_on(node)) {
+    if (string_at(pod, "/metadata/namespace") != ns.name()) continue;
+    if (is_daemon_set_pod(pod)) ds_pod_uid = uid_of(pod);
+    if (label(pod, "app") == "web") web_on_node.insert(name_of(pod));
+  }
+  ASSERT_FALSE(ds_pod_uid.empty()) << "no DaemonSet pod on " << node;
+  ASSERT_FALSE(web_on_node.empty()) << "no Deployment pod landed on " << node;
+  const std::set<std::string> evictable = evictable_pods_on(node);
+  ASSERT_TRUE(evictable.contains(ns.name() + "/bare"));
+  ASSERT_TRUE(evictable.contains(ns.name() + "/scratch"));
+  ASSERT_FALSE(evictable.contains(ns.name() + "/static-web"));
+
+  start();
+  const std::string uid = create(cr, node, reason);
+  ASSERT_FALSE(uid.empty());
+  // evictionPods counts up to totalPods, never down, never past it.
+  std::optional<json::value> nm;
+  std::int64_t evicted_seen = 0;
+  ASSERT_TRUE(wait_until(
+      "NodeMaintenance " + cr + " Succeeded", kDrain,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm) return false;
+        const std::int64_t evicted = int_at(*nm, "/status/evictionPods").value_or(0);
+        EXPECT_GE(evicted, evicted_seen) << "evictionPods went down";
+        EXPECT_LE(evicted, int_at(*nm, "/status/totalPods").value_or(0));
+        evicted_seen = evicted;
+        return phase_of(*nm) == "Succeeded";
+      },
+      [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
+
+  EXPECT_EQ(int_at(*nm, "/status/totalPods"), static_cast<std::int64_t>(evictable.size()));
+  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), static_cast<std::int64_t>(evictable.size()));
+  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"), "");
+
+  // The node: Ready,SchedulingDisabled with both taints in the story's order.
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(unschedulable(*n)) << describe_node(*n);
+  EXPECT_EQ(node_ready_status(n->as_object()), "True");
+  const auto taints = taints_of(*n);
+  const auto cordon_taint =
+      std::find(taints.begin(), taints.end(), std::string(kUnschedulableTaintKey) + ":NoSchedule");
+  const auto drain_taint =
+      std::find(taints.begin(), taints.end(), std::string(kDrainTaintKey) + "=draining:NoSchedule");
+  EXPECT_NE(cordon_taint, taints.end()) << describe_node(*n);
+  EXPECT_NE(drain_taint, taints.end()) << describe_node(*n);
+  EXPECT_LT(cordon_taint, drain_taint) << "taints out of the story's order: " << describe_node(*n);
+  EXPECT_EQ(label(*n, kExcludeFromRemediationLabel), "true");
+  EXPECT_NE(annotation(*n, kPriorStateAnnotation), "");
+
+  // Only the DaemonSet pod and the mirror pod are left, untouched.
+  EXPECT_EQ(evictable_pods_on(node), std::set<std::string>{});
+  bool ds_pod_left = false;
+  bool mirror_left = false;
+  for (const auto& pod : pods_on(node)) {
+    if (uid_of(pod) == ds_pod_uid) ds_pod_left = !is_terminating(pod);
+    if (string_at(pod, "/metadata/namespace") == ns.name() && name_of(pod) == "static-web") {
+      mirror_left = !is_terminating(pod);
+    }
+  }
+  EXPECT_TRUE(ds_pod_left) << "the DaemonSet pod was evicted";
+  EXPECT_TRUE(mirror_left) << "the mirror pod was evicted";
+  // The Deployment's pods were replaced on other nodes.
+  EXPECT_TRUE(wait_until("3 web pods running elsewhere", 60s, [&] {
+    auto pods = list_pods(kubectl_, ns.name(), "app=web");
+    return pods.size() == 3 && std::all_of(pods.begin(), pods.end(), [&](const auto& p) {
+             return pod_running_ready(p) && node_of(json::value(p)) != node &&
+                    !web_on_node.contains(name_of(json::value(p)));
+           });
+  }));
+
+  // `kubectl get nm` as the story shows it.
+  const auto table = split_lines(kubectl_.must({"get", "nm"}));
+  ASSERT_GE(table.size(), 2U);
+  EXPECT_EQ(split_words(table[0]),
+            (std::vector<std::string>{"NAME", "NODE", "PHASE", "PROGRESS", "AGE"}));
+  bool row_found = false;
+  for (const auto& line : table) {
+    const auto words = split_words(line);
+    if (words.empty() || words[0] != cr) continue;
+    row_found = true;
+    ASSERT_GE(words.size(), 5U) << line;
+    EXPECT_EQ(words[1], node);
+    EXPECT_EQ(words[2], "Succeeded");
+    EXPECT_EQ(words[3], "100");
+  }
+  EXPECT_TRUE(row_found) << table.size() << " lines";
+
+  // The Events of the story, in `kubectl get events --field-selector involvedObject.name=`.
+  std::map<std::string, Event> by_reason;
+  for (const auto& e : events_of(uid)) by_reason.emplace(e.reason, e);
+  for (const char* reason_name : {"BeginMaintenance", "LeaseAcquired", "NodeCordoned",
+                                  "BeginEviction", "SucceedMaintenance"}) {
+    EXPECT_TRUE(by_reason.contains(reason_name)) << "no " << reason_name << " event";
+  }
+  // Announced once, on first sight (SPEC §2.1), not on every reconcile before Running.
+  EXPECT_EQ(event_count(uid, "BeginMaintenance"), 1);
+  if (by_reason.contains("BeginMaintenance")) {
+    EXPECT_NE(by_reason["BeginMaintenance"].message.find(reason), std::string::npos)
+        << by_reason["BeginMaintenance"].message;
+  }
+  const auto by_name = events_matching(kubectl_, "involvedObject.name=" + cr);
+  EXPECT_TRUE(std::any_of(by_name.begin(), by_name.end(),
+                          [](const Event& e) { return e.reason == "SucceedMaintenance"; }));
+
+  // The medik8s node lease (SPEC §3.1) and the budget slot (§2.2).
+  auto node_lease = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(node_lease);
+  EXPECT_EQ(string_at(*node_lease, "/spec/holderIdentity"), kNodeLeaseHolder);
+  EXPECT_EQ(int_at(*node_lease, "/spec/leaseDurationSeconds"), 3600);
+  EXPECT_EQ(string_at(*node_lease, "/metadata/ownerReferences/0/kind"), "Node");
+  EXPECT_EQ(string_at(*node_lease, "/metadata/ownerReferences/0/name"), node);
+  EXPECT_TRUE(slot_holders().contains(cr + " (node " + node + ")"));
+}
+
+// ---- S2 (story chapter 4) --------------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
+  const std::string node = "node-worker-02";
+  const std::string cr = "maintenance-worker-02";
+  restore_node_at_end(node);
+  TestNamespace ns(kubectl_, "s2");
+
+  kubectl_.apply(deployment_on(ns.name(), "db", 1, node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=db", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "db-pdb", 1, "db"));
+  std::optional<json::value> pdb;
+  ASSERT_TRUE(wait_until(
+      "PDB db-pdb processed with 0 disruptions allowed", 60s,
+      [&] {
+        pdb = kubectl_.get_json({"pdb", "db-pdb", "-n", ns.name()});
+        return pdb &&
+               int_at(*pdb, "/status/observedGeneration") == int_at(*pdb, "/metadata/generation") &&
+               int_at(*pdb, "/status/currentHealthy") == 1 &&
+               int_at(*pdb, "/status/disruptionsAllowed") == 0;
+      },
+      [&] { return pdb ? json::serialize(pdb->at("status")) : std::string("no PDB"); }));
+  const auto pods = list_pods(kubectl_, ns.name(), "app=db");
+  ASSERT_EQ(pods.size(), 1U);
+  const std::string pod = name_of(json::value(pods[0]));
+  const std::string pod_uid = uid_of(json::value(pods[0]));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+
+  std::optional<json::value> nm;
+  ASSERT_TRUE(wait_until(
+      "the pod blocked by its PDB in pendingPodsRefs", kReact,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm) return false;
+        boost::system::error_code ec;
+        const json::value* refs = nm->find_pointer("/status/pendingPodsRefs", ec);
+        if (refs == nullptr || !refs->is_array()) return false;
+        return std::any_of(refs->as_array().begin(), refs->as_array().end(), [&](const auto& r) {
+          return string_at(r, "/name") == pod && string_at(r, "/reason") == "BlockedByPDB";
+        });
+      },
+      [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
+  EXPECT_EQ(phase_of(*nm), "Running");
+  boost::system::error_code ec;
+  const json::value* pending = nm->find_pointer("/status/pendingPods", ec);
+  ASSERT_TRUE(pending != nullptr && pending->is_array());
+  EXPECT_TRUE(std::any_of(pending->as_array().begin(), pending->as_array().end(),
+                          [&](const auto& p) { return p.is_string() && p.as_string() == pod; }))
+      << json::serialize(*pending);
+  for (const auto& ref : nm->at_pointer("/status/pendingPodsRefs").as_array()) {
+    if (string_at(ref, "/name") != pod) continue;
+    EXPECT_EQ(string_at(ref, "/namespace"), ns.name());
+    EXPECT_TRUE(string_at(ref, "/message").starts_with("PDB " + ns.name() + "/db-pdb:"))
+        << string_at(ref, "/message");
+  }
+  EXPECT_NE(string_at(*nm, "/status/lastError"), "");
+
+  auto drain_error = wait_event(uid, "DrainError", std::string(kPdbRefusal), kReact);
+  ASSERT_TRUE(drain_error);
+  EXPECT_EQ(drain_error->type, "Warning");
+
+  // The pod was not evicted, and the maintenance is still Running.
+  auto still = kubectl_.get_json({"pod", pod, "-n", ns.name()});
+  ASSERT_TRUE(still) << "the PDB-protected pod is gone";
+  EXPECT_EQ(uid_of(*still), pod_uid);
+  EXPECT_FALSE(is_terminating(*still));
+  nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running");
+
+  // The admin relaxes the protection: the drain finishes by itself.
+  kubectl_.must({"delete", "pdb", "db-pdb", "-n", ns.name()});
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"), "");
+  auto after = kubectl_.get_json({"pod", pod, "-n", ns.name()});
+  EXPECT_TRUE(!after || is_terminating(*after));
+}
+
+// ---- S3 (story chapter 5) --------------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, S3DeletingTheMaintenanceRestoresTheNode) {
+  const std::string node = "node-worker-01";
+  const std::string cr = "maintenance-worker-01";
+  restore_node_at_end(node);
+  TestNamespace ns(kubectl_, "s3");
+  kubectl_.apply(pod_manifest(ns.name(), "bare", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=bare", 1));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  ASSERT_TRUE(lease(kLeaseNamespace, "node-" + node));
+  const auto uncordon_before = node_events(node, "UncordonNode");
+
+  remove(cr);
+  // "Within a few seconds" in the story; the deadline leaves room for a loaded machine.
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, 20s));
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_until("a new UncordonNode event on node " + node, kReact, [&] {
+    for (const auto& [name, count] : node_events(node, "UncordonNode")) {
+      const auto before = uncordon_before.find(name);
+      if (before == uncordon_before.end() || before->second < count) return true;
+    }
+    return false;
+  }));
+  auto removed = wait_event(uid, "RemovedMaintenance", std::nullopt, kReact);
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->type, "Normal");
+  EXPECT_FALSE(lease(kLeaseNamespace, "node-" + node)) << "the node lease was not released";
+  EXPECT_TRUE(wait_until("the slot of " + cr + " released", kReact,
+                         [&] { return !slot_holders().contains(cr + " (node " + node + ")"); }));
+  // kube-controller-manager drops its unschedulable taint once the node is schedulable.
+  EXPECT_TRUE(wait_until("no node.kubernetes.io/unschedulable taint on " + node, kReact, [&] {
+    auto n = kubectl_.get_json({"node", node});
+    return n && !has_taint(*n, std::string(kUnschedulableTaintKey) + ":NoSchedule");
+  }));
+}
+
+// ---- S4 (story chapter 6) --------------------------------------------------------------------
+
+class MaintenanceBudgetTest : public NodeMaintenanceTest {
+ protected:
+  static std::string cr_for(int i) { return "maintenance-worker-0" + std::to_string(i); }
+
+  // Creates one NodeMaintenance per worker, oldest first (names break creation-time ties in
+  // the same order); returns their uids.
+  std::vector<std::string> create_on_every_worker() {
+    std::vector<std::string> uids;
+    for (std::size_t i = 0; i < kWorkerNodes.size(); ++i) {
+      restore_node_at_end(kWorkerNodes[i]);
+      uids.push_back(create(cr_for(static_cast<int>(i) + 1), kWorkerNodes[i]));
+    }
+    return uids;
+  }
+
+  // Phases of maintenance-worker-01..05 ("" when gone).
+  std::vector<std::string> phases() {
+    std::vector<std::string> out;
+    auto list = kubectl_.get_json({"nodemaintenances"});
+    std::map<std::string, std::string> by_name;
+    if (list) {
+      for (const auto& item : list->at("items").as_array()) by_name[name_of(item)] = phase_of(item);
+    }
+    for (std::size_t i = 0; i < kWorkerNodes.size(); ++i) {
+      out.push_back(by_name[cr_for(static_cast<int>(i) + 1)]);
+    }
+    return out;
+  }
+
+  static bool active(const std::string& phase) {
+    return phase == "Running" || phase == "Succeeded";
+  }
+
+  // Waits until exactly the maintenances in `admitted` (indexes 0..4) are active and every
+  // other one still present is Pending. Records a failure if more than `budget` are ever seen
+  // active at once.
+  bool wait_admitted(const std::set<std::size_t>& admitted, std::size_t budget) {
+    std::vector<std::string> seen;
+    return wait_until(
+        "maintenances admitted as expected", kReact,
+        [&] {
+          seen = phases();
+          const auto n_active =
+              static_cast<std::size_t>(std::count_if(seen.begin(), seen.end(), active));
+          EXPECT_LE(n_active, budget) << "budget exceeded: " << describe(seen);
+          for (std::size_t i = 0; i < seen.size(); ++i) {
+            if (seen[i].empty()) continue;  // deleted
+            if (admitted.contains(i) != active(seen[i])) return false;
+            if (!admitted.contains(i) && seen[i] != "Pending") return false;
+          }
+          return true;
+        },
+        [&] { return describe(seen); });
+  }
+
+  static std::string describe(const std::vector<std::string>& seen) {
+    std::string out;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      out += cr_for(static_cast<int>(i) + 1) + "=" + (seen[i].empty() ? "gone" : seen[i]) + " ";
+    }
+    return out;
+  }
+
+  // A Pending maintenance touched nothing on its node.
+  void expect_untouched(std::size_t i) {
+    auto n = get_node(kWorkerNodes[i]);
+    ASSERT_TRUE(n);
+    EXPECT_FALSE(drain_tainted(*n)) << kWorkerNodes[i] << ": " << describe_node(*n);
+    EXPECT_FALSE(unschedulable(*n)) << kWorkerNodes[i] << ": " << describe_node(*n);
+  }
+};
+
+TEST_F(MaintenanceBudgetTest, S4DefaultBudgetAdmitsOneAtATimeOldestFirst) {
+  start();
+  const auto uids = create_on_every_worker();
+  ASSERT_EQ(uids.size(), 5U);
+  ASSERT_TRUE(wait_admitted({0}, 1));
+  for (std::size_t i = 1; i < uids.size(); ++i) {
+    auto e = wait_event(uids[i], "BlockedByNodeHealthCheck", std::string(kWaitingForLease), kReact);
+    if (e) {
+      EXPECT_EQ(e->type, "Normal");
+    }
+    expect_untouched(i);
+  }
+  // Still one at a time once every event is out.
+  ASSERT_TRUE(wait_admitted({0}, 1));
+
+  for (std::size_t done = 0; done + 1 < uids.size(); ++done) {
+    remove(cr_for(static_cast<int>(done) + 1));
+    ASSERT_TRUE(wait_gone(cr_for(static_cast<int>(done) + 1), kReact));
+    ASSERT_TRUE(wait_admitted({done + 1}, 1))
+        << "after deleting " << cr_for(static_cast<int>(done) + 1);
+    for (std::size_t i = done + 2; i < uids.size(); ++i) expect_untouched(i);
+  }
+}
+
+TEST_F(MaintenanceBudgetTest, S4BudgetOfThreeAdmitsThree) {
+  start({"--max-parallel-maintenances", "3"});
+  const auto uids = create_on_every_worker();
+  ASSERT_EQ(uids.size(), 5U);
+  ASSERT_TRUE(wait_admitted({0, 1, 2}, 3));
+  for (std::size_t i = 3; i < uids.size(); ++i) {
+    EXPECT_TRUE(
+        wait_event(uids[i], "BlockedByNodeHealthCheck", std::string(kWaitingForLease), kReact));
+    expect_untouched(i);
+  }
+  EXPECT_EQ(slot_holders().size(), 3U);
+
+  remove(cr_for(1));
+  ASSERT_TRUE(wait_gone(cr_for(1), kReact));
+  ASSERT_TRUE(wait_admitted({1, 2, 3}, 3));
+  expect_untouched(4);
+}
+
+TEST_F(MaintenanceBudgetTest, S4ForeignNodeLeaseFillsTheBudget) {
+  const std::string foreign_node = "node-worker-05";
+  const std::string holder = "NodeHealthCheck-x";
+  const std::string node = "node-worker-01";
+  const std::string cr = "maintenance-worker-01";
+  restore_node_at_end(node);
+  defer([this, foreign_node] {
+    (void)kubectl_.run(
+        {"delete", "lease", "-n", kLeaseNamespace, "node-" + foreign_node, "--ignore-not-found"});
+  });
+  kubectl_.apply(foreign_node_lease_manifest(foreign_node, holder));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  EXPECT_TRUE(wait_event(uid, "BlockedByNodeHealthCheck", std::string(kWaitingForLease), kReact));
+  const std::string foreign_slot = holder + " (node " + foreign_node + ")";
+  std::set<std::string> holders;
+  EXPECT_TRUE(wait_until(
+      "a slot Lease naming " + foreign_slot, kReact,
+      [&] {
+        holders = slot_holders();
+        return holders.contains(foreign_slot);
+      },
+      [&] {
+        std::string out;
+        for (const auto& h : holders) out += "[" + h + "] ";
+        return out;
+      }));
+  auto nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Pending");
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(drain_tainted(*n)) << describe_node(*n);
+  // The foreign lease is untouched.
+  auto foreign = lease(kLeaseNamespace, "node-" + foreign_node);
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(string_at(*foreign, "/spec/holderIdentity"), holder);
+
+  // Node Health Check is done: the maintenance runs.
+  kubectl_.must({"delete", "lease", "-n", kLeaseNamespace, "node-" + foreign_node});
+  EXPECT_TRUE(wait_phase(cr, {"Running", "Succeeded"}, kReact));
+  EXPECT_TRUE(wait_until("the slot of " + holder + " released", kReact,
+                         [&] { return !slot_holders().contains(foreign_slot); }));
+}
+
+// ---- S5 (story chapter 7) --------------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
+  const std::string down = "node-master-01";
+  const std::string node = "node-master-02";
+  const std::string cr = "maintenance-master-02";
+  restore_node_at_end(down);
+  restore_node_at_end(node);
+
+  // The etcd members the gate reads (kubeadm's stacked etcd): one mirror pod per
+  // control-plane node, created here when the cluster has none.
+  std::set<std::string> nodes_with_member;
+  for (const auto& pod : list_pods(kubectl_, "kube-system", "component=etcd")) {
+    nodes_with_member.insert(node_of(json::value(pod)));
+  }
+  for (const auto& master : kControlPlaneNodes) {
+    if (nodes_with_member.contains(master)) continue;
+    kubectl_.apply(etcd_mirror_pod_manifest(master));
+    defer([this, master] {
+      (void)kubectl_.run({"delete", "pod", "-n", "kube-system", "etcd-" + master,
+                          "--ignore-not-found", "--wait=false"});
+    });
+  }
+  ASSERT_TRUE(wait_running("kube-system", "component=etcd", kControlPlaneNodes.size()));
+
+  kubectl_.must({"label", "node", down, std::string(kNotReadyLabel) + "=true"});
+  kubectl_.must({"patch", "node", down, "--subresource=status", "-p",
+                 R"({"status":{"conditions":[{"type":"Ready","status":"False",)"
+                 R"("reason":"TestNotReady","message":"set by a test"}]}})"});
+  ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {
+    auto n = kubectl_.get_json({"node", down});
+    return n && node_ready_status(n->as_object()) == "False";
+  }));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto blocked =
+      wait_event(uid, "BlockedByEtcdQuorum",
+                 "etcd quorum is not maintained when node " + node + " is remediated", kReact);
+  ASSERT_TRUE(blocked);
+  EXPECT_EQ(blocked->type, "Warning");
+  auto nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Pending");
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(drain_tainted(*n)) << describe_node(*n);
+  EXPECT_FALSE(unschedulable(*n)) << describe_node(*n);
+
+  // node-master-01 comes back; after the stability window the maintenance goes on by itself.
+  kubectl_.must({"label", "node", down, std::string(kNotReadyLabel) + "-"});
+  ASSERT_TRUE(wait_until("node " + down + " Ready again", 90s, [&] {
+    auto d = kubectl_.get_json({"node", down});
+    return d && node_ready_status(d->as_object()) == "True";
+  }));
+  const auto ready_seen = std::chrono::steady_clock::now();
+  nm = wait_phase(cr, {"Running", "Succeeded"}, 60s);
+  ASSERT_TRUE(nm);
+  // Not before the 3 s stability window: the operator cannot have seen the node Ready much
+  // before this test did (both poll or watch the same API server), so admission comes at least
+  // ~3 s after `ready_seen`; 1.5 s leaves room for a slow kubectl.
+  EXPECT_GE(std::chrono::steady_clock::now() - ready_seen, 1500ms)
+      << "admitted without waiting for the etcd stability window";
+  n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(drain_tainted(*n)) << describe_node(*n);
+
+  // Put everything back: the control-plane taint was never dropped.
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(has_taint(*n, "node-role.kubernetes.io/control-plane:NoSchedule"))
+      << describe_node(*n);
+}
+
+// ---- S8 --------------------------------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, S8NodeCordonedBeforeStaysCordoned) {
+  const std::string node = "node-worker-03";
+  const std::string cr = "maintenance-worker-03";
+  restore_node_at_end(node);
+  kubectl_.must({"cordon", node});
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(drain_tainted(*n)) << describe_node(*n);
+  const auto uncordon_before = node_events(node, "UncordonNode");
+
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/true, kReact));
+  n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(unschedulable(*n));
+  EXPECT_TRUE(has_taint(*n, std::string(kUnschedulableTaintKey) + ":NoSchedule"))
+      << describe_node(*n);
+  auto removed = wait_event(uid, "RemovedMaintenance", std::nullopt, kReact);
+  ASSERT_TRUE(removed);
+  EXPECT_NE(removed->message.find("cordoned"), std::string::npos) << removed->message;
+  EXPECT_TRUE(removed->message.find("stays") != std::string::npos ||
+              removed->message.find("left") != std::string::npos ||
+              removed->message.find("remains") != std::string::npos)
+      << removed->message;
+  EXPECT_EQ(node_events(node, "UncordonNode"), uncordon_before)
+      << "UncordonNode emitted for a node left cordoned";
+}
+
+// ---- S9 --------------------------------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, S9OperatorKilledMidDrainFinishesAfterRestart) {
+  const std::string node = "node-worker-04";
+  const std::string cr = "maintenance-worker-04";
+  constexpr int kPods = 6;
+  restore_node_at_end(node);
+  TestNamespace ns(kubectl_, "s9");
+  ASSERT_TRUE(wait_node_settled(node));
+  const std::size_t others = evictable_pods_on(node).size();
+  for (int i = 0; i < kPods; ++i) {
+    kubectl_.apply(pod_manifest(ns.name(), "slow-" + std::to_string(i), node,
+                                {{kSlowDeleteAnnotation, "true"}}, 8));
+  }
+  for (int i = 0; i < kPods; ++i) {
+    ASSERT_TRUE(wait_running(ns.name(), "app=slow-" + std::to_string(i), 1));
+  }
+  const auto total = static_cast<std::int64_t>(others + kPods);
+
+  OperatorProcess& first = start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  std::optional<json::value> nm;
+  ASSERT_TRUE(wait_until(
+      "the drain in progress with pods terminating", kReact,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm || phase_of(*nm) != "Running" || int_at(*nm, "/status/totalPods") != total) {
+          return false;
+        }
+        auto pods = list_pods(kubectl_, ns.name(), "");
+        return std::any_of(pods.begin(), pods.end(),
+                           [](const auto& p) { return is_terminating(json::value(p)); });
+      },
+      [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
+  EXPECT_EQ(first.kill(), 128 + SIGKILL);
+  nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running") << "the drain ended before the kill; the test proves nothing";
+  const auto total_before = int_at(*nm, "/status/totalPods");
+  EXPECT_EQ(total_before, total);
+
+  start();
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(int_at(*nm, "/status/totalPods"), total_before);
+  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), total_before);
+  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1);
+  EXPECT_TRUE(list_pods(kubectl_, ns.name(), "").empty());
+
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  EXPECT_FALSE(lease(kLeaseNamespace, "node-" + node)) << "the node lease leaked";
+  EXPECT_EQ(slot_holders(), std::set<std::string>{}) << "a budget slot leaked";
+}
+
+// ---- Edge cases of the controller ------------------------------------------------------------
+
+TEST_F(NodeMaintenanceTest, MissingNodeFails) {
+  const std::string node = unique_name("node-that-does-not-exist");
+  const std::string cr = "maintenance-missing-node";
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_phase(cr, {"Failed"}, kReact);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"), "node \"" + node + "\" not found");
+  auto failed = wait_event(uid, "FailedMaintenance", std::nullopt, kReact);
+  if (failed) {
+    EXPECT_EQ(failed->type, "Warning");
+  }
+  // It holds no slot, and deleting it is not held up by anything.
+  EXPECT_EQ(slot_holders(), std::set<std::string>{});
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+}
+
+TEST_F(NodeMaintenanceTest, SecondMaintenanceForTheSameNodeFails) {
+  const std::string node = "node-worker-02";
+  const std::string older = "maintenance-worker-02";
+  const std::string younger = "maintenance-worker-02-again";
+  restore_node_at_end(node);
+  start();
+  const std::string older_uid = create(older, node);
+  ASSERT_FALSE(older_uid.empty());
+  ASSERT_TRUE(wait_phase(older, {"Running", "Succeeded"}, kReact));
+  auto before = get_node(node);
+  ASSERT_TRUE(before);
+  const std::string prior_state = annotation(*before, kPriorStateAnnotation);
+  auto older_lease = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(older_lease);
+
+  // No webhook runs here, so the API server stores the duplicate; the controller arbitrates.
+  const std::string younger_uid = create(younger, node);
+  ASSERT_FALSE(younger_uid.empty());
+  auto nm = wait_phase(younger, {"Failed"}, kReact);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(
+      string_at(*nm, "/status/lastError"),
+      "node \"" + node + "\" is already under maintenance by NodeMaintenance \"" + older + "\"");
+  auto after = get_node(node);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(annotation(*after, kPriorStateAnnotation), prior_state);
+  EXPECT_EQ(annotation(*after, kPriorStateAnnotation).find(younger_uid), std::string::npos);
+
+  // Deleting the duplicate leaves the older maintenance in force.
+  remove(younger);
+  ASSERT_TRUE(wait_gone(younger, kReact));
+  after = get_node(node);
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(unschedulable(*after)) << describe_node(*after);
+  EXPECT_TRUE(drain_tainted(*after)) << describe_node(*after);
+  EXPECT_EQ(annotation(*after, kPriorStateAnnotation), prior_state);
+  // The same Lease object as before: not released (and maybe taken again by the older one).
+  EXPECT_EQ(event_count(younger_uid, "LeaseReleased"), 0)
+      << "the duplicate released the node lease of " << older;
+  auto node_lease = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(node_lease) << "deleting the duplicate released the older one's node lease";
+  EXPECT_EQ(uid_of(*node_lease), uid_of(*older_lease))
+      << "the node lease was deleted and created again while " << older << " held it";
+  EXPECT_EQ(string_at(*node_lease, "/spec/holderIdentity"), kNodeLeaseHolder);
+  nm = get_node_maintenance(older);
+  ASSERT_TRUE(nm);
+  EXPECT_TRUE(phase_of(*nm) == "Running" || phase_of(*nm) == "Succeeded") << phase_of(*nm);
+
+  remove(older);
+  EXPECT_TRUE(wait_gone(older, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+}
+
+TEST_F(NodeMaintenanceTest, UndoneCordonAndTaintAreReapplied) {
+  const std::string node = "node-worker-05";
+  const std::string cr = "maintenance-worker-05";
+  restore_node_at_end(node);
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  ASSERT_TRUE(wait_event(uid, "SucceedMaintenance", std::nullopt, kReact));
+
+  auto reapplied = [&](const std::string& what) {
+    std::optional<json::value> n;
+    EXPECT_TRUE(wait_until(
+        "cordon and drain taint re-applied after " + what, kReact,
+        [&] {
+          n = kubectl_.get_json({"node", node});
+          return n && unschedulable(*n) && drain_tainted(*n);
+        },
+        [&] { return n ? describe_node(*n) : std::string("no node"); }));
+  };
+
+  kubectl_.must({"uncordon", node});
+  reapplied("kubectl uncordon");
+  auto warning = wait_event(uid, "MaintenanceReapplied", std::nullopt, kReact);
+  ASSERT_TRUE(warning);
+  EXPECT_EQ(warning->type, "Warning");
+  const std::int64_t reapplied_count = event_count(uid, "MaintenanceReapplied");
+
+  kubectl_.must({"taint", "node", node, std::string(kDrainTaintKey) + "-"});
+  reapplied("removing the drain taint");
+  EXPECT_TRUE(wait_until("a second MaintenanceReapplied event", kReact, [&] {
+    return event_count(uid, "MaintenanceReapplied") > reapplied_count;
+  }));
+
+  auto nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Succeeded");
+  EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1);
+}
+
+}  // namespace
+}  // namespace nmo::e2e

@@ -1,0 +1,133 @@
+// GoogleTest fixture for end-to-end tests of the operator process against the local cluster:
+// installs what the operator needs (CRD, namespaces), removes NodeMaintenances left by an
+// earlier run, starts operators, and at the end deletes the test's NodeMaintenances while an
+// operator is still running (so finalizers are processed), checks that none of their Leases is
+// left, stops the operators, prints their log tails when the test failed, and restores the
+// nodes the test touched, so that one failing test never poisons the next.
+//
+// The tests need the cluster to themselves (ctest's RESOURCE_LOCK cluster): another operator
+// running against it (`make run`) would reconcile their NodeMaintenances too.
+//
+// Threading: a fixture belongs to the test's thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_process.h"
+
+namespace nmo::e2e {
+
+/// Names of the operator's contract (SPEC §2–§3) that tests look for.
+inline constexpr const char* kOperatorNamespace = "node-maintenance-operator-system";
+inline constexpr const char* kLeaseNamespace = "medik8s-leases";
+inline constexpr const char* kNodeLeaseHolder = "node-maintenance";
+inline constexpr const char* kDrainTaintKey = "medik8s.io/drain";
+inline constexpr const char* kUnschedulableTaintKey = "node.kubernetes.io/unschedulable";
+inline constexpr const char* kExcludeFromRemediationLabel =
+    "remediation.medik8s.io/exclude-from-remediation";
+inline constexpr const char* kPriorStateAnnotation = "nodemaintenance.medik8s.io/prior-state";
+/// Leader-election Lease in the operator namespace (SPEC §3.2); not a budget slot.
+inline constexpr const char* kLeaderLease = "135b1886.medik8s.io";
+
+/// Applies the CRD (deploy/crd/) and creates the operator and lease namespaces; waits until the
+/// CRD is Established. Idempotent; does the work once per process.
+void install_operator_prerequisites(const Kubectl& kubectl);
+
+/// Deletes the NodeMaintenances named (every one when `names` is empty) and waits until they
+/// are gone, which needs a running operator to remove the finalizers. On timeout records a
+/// failure naming what is left and strips the finalizers, so the next test starts clean.
+/// Returns whether they went in time.
+bool delete_node_maintenances(const Kubectl& kubectl, const std::vector<std::string>& names,
+                              std::chrono::seconds timeout);
+
+/// One Event of `kubectl get events -n default`, reduced to what tests look at.
+struct Event {
+  std::string name;
+  std::string type;
+  std::string reason;
+  std::string message;
+  std::int64_t count = 1;
+};
+
+/// Events in `default` matching a field selector (e.g. `involvedObject.uid=<uid>`).
+std::vector<Event> events_matching(const Kubectl& kubectl, const std::string& field_selector);
+
+/// The Leases of `ns`, as JSON objects.
+std::vector<boost::json::object> leases_in(const Kubectl& kubectl, const std::string& ns);
+
+class OperatorFixture : public ClusterTest {
+ protected:
+  /// Installs the prerequisites and removes NodeMaintenances left by an earlier, crashed run.
+  void SetUp() override;
+
+  /// Deletes the test's NodeMaintenances (with an operator running), runs the deferred cleanups,
+  /// checks that none of their Leases is left, stops the operators, restores the registered
+  /// nodes.
+  void TearDown() override;
+
+  /// Starts an operator with `flags`; it logs to `<build>/e2e-logs/<Suite>.<Test>[.<n>].log`
+  /// and is stopped in TearDown.
+  OperatorProcess& start_operator(const std::vector<std::string>& flags);
+
+  /// The node is put back at the end whatever happened: uncordoned, without the maintenance
+  /// taint, label and annotation, without the not-ready fault label, and Ready again.
+  void restore_node_at_end(const std::string& node);
+
+  /// Runs `cleanup` in TearDown, after the NodeMaintenances are gone (in reverse order).
+  void defer(std::function<void()> cleanup);
+
+  /// Creates a NodeMaintenance (`reason` omitted when empty), deleted in TearDown; returns
+  /// whether it was accepted.
+  bool create_node_maintenance(const std::string& name, const std::string& node,
+                               const std::string& reason = {});
+
+  /// The NodeMaintenance as JSON, or nullopt when it does not exist.
+  std::optional<boost::json::value> get_node_maintenance(const std::string& name);
+
+  /// Waits until the NodeMaintenance's phase is one of `phases`; returns the object seen last.
+  std::optional<boost::json::value> wait_phase(const std::string& name,
+                                               const std::vector<std::string>& phases,
+                                               std::chrono::milliseconds timeout);
+
+  /// Waits until the NodeMaintenance is gone.
+  bool wait_gone(const std::string& name, std::chrono::milliseconds timeout);
+
+  /// The Events of the object with `uid`.
+  std::vector<Event> events_of(const std::string& uid);
+
+  /// Waits until an Event of the object with `uid` has `reason` (and, when given, exactly
+  /// `message`); returns it.
+  std::optional<Event> wait_event(const std::string& uid, const std::string& reason,
+                                  const std::optional<std::string>& message,
+                                  std::chrono::milliseconds timeout);
+
+  /// The node as JSON (records a failure when it does not exist).
+  std::optional<boost::json::value> get_node(const std::string& node);
+
+ private:
+  void print_operator_logs(const std::string& when) const;
+
+  // Node leases of the test's nodes held as node-maintenance, and slots of its maintenances.
+  std::vector<std::string> leftover_leases();
+
+  std::vector<std::unique_ptr<OperatorProcess>> operators_;
+  std::vector<std::pair<std::string, std::string>> created_;  // NodeMaintenance, node
+  std::vector<std::string> nodes_to_restore_;
+  std::vector<std::function<void()>> cleanups_;
+};
+
+/// "key=value:effect" of each of the node's taints, in order.
+std::vector<std::string> taints_of(const boost::json::value& node);
+
+/// The `phase` of a NodeMaintenance ("" when unset).
+std::string phase_of(const boost::json::value& nm);
+
+}  // namespace nmo::e2e
