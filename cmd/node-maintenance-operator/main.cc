@@ -1,22 +1,28 @@
 // node-maintenance-operator: the manager binary. Parses the flags of SPEC §6 (each also settable
-// through the environment as NMO_<FLAG>), finds the API server like controller-runtime, and runs
-// the NodeMaintenance controller, behind leader election when asked to. SIGTERM and SIGINT stop
-// it cleanly: the reconcile workers finish, queued Events are written and the leader Lease is
-// released.
+// through the environment as NMO_<FLAG>), finds the API server like controller-runtime, serves
+// the validating admission webhook (on every replica, leader or not), and runs the
+// NodeMaintenance controller, behind leader election when asked to. SIGTERM and SIGINT stop it
+// cleanly: the reconcile workers finish, queued Events are written, the leader Lease is released,
+// and then the webhook finishes its requests in flight.
 //
-// Exit status: 0 after a clean stop, 1 when leadership was lost or the controller could not
-// start, 2 for a bad flag or configuration (the message names it).
+// Exit status: 0 after a clean stop, 1 when leadership was lost, the controller could not start
+// or the webhook port could not be bound, 2 for a bad flag or configuration, such as a webhook
+// certificate directory without tls.crt/tls.key (the message names it).
 //
 // Threading: one io_context thread runs everything (see docs/architecture.md).
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <csignal>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -24,9 +30,13 @@
 
 #include "base/log.h"
 #include "http/asio.h"
+#include "http/server.h"
 #include "kube/client/client.h"
 #include "kube/config/load_rest_config.h"
 #include "operator/controller/operator.h"
+#include "operator/webhook/handler.h"
+#include "operator/webhook/live_lookup.h"
+#include "operator/webhook/validator.h"
 #include "runtime/leader_election.h"
 
 #ifndef NMO_VERSION
@@ -42,6 +52,15 @@ constexpr int kExitUsage = 2;
 // The leader-election id upstream uses, so two operators never lead in one namespace (SPEC §3.2).
 constexpr const char* kLeaderElectionId = "135b1886.medik8s.io";
 
+// How long the webhook may finish its requests in flight at shutdown. The API server gives each
+// review 15 s (timeoutSeconds in the manifests); the pod's 30 s grace covers the controller's
+// stop and this.
+constexpr std::chrono::seconds kWebhookStopGrace{10};
+
+// The largest AdmissionReview accepted: an object may be 1.5 MiB (etcd's default request limit)
+// and an UPDATE carries two of them.
+constexpr std::size_t kWebhookMaxBody = std::size_t{3} << 20U;
+
 struct Flags {
   std::string kubeconfig;
   std::string context;
@@ -53,6 +72,10 @@ struct Flags {
   int burst = 30;
   std::string log_format = "text";
   int verbosity = 0;
+  int webhook_port = 9443;
+  // controller-runtime's default, so manifests written for upstream NMO mount the Secret there.
+  std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
+  std::string webhook_bind_address = "0.0.0.0";
   op::OperatorOptions options;
 };
 
@@ -64,7 +87,8 @@ std::string host_identity() {
 }
 
 // Runs the controller until a signal or lost leadership; returns the exit status.
-asio::awaitable<int> serve(kube::Client& client, const Flags& flags, const log::Logger& logger) {
+asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
+                                    const log::Logger& logger) {
   auto executor = co_await asio::this_coro::executor;
   op::Operator controller(executor, client, flags.options);
   asio::signal_set signals(executor, SIGINT, SIGTERM);
@@ -153,6 +177,57 @@ asio::awaitable<int> serve(kube::Client& client, const Flags& flags, const log::
   co_return status;
 }
 
+// Runs the controller (see run_controller) while `webhook` (null when disabled) serves, then
+// stops the webhook after the controller; returns the exit status.
+asio::awaitable<int> serve(kube::Client& client, const Flags& flags, const log::Logger& logger,
+                           http::Server* webhook) {
+  const int status = co_await run_controller(client, flags, logger);
+  if (webhook != nullptr) co_await webhook->stop(kWebhookStopGrace);
+  co_return status;
+}
+
+// The webhook's pieces, alive for the whole run (its handlers may still be running when the
+// io_context stops).
+struct Webhook {
+  std::unique_ptr<kube::Client> client;
+  std::unique_ptr<op::webhook::LiveClusterLookup> lookup;
+  std::unique_ptr<op::webhook::Validator> validator;
+  std::unique_ptr<op::webhook::AdmissionHandler> handler;
+  std::unique_ptr<http::Server> server;
+};
+
+// Starts the admission webhook server on `io`. Fails with kInvalid when the certificate pair in
+// --webhook-cert-dir is missing or unusable, kUnavailable when the port cannot be bound.
+Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest,
+                              const Flags& flags) {
+  Webhook webhook;
+  // Its own client, so reviews never queue behind the controller's requests in the client-side
+  // rate limit, and bounded so that both lookups fit the API server's 15 s for a review.
+  kube::ClientOptions options;
+  options.qps = 50.0;
+  options.burst = 100;
+  options.user_agent = "node-maintenance-operator/webhook";
+  options.request_timeout = std::chrono::seconds(3);
+  options.max_retries = 1;
+  NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
+  webhook.lookup = std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client);
+  webhook.validator =
+      std::make_unique<op::webhook::Validator>(*webhook.lookup, op::webhook::ValidatorOptions{});
+  webhook.handler = std::make_unique<op::webhook::AdmissionHandler>(*webhook.validator);
+  http::ServerOptions server_options;
+  server_options.name = "webhook";
+  server_options.bind_address = flags.webhook_bind_address;
+  server_options.port = static_cast<std::uint16_t>(flags.webhook_port);
+  server_options.cert_dir = flags.webhook_cert_dir;
+  server_options.max_body_bytes = kWebhookMaxBody;
+  op::webhook::AdmissionHandler* handler = webhook.handler.get();
+  NMO_TRY_ASSIGN(webhook.server, http::Server::start(io.get_executor(), server_options,
+                                                     [handler](http::Request request) {
+                                                       return handler->handle(std::move(request));
+                                                     }));
+  return webhook;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Kubernetes Node Maintenance Operator: cordons and drains nodes requested by "
@@ -199,6 +274,19 @@ int run(int argc, char** argv) {
       ->envname("NMO_KUBE_API_BURST")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--webhook-port", flags.webhook_port,
+                 "HTTPS port of the validating admission webhook; 0 disables it")
+      ->envname("NMO_WEBHOOK_PORT")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--webhook-cert-dir", flags.webhook_cert_dir,
+                 "directory with the webhook's tls.crt and tls.key (reloaded when they change)")
+      ->envname("NMO_WEBHOOK_CERT_DIR")
+      ->capture_default_str();
+  app.add_option("--webhook-bind-address", flags.webhook_bind_address,
+                 "IP address the webhook listens on")
+      ->envname("NMO_WEBHOOK_BIND_ADDRESS")
+      ->capture_default_str();
   app.add_option("--log-format", flags.log_format, "json or text")
       ->envname("NMO_LOG_FORMAT")
       ->check(CLI::IsMember({"json", "text"}))
@@ -237,11 +325,34 @@ int run(int argc, char** argv) {
                            {"namespace", flags.options.namespace_},
                            {"max_parallel_maintenances", flags.max_parallel},
                            {"leader_elect", flags.leader_elect}});
+  // Before the controller and leader election: every replica answers reviews at once.
+  std::optional<Webhook> webhook;
+  if (flags.webhook_port != 0) {
+    Result<Webhook> started = start_webhook(io, *rest, flags);
+    if (!started) {
+      const bool unusable_certificate = started.error().code == ErrorCode::kInvalid;
+      logger.error("the admission webhook could not start",
+                   {{"error", started.error().message},
+                    {"cert_dir", flags.webhook_cert_dir},
+                    {"port", flags.webhook_port},
+                    {"hint", unusable_certificate
+                                 ? "put the serving certificate there (tls.crt, tls.key), or "
+                                   "pass --webhook-port=0 to run without the webhook"
+                                 : "choose another --webhook-port or --webhook-bind-address"}});
+      return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
+    }
+    webhook.emplace(std::move(started).value());
+  } else {
+    logger.info("the admission webhook is disabled (--webhook-port=0)");
+  }
+  http::Server* webhook_server = webhook ? webhook->server.get() : nullptr;
   int status = 0;
-  asio::co_spawn(io, serve(**client, flags, logger), [&](std::exception_ptr error, int result) {
-    status = error ? kExitFailure : result;
-    (*client)->shutdown();
-  });
+  asio::co_spawn(io, serve(**client, flags, logger, webhook_server),
+                 [&](std::exception_ptr error, int result) {
+                   status = error ? kExitFailure : result;
+                   (*client)->shutdown();
+                   if (webhook) webhook->client->shutdown();
+                 });
   io.run();
   logger.info("stopped", {{"exit_status", status}});
   return status;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -56,6 +57,11 @@ OperatorProcess::OperatorProcess(const std::string& log_name, const std::vector<
   std::vector<std::string> argv{binary.string()};
   if (const char* kubeconfig = std::getenv("KUBECONFIG"); kubeconfig != nullptr) {
     argv.insert(argv.end(), {"--kubeconfig", kubeconfig});
+  }
+  // Without certificates the webhook cannot serve; tests that want it pass --webhook-port.
+  if (std::none_of(flags.begin(), flags.end(),
+                   [](const std::string& flag) { return flag.rfind("--webhook-port", 0) == 0; })) {
+    argv.insert(argv.end(), {"--webhook-port", "0"});
   }
   argv.insert(argv.end(), flags.begin(), flags.end());
   std::vector<char*> args;

@@ -1,0 +1,27 @@
+// LiveClusterLookup: ClusterLookup answered by the API server at the moment of the review, not
+// from a cache (SPEC §4: a cache could miss a NodeMaintenance created a moment ago): GET the
+// Node, and LIST NodeMaintenances with fieldSelector spec.nodeName=<node>, which the CRD's
+// selectableFields make the API server filter.
+//
+// Threading: like kube::Client, awaitable concurrently from any executor.
+#pragma once
+
+#include "kube/client/client.h"
+#include "operator/webhook/cluster_lookup.h"
+
+namespace nmo::op::webhook {
+
+class LiveClusterLookup final : public ClusterLookup {
+ public:
+  // `client` must outlive the lookup.
+  explicit LiveClusterLookup(kube::Client& client) : client_(client) {}
+
+  asio::awaitable<Result<bool>> node_exists(std::string node) override;
+  asio::awaitable<Result<std::vector<ExistingMaintenance>>> maintenances_for_node(
+      std::string node) override;
+
+ private:
+  kube::Client& client_;
+};
+
+}  // namespace nmo::op::webhook

@@ -1,0 +1,129 @@
+#include "operator/webhook/validator.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace nmo::op::webhook {
+namespace {
+
+// A Node name is a DNS subdomain (RFC 1123): at most 253 characters of lower-case letters,
+// digits, '-' and '.', starting and ending with a letter or digit. Other names cannot name a
+// Node, and are kept out of the lookup's URL.
+bool is_dns_subdomain(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  const auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alphanumeric(name.front()) || !alphanumeric(name.back())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alphanumeric(c) || c == '-' || c == '.'; });
+}
+
+}  // namespace
+
+std::string node_not_found_message(std::string_view node) {
+  return "node \"" + std::string(node) + "\" not found in cluster";
+}
+
+std::string already_under_maintenance_message(std::string_view node, std::string_view other) {
+  return "node \"" + std::string(node) + "\" is already under maintenance by NodeMaintenance \"" +
+         std::string(other) + "\"";
+}
+
+Validator::Validator(ClusterLookup& lookup, ValidatorOptions options)
+    : lookup_(lookup), options_(options) {}
+
+std::size_t Validator::reservation_count() const {
+  const std::lock_guard lock(mutex_);
+  return reservations_.size();
+}
+
+asio::awaitable<AdmissionVerdict> Validator::validate(AdmissionRequest request) {
+  switch (request.operation) {
+    case Operation::kCreate:
+      co_return co_await validate_create(std::move(request));
+    case Operation::kUpdate:
+      if (!request.object || !request.old_object) {
+        // decode_admission_review() never lets such a review through.
+        co_return AdmissionVerdict::deny("an UPDATE review must carry object and oldObject");
+      }
+      if (request.object->node_name != request.old_object->node_name) {
+        co_return AdmissionVerdict::deny(std::string(kNodeNameImmutableMessage));
+      }
+      co_return AdmissionVerdict::allow();
+    case Operation::kDelete:
+    case Operation::kConnect:
+      break;
+  }
+  co_return AdmissionVerdict::allow();
+}
+
+asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest request) {
+  if (!request.object) {
+    // decode_admission_review() never lets such a review through.
+    co_return AdmissionVerdict::deny("a CREATE review must carry the object");
+  }
+  const std::string node = request.object->node_name;
+  const std::string name = request.object_name();
+  if (node.empty()) {
+    // The CRD schema requires spec.nodeName, so only a hand-made review gets here.
+    co_return AdmissionVerdict::deny("spec.nodeName is required");
+  }
+
+  if (!is_dns_subdomain(node)) {
+    co_return AdmissionVerdict::deny(node_not_found_message(node));
+  }
+  Result<bool> exists = co_await lookup_.node_exists(node);
+  if (!exists) {
+    co_return AdmissionVerdict::internal_error("cannot check whether node \"" + node +
+                                               "\" exists: " + exists.error().describe());
+  }
+  if (!*exists) {
+    co_return AdmissionVerdict::deny(node_not_found_message(node));
+  }
+  Result<std::vector<ExistingMaintenance>> existing = co_await lookup_.maintenances_for_node(node);
+  if (!existing) {
+    co_return AdmissionVerdict::internal_error("cannot list the NodeMaintenances of node \"" +
+                                               node + "\": " + existing.error().describe());
+  }
+
+  // From here to the end no co_await: the check and the reservation are one step for every
+  // other create awaiting its lookups meanwhile.
+  std::vector<ExistingMaintenance> others;
+  for (const ExistingMaintenance& maintenance : *existing) {
+    if (maintenance.name != name) others.push_back(maintenance);
+  }
+  const std::lock_guard lock(mutex_);
+  const Clock::time_point now = options_.clock->now();
+  std::erase_if(reservations_, [&](const auto& entry) { return entry.second.expires <= now; });
+  if (auto reserved = reservations_.find(node); reserved != reservations_.end()) {
+    const std::string& holder = reserved->second.holder;
+    const bool stored = std::any_of(existing->begin(), existing->end(),
+                                    [&](const ExistingMaintenance& m) { return m.name == holder; });
+    if (stored) reservations_.erase(reserved);
+  }
+  if (!others.empty()) {
+    // The oldest one is the one the controller lets proceed (older wins, then the name).
+    const auto first =
+        std::min_element(others.begin(), others.end(),
+                         [](const ExistingMaintenance& a, const ExistingMaintenance& b) {
+                           if (a.created != b.created) {
+                             if (!a.created) return false;
+                             if (!b.created) return true;
+                             return *a.created < *b.created;
+                           }
+                           return a.name < b.name;
+                         });
+    co_return AdmissionVerdict::deny(already_under_maintenance_message(node, first->name));
+  }
+  if (auto reserved = reservations_.find(node);
+      reserved != reservations_.end() && reserved->second.holder != name) {
+    co_return AdmissionVerdict::deny(
+        already_under_maintenance_message(node, reserved->second.holder));
+  }
+  if (!request.dry_run) {
+    reservations_[node] = Reservation{.holder = name, .expires = now + options_.reservation_ttl};
+  }
+  co_return AdmissionVerdict::allow();
+}
+
+}  // namespace nmo::op::webhook

@@ -1,0 +1,510 @@
+// The validating admission webhook against the real local cluster, through kubectl (SPEC §4,
+// scenario S6 of §10): each test starts the operator with its webhook on 127.0.0.1 and a free
+// port, serving a certificate for 127.0.0.1 made here with openssl, and registers a
+// ValidatingWebhookConfiguration pointing at it (clientConfig.url + caBundle), like `make run`.
+//
+// Isolation: the configuration gets a unique name and an objectSelector on a label only this
+// test's NodeMaintenances carry, so other tests' objects never reach this webhook, and a
+// configuration left behind by a crashed run (failurePolicy Fail) harms nobody. The
+// NodeMaintenances name two Nodes made for the test (kwok runs them), so maintenances other
+// tests hold on the story's workers never collide with the duplicate rule, and draining them
+// touches nothing shared. TearDown always deletes the configuration first, then the test's
+// NodeMaintenances (the operator started here removes their finalizers), then stops the
+// operator and deletes the Nodes.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/operator_process.h"
+
+namespace nmo::e2e {
+namespace {
+
+namespace json = boost::json;
+using ::testing::HasSubstr;
+
+constexpr const char* kWebhookName = "nodemaintenance-validation.medik8s.io";
+constexpr const char* kValidatePath =
+    "/validate-nodemaintenance-medik8s-io-v1beta1-nodemaintenance";
+constexpr const char* kDenied =
+    "admission webhook \"nodemaintenance-validation.medik8s.io\" denied the request: ";
+// Marks the configurations this test registers (stale ones are removed at start).
+constexpr const char* kConfigLabel = "test.node-maintenance/webhook-e2e";
+// Carried by this test's NodeMaintenances; the configuration selects on it (value: the run).
+constexpr const char* kRunLabel = "test.node-maintenance/webhook-run";
+// Holds a NodeMaintenance in deletion after the operator removed its own finalizer.
+constexpr const char* kHoldFinalizer = "test.node-maintenance/hold";
+
+// Marks the Nodes this test creates (stale ones are removed at start).
+constexpr const char* kNodeLabel = "test.node-maintenance/webhook-e2e-node";
+
+// A free TCP port on 127.0.0.1 (free when asked; the operator binds it right after).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string base64(const std::string& data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const unsigned n = (static_cast<unsigned char>(data[i]) << 16U) |
+                       (static_cast<unsigned char>(data[i + 1]) << 8U) |
+                       static_cast<unsigned char>(data[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(n >> shift) & 63U];
+  }
+  if (i + 1 == data.size()) {
+    const unsigned n = static_cast<unsigned char>(data[i]) << 16U;
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += "==";
+  } else if (i + 2 == data.size()) {
+    const unsigned n = (static_cast<unsigned char>(data[i]) << 16U) |
+                       (static_cast<unsigned char>(data[i + 1]) << 8U);
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += kAlphabet[(n >> 6U) & 63U];
+    out += '=';
+  }
+  return out;
+}
+
+// The error line kubectl printed: the first line of `text` that is not a warning.
+std::string error_line(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Warning: ", 0) == 0 || line.empty()) continue;
+    return line;
+  }
+  return {};
+}
+
+// A CA and a serving certificate for 127.0.0.1 in a temporary directory, made with the openssl
+// command line as a developer would (see deploy/webhook/README.md).
+class ServingCertificate {
+ public:
+  ServingCertificate() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "nmo-webhook-e2e-XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp failed";
+      return;
+    }
+    dir_ = pattern;
+    const std::string d = dir_.string();
+    run({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-days", "1", "-subj", "/CN=nmo-webhook-e2e-ca", "-keyout", d + "/ca.key",
+         "-out", d + "/ca.crt"});
+    run({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-subj", "/CN=127.0.0.1", "-keyout", d + "/tls.key", "-out", d + "/tls.csr"});
+    std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
+    run({"openssl", "x509", "-req", "-in", d + "/tls.csr", "-CA", d + "/ca.crt", "-CAkey",
+         d + "/ca.key", "-CAcreateserial", "-days", "1", "-extfile", d + "/san.ext", "-out",
+         d + "/tls.crt"});
+  }
+  ServingCertificate(const ServingCertificate&) = delete;
+  ServingCertificate& operator=(const ServingCertificate&) = delete;
+  ~ServingCertificate() {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+  [[nodiscard]] std::string ca_pem() const { return read_file(dir_ / "ca.crt"); }
+
+ private:
+  static void run(const std::vector<std::string>& argv) {
+    const ProcessResult result = run_process(argv);
+    if (!result.ok()) ADD_FAILURE() << argv[0] << " " << argv[1] << " failed: " << result.err;
+  }
+
+  std::filesystem::path dir_;
+};
+
+class WebhookTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    if (HasFatalFailure()) return;
+    install_operator_prerequisites(kubectl_);
+    ASSERT_FALSE(HasFailure()) << "the operator's prerequisites could not be installed";
+    (void)kubectl_.run(
+        {"delete", "validatingwebhookconfigurations", "-l", kConfigLabel, "--ignore-not-found"});
+    (void)kubectl_.run({"delete", "nodes", "-l", kNodeLabel, "--ignore-not-found", "--wait=false"});
+    node_a_ = unique_name("webhook-e2e-a");
+    node_b_ = unique_name("webhook-e2e-b");
+    for (const std::string& node : {node_a_, node_b_}) {
+      kubectl_.apply(node_manifest(node, {{kNodeLabel, "true"}}));
+    }
+
+    port_ = free_port();
+    ASSERT_NE(port_, 0);
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    operator_ = std::make_unique<OperatorProcess>(
+        std::string(info->test_suite_name()) + "." + info->name(),
+        std::vector<std::string>{"--webhook-port", std::to_string(port_), "--webhook-bind-address",
+                                 "127.0.0.1", "--webhook-cert-dir", certificate_.dir().string()});
+    ASSERT_TRUE(operator_->wait_for_log("serving server=webhook", 30s))
+        << "the operator's webhook did not start:\n"
+        << operator_->log_tail(30);
+
+    run_ = unique_name("run");
+    configuration_ = unique_name("nmo-e2e-webhook");
+    register_webhook("https://127.0.0.1:" + std::to_string(port_) + kValidatePath);
+    // The API server picks new configurations up asynchronously: ready once a dry-run create
+    // is answered by the webhook.
+    wait_until(
+        "the webhook to answer a dry-run create", 30s,
+        [&] {
+          const ProcessResult r = kubectl_.run({"create", "--dry-run=server", "-f", "-"},
+                                               manifest(unique_name("probe"), "node-nowhere"));
+          return r.err.find(kDenied) != std::string::npos;
+        },
+        [&] { return operator_->log_tail(10); });
+  }
+
+  void TearDown() override {
+    if (HasFailure() && operator_) {
+      std::cerr << "---- operator log " << operator_->log_path() << " (last 60 lines)\n"
+                << operator_->log_tail(60) << "---- end\n";
+    }
+    // First, whatever happened: a configuration with failurePolicy Fail must not outlive us.
+    if (!configuration_.empty()) {
+      (void)kubectl_.run(
+          {"delete", "validatingwebhookconfiguration", configuration_, "--ignore-not-found"});
+    }
+    if (!run_.empty()) {
+      for (const std::string& name : held_) release_hold(name);
+      (void)kubectl_.run({"delete", "nm", "-l", std::string(kRunLabel) + "=" + run_, "--wait=false",
+                          "--ignore-not-found"});
+      const bool gone = wait_until(
+          "the test's NodeMaintenances to be gone (the operator removes its finalizer)", 90s,
+          [&] { return remaining().empty(); },
+          [&] {
+            std::string names;
+            for (const auto& n : remaining()) names += n + " ";
+            return names;
+          });
+      if (!gone) {
+        for (const auto& name : remaining()) {
+          (void)kubectl_.run(
+              {"patch", "nm", name, "--type=merge", "-p", R"({"metadata":{"finalizers":null})"});
+        }
+      }
+    }
+    if (operator_ && operator_->running()) {
+      EXPECT_EQ(operator_->stop(), 0)
+          << "the operator did not stop cleanly; log " << operator_->log_path();
+    }
+    for (const std::string& node : {node_a_, node_b_}) {
+      if (!node.empty()) (void)kubectl_.run({"delete", "node", node, "--ignore-not-found"});
+    }
+  }
+
+  // A NodeMaintenance carrying this run's label (so the webhook sees it).
+  std::string manifest(const std::string& name, const std::string& node,
+                       const std::string& reason = "e2e webhook test") const {
+    return json::serialize(
+        json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                     {"kind", "NodeMaintenance"},
+                     {"metadata", {{"name", name}, {"labels", {{kRunLabel, run_}}}}},
+                     {"spec", {{"nodeName", node}, {"reason", reason}}}});
+  }
+
+  ProcessResult create(const std::string& name, const std::string& node) const {
+    return kubectl_.run({"create", "-f", "-"}, manifest(name, node));
+  }
+
+  void register_webhook(const std::string& url) {
+    const json::object webhook{
+        {"name", kWebhookName},
+        {"admissionReviewVersions", json::array{"v1"}},
+        {"sideEffects", "None"},
+        {"failurePolicy", "Fail"},
+        {"timeoutSeconds", 15},
+        {"clientConfig", {{"url", url}, {"caBundle", base64(certificate_.ca_pem())}}},
+        {"rules", json::array{json::object{{"apiGroups", json::array{"nodemaintenance.medik8s.io"}},
+                                           {"apiVersions", json::array{"v1beta1"}},
+                                           {"operations", json::array{"CREATE", "UPDATE"}},
+                                           {"resources", json::array{"nodemaintenances"}},
+                                           {"scope", "Cluster"}}}},
+        {"objectSelector", {{"matchLabels", {{kRunLabel, run_}}}}},
+        {"matchConditions",
+         json::array{json::object{{"name", "create-or-node-name-change"},
+                                  {"expression",
+                                   "request.operation == 'CREATE' || object.spec.nodeName != "
+                                   "oldObject.spec.nodeName"}}}}};
+    kubectl_.apply(json::serialize(
+        json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
+                     {"kind", "ValidatingWebhookConfiguration"},
+                     {"metadata", {{"name", configuration_}, {"labels", {{kConfigLabel, "true"}}}}},
+                     {"webhooks", json::array{webhook}}}));
+  }
+
+  // Names of this run's NodeMaintenances.
+  std::vector<std::string> remaining() const {
+    std::vector<std::string> names;
+    const ProcessResult r = kubectl_.run({"get", "nm", "-l", std::string(kRunLabel) + "=" + run_,
+                                          "-o", "jsonpath={.items[*].metadata.name}"});
+    std::istringstream in(r.out);
+    for (std::string name; in >> name;) names.push_back(name);
+    return names;
+  }
+
+  void hold(const std::string& name) {
+    kubectl_.must({"patch", "nm", name, "--type=json", "-p",
+                   std::string(R"([{"op":"add","path":"/metadata/finalizers/-","value":")") +
+                       kHoldFinalizer + "\"}]"});
+    held_.push_back(name);
+  }
+  void release_hold(const std::string& name) {
+    const auto nm = kubectl_.get_json({"nm", name});
+    if (!nm) return;
+    json::array kept;
+    if (const auto* finalizers =
+            nm->as_object().at("metadata").as_object().if_contains("finalizers")) {
+      for (const auto& f : finalizers->as_array()) {
+        if (f != kHoldFinalizer) kept.push_back(f);
+      }
+    }
+    (void)kubectl_.run({"patch", "nm", name, "--type=merge", "-p",
+                        json::serialize(json::object{{"metadata", {{"finalizers", kept}}}})});
+  }
+
+  std::string node_name_of(const std::string& name) const {
+    const auto nm = kubectl_.get_json({"nm", name});
+    return nm ? string_at(*nm, "/spec/nodeName") : "";
+  }
+
+  ServingCertificate certificate_;
+  int port_ = 0;
+  std::string run_;
+  std::string configuration_;
+  std::unique_ptr<OperatorProcess> operator_;
+  std::string node_a_;
+  std::string node_b_;
+  std::vector<std::string> held_;
+};
+
+// Story, chapter 8: Amin tries to move a maintenance to another node.
+TEST_F(WebhookTest, ChangingNodeNameIsDeniedWithTheStorysMessage) {
+  const std::string name = unique_name("maintenance-a");
+  ASSERT_TRUE(create(name, node_a_).ok());
+  const ProcessResult patch = kubectl_.run(
+      {"patch", "nm", name, "--type", "merge", "-p", R"({"spec":{"nodeName":"node-worker-05"}})"});
+  EXPECT_EQ(patch.exit_code, 1);
+  EXPECT_EQ(error_line(patch.err),
+            "Error from server (Forbidden): admission webhook "
+            "\"nodemaintenance-validation.medik8s.io\" denied the request: nodeName is immutable "
+            "and cannot be changed after creation");
+  EXPECT_EQ(node_name_of(name), node_a_);
+}
+
+TEST_F(WebhookTest, ChangingNodeNameIsDeniedWhileTheMaintenanceIsBeingDeleted) {
+  const std::string name = unique_name("maintenance-a");
+  ASSERT_TRUE(create(name, node_a_).ok());
+  hold(name);
+  kubectl_.must({"delete", "nm", name, "--wait=false"});
+  const ProcessResult patch = kubectl_.run(
+      {"patch", "nm", name, "--type", "merge", "-p", R"({"spec":{"nodeName":"node-worker-05"}})"});
+  EXPECT_EQ(error_line(patch.err),
+            std::string("Error from server (Forbidden): ") + kDenied +
+                "nodeName is immutable and cannot be changed after creation");
+}
+
+TEST_F(WebhookTest, MaintenanceForANodeThatDoesNotExistIsDenied) {
+  const ProcessResult apply =
+      kubectl_.run({"apply", "-f", "-"},
+                   manifest(unique_name("maintenance-missing"), "node-that-does-not-exist"));
+  EXPECT_EQ(apply.exit_code, 1);
+  EXPECT_EQ(error_line(apply.err),
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
+            "\"nodemaintenance-validation.medik8s.io\" denied the request: node "
+            "\"node-that-does-not-exist\" not found in cluster");
+  EXPECT_THAT(remaining(), ::testing::IsEmpty());
+}
+
+TEST_F(WebhookTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
+  const std::string first = unique_name("maintenance-a");
+  ASSERT_TRUE(create(first, node_a_).ok());
+  const ProcessResult second = create(unique_name("maintenance-a-again"), node_a_);
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_EQ(error_line(second.err),
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
+            "\"nodemaintenance-validation.medik8s.io\" denied the request: node \"" +
+                node_a_ + "\" is already under maintenance by NodeMaintenance \"" + first + "\"");
+  // Another node is not affected.
+  EXPECT_TRUE(create(unique_name("maintenance-b"), node_b_).ok());
+}
+
+TEST_F(WebhookTest, MaintenanceBeingDeletedStillBlocksItsNode) {
+  const std::string first = unique_name("maintenance-a");
+  ASSERT_TRUE(create(first, node_a_).ok());
+  hold(first);
+  kubectl_.must({"delete", "nm", first, "--wait=false"});
+  ASSERT_TRUE(wait_until("the first maintenance to be marked for deletion", 30s, [&] {
+    const auto nm = kubectl_.get_json({"nm", first});
+    return nm && !string_at(*nm, "/metadata/deletionTimestamp").empty();
+  }));
+  const ProcessResult second = create(unique_name("maintenance-a-next"), node_a_);
+  EXPECT_EQ(error_line(second.err), std::string("Error from server (Forbidden): error when "
+                                                "creating \"STDIN\": ") +
+                                        kDenied + "node \"" + node_a_ +
+                                        "\" is already under maintenance by NodeMaintenance \"" +
+                                        first + "\"");
+}
+
+TEST_F(WebhookTest, ChangingTheReasonIsAllowed) {
+  const std::string name = unique_name("maintenance-a");
+  ASSERT_TRUE(create(name, node_a_).ok());
+  const ProcessResult patch = kubectl_.run(
+      {"patch", "nm", name, "--type", "merge", "-p", R"({"spec":{"reason":"firmware update"}})"});
+  EXPECT_TRUE(patch.ok()) << patch.err;
+  const auto nm = kubectl_.get_json({"nm", name});
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(string_at(*nm, "/spec/reason"), "firmware update");
+}
+
+TEST_F(WebhookTest, DeletingWorksAndFinishesEvenWhileTheWebhookIsDown) {
+  const std::string kept = unique_name("maintenance-a");
+  ASSERT_TRUE(create(kept, node_a_).ok());
+  const std::string deleted = unique_name("maintenance-b");
+  ASSERT_TRUE(create(deleted, node_b_).ok());
+  EXPECT_TRUE(kubectl_.run({"delete", "nm", deleted, "--timeout=60s"}).ok());
+
+  // Nothing listens on the configured port any more: creates fail closed...
+  register_webhook("https://127.0.0.1:" + std::to_string(free_port()) + kValidatePath);
+  ASSERT_TRUE(wait_until("creates to fail while the webhook is unreachable", 30s, [&] {
+    const ProcessResult r = kubectl_.run({"create", "--dry-run=server", "-f", "-"},
+                                         manifest(unique_name("probe"), node_b_));
+    return r.err.find("failed calling webhook") != std::string::npos;
+  }));
+  // ... but deletion never needs the webhook (DELETE is not in its rules, and the operator's
+  // finalizer update leaves nodeName alone, so matchConditions skip it).
+  const ProcessResult removal = kubectl_.run({"delete", "nm", kept, "--timeout=60s"});
+  EXPECT_TRUE(removal.ok()) << removal.err;
+  EXPECT_THAT(remaining(), ::testing::IsEmpty());
+}
+
+TEST_F(WebhookTest, TwentySimultaneousCreatesForOneNodeAdmitExactlyOne) {
+  constexpr int kCreates = 20;
+  std::vector<std::string> names;
+  std::vector<std::future<ProcessResult>> results;
+  for (int i = 0; i < kCreates; ++i) names.push_back(unique_name("race-" + std::to_string(i)));
+  for (const std::string& name : names) {
+    results.push_back(
+        std::async(std::launch::async, [this, name] { return create(name, node_b_); }));
+  }
+  std::vector<std::string> admitted;
+  std::vector<std::string> denials;
+  for (int i = 0; i < kCreates; ++i) {
+    const ProcessResult r = results[static_cast<std::size_t>(i)].get();
+    if (r.ok()) {
+      admitted.push_back(names[static_cast<std::size_t>(i)]);
+    } else {
+      denials.push_back(error_line(r.err));
+    }
+  }
+  ASSERT_EQ(admitted.size(), 1U) << "admitted: " << ::testing::PrintToString(admitted);
+  const std::string expected = std::string(
+                                   "Error from server (Forbidden): error when creating "
+                                   "\"STDIN\": ") +
+                               kDenied + "node \"" + node_b_ +
+                               "\" is already under maintenance by NodeMaintenance \"" +
+                               admitted.front() + "\"";
+  for (const std::string& denial : denials) EXPECT_EQ(denial, expected);
+  EXPECT_EQ(remaining(), admitted);
+}
+
+// Without the webhook (these objects lack the label it selects on, as if the configuration were
+// removed), simultaneous creates are all stored, and the controller lets only the oldest act.
+TEST_F(WebhookTest, WithoutTheWebhookTheControllerLeavesOneActive) {
+  constexpr int kCreates = 5;
+  std::vector<std::string> names;
+  std::vector<std::future<ProcessResult>> results;
+  for (int i = 0; i < kCreates; ++i) names.push_back(unique_name("bypass-" + std::to_string(i)));
+  const std::string bypass_label = unique_name("bypass");
+  for (const std::string& name : names) {
+    json::value nm = json::parse(manifest(name, node_b_));
+    nm.as_object()["metadata"].as_object()["labels"] = json::object{{kRunLabel, bypass_label}};
+    results.push_back(std::async(std::launch::async, [this, doc = json::serialize(nm)] {
+      return kubectl_.run({"create", "-f", "-"}, doc);
+    }));
+  }
+  for (auto& result : results) EXPECT_TRUE(result.get().ok());
+  // Cleaned up with this run's objects.
+  (void)kubectl_.run({"label", "nm", "-l", std::string(kRunLabel) + "=" + bypass_label,
+                      std::string(kRunLabel) + "=" + run_, "--overwrite"});
+
+  std::map<std::string, std::pair<std::string, std::string>> seen;  // name -> phase, lastError
+  ASSERT_TRUE(wait_until(
+      "every NodeMaintenance to have a phase, exactly one not Failed", 60s,
+      [&] {
+        seen.clear();
+        int active = 0;
+        for (const std::string& name : names) {
+          const auto nm = kubectl_.get_json({"nm", name});
+          if (!nm) return false;
+          const std::string phase = string_at(*nm, "/status/phase");
+          if (phase.empty()) return false;
+          if (phase != "Failed") ++active;
+          seen[name] = {phase, string_at(*nm, "/status/lastError")};
+        }
+        return active == 1;
+      },
+      [&] {
+        std::string text;
+        for (const auto& [name, state] : seen) text += name + "=" + state.first + " ";
+        return text;
+      }));
+  std::string winner;
+  for (const auto& [name, state] : seen) {
+    if (state.first != "Failed") winner = name;
+  }
+  for (const auto& [name, state] : seen) {
+    if (name == winner) continue;
+    EXPECT_EQ(state.second, "node \"" + node_b_ +
+                                "\" is already under maintenance by NodeMaintenance \"" + winner +
+                                "\"");
+  }
+}
+
+}  // namespace
+}  // namespace nmo::e2e
