@@ -76,6 +76,7 @@ struct Flags {
   // controller-runtime's default, so manifests written for upstream NMO mount the Secret there.
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::string webhook_bind_address = "0.0.0.0";
+  bool webhook_reject_unsafe_control_plane = false;
   op::OperatorOptions options;
 };
 
@@ -211,8 +212,9 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.max_retries = 1;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
   webhook.lookup = std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client);
-  webhook.validator =
-      std::make_unique<op::webhook::Validator>(*webhook.lookup, op::webhook::ValidatorOptions{});
+  op::webhook::ValidatorOptions validator_options;
+  validator_options.reject_unsafe_control_plane = flags.webhook_reject_unsafe_control_plane;
+  webhook.validator = std::make_unique<op::webhook::Validator>(*webhook.lookup, validator_options);
   webhook.handler = std::make_unique<op::webhook::AdmissionHandler>(*webhook.validator);
   http::ServerOptions server_options;
   server_options.name = "webhook";
@@ -283,6 +285,10 @@ int run(int argc, char** argv) {
                  "directory with the webhook's tls.crt and tls.key (reloaded when they change)")
       ->envname("NMO_WEBHOOK_CERT_DIR")
       ->capture_default_str();
+  app.add_flag("--webhook-reject-unsafe-control-plane", flags.webhook_reject_unsafe_control_plane,
+               "refuse to create a NodeMaintenance for a control-plane node whose loss would "
+               "break etcd quorum (upstream's behaviour), instead of keeping it Pending")
+      ->envname("NMO_WEBHOOK_REJECT_UNSAFE_CONTROL_PLANE");
   app.add_option("--webhook-bind-address", flags.webhook_bind_address,
                  "IP address the webhook listens on")
       ->envname("NMO_WEBHOOK_BIND_ADDRESS")

@@ -1,9 +1,12 @@
 #include "operator/webhook/live_lookup.h"
 
 #include <utility>
+#include <vector>
 
 #include "kube/api/node.h"
+#include "kube/api/pod.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/gates/etcd_quorum.h"
 
 namespace nmo::op::webhook {
 
@@ -31,6 +34,31 @@ asio::awaitable<Result<std::vector<ExistingMaintenance>>> LiveClusterLookup::mai
                         .deleting = maintenance.meta.deletion_timestamp.has_value()});
   }
   co_return existing;
+}
+
+asio::awaitable<Result<bool>> LiveClusterLookup::etcd_quorum_safe(std::string node) {
+  Result<kube::Node> target = co_await client_.get<kube::Node>("", node);
+  if (!target) co_return target.error();
+  if (!is_control_plane(*target)) co_return true;
+  kube::ListOptions options;
+  options.label_selector = "component=etcd";
+  const std::string ns(kEtcdNamespace);
+  Result<kube::ListPage<kube::Pod>> pods = co_await client_.list_all<kube::Pod>(ns, options);
+  if (!pods) co_return pods.error();
+  std::vector<EtcdMember> members;
+  for (const kube::Pod& pod : pods->items) {
+    if (!is_etcd_member_pod(pod)) continue;
+    bool node_ready = false;
+    if (pod.node_name == node) {
+      node_ready = target->is_ready();
+    } else if (!pod.node_name.empty()) {
+      Result<kube::Node> host = co_await client_.get<kube::Node>("", pod.node_name);
+      if (!host && host.error().code != ErrorCode::kNotFound) co_return host.error();
+      node_ready = host && host->is_ready();
+    }
+    members.push_back(etcd_member(pod, node_ready));
+  }
+  co_return check_etcd_quorum(members, node).safe;
 }
 
 }  // namespace nmo::op::webhook

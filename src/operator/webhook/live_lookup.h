@@ -19,6 +19,9 @@ class LiveClusterLookup final : public ClusterLookup {
   asio::awaitable<Result<bool>> node_exists(std::string node) override;
   asio::awaitable<Result<std::vector<ExistingMaintenance>>> maintenances_for_node(
       std::string node) override;
+  // GETs the node; for a control-plane node, lists the etcd mirror pods of kube-system and the
+  // readiness of their nodes.
+  asio::awaitable<Result<bool>> etcd_quorum_safe(std::string node) override;
 
  private:
   kube::Client& client_;

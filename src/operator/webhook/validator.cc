@@ -29,6 +29,11 @@ std::string already_under_maintenance_message(std::string_view node, std::string
          std::string(other) + "\"";
 }
 
+std::string etcd_quorum_violation_message(std::string_view node) {
+  return "can not put master/control-plane node into maintenance at this moment, disrupting node " +
+         std::string(node) + " will violate etcd quorum";
+}
+
 Validator::Validator(ClusterLookup& lookup, ValidatorOptions options)
     : lookup_(lookup), options_(options) {}
 
@@ -79,6 +84,15 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
   }
   if (!*exists) {
     co_return AdmissionVerdict::deny(node_not_found_message(node));
+  }
+  if (options_.reject_unsafe_control_plane) {
+    Result<bool> safe = co_await lookup_.etcd_quorum_safe(node);
+    if (!safe) {
+      co_return AdmissionVerdict::internal_error(
+          "could not get node for master/control-plane quorum validation, please try again: " +
+          safe.error().describe());
+    }
+    if (!*safe) co_return AdmissionVerdict::deny(etcd_quorum_violation_message(node));
   }
   Result<std::vector<ExistingMaintenance>> existing = co_await lookup_.maintenances_for_node(node);
   if (!existing) {

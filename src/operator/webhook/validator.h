@@ -18,8 +18,12 @@
 // Dry-run creates reserve nothing (the webhook declares sideEffects: None). This covers one
 // process; across replicas the controller's older-wins rule is the final arbiter (SPEC §4).
 //
-// Not implemented: upstream's reject-at-create etcd-quorum rule for control-plane nodes
-// (--webhook-reject-unsafe-control-plane); such CRs wait in Pending instead (SPEC §2.2).
+// Optional (--webhook-reject-unsafe-control-plane, ValidatorOptions::reject_unsafe_control_plane):
+// upstream's reject-at-create rule for control-plane nodes whose loss would break etcd quorum:
+//   CREATE  etcd quorum unsafe without the node   can not put master/control-plane node into
+//                                                 maintenance at this moment, disrupting node
+//                                                 <node> will violate etcd quorum
+// By default such CRs are admitted and wait in Pending instead (SPEC §2.2).
 //
 // Threading: validate() may be awaited concurrently from coroutines on any executors; the
 // reservations are guarded by a mutex that is never held across a co_await, and each create's
@@ -46,6 +50,7 @@ inline constexpr std::string_view kNodeNameImmutableMessage =
 [[nodiscard]] std::string node_not_found_message(std::string_view node);
 [[nodiscard]] std::string already_under_maintenance_message(std::string_view node,
                                                             std::string_view other);
+[[nodiscard]] std::string etcd_quorum_violation_message(std::string_view node);
 
 struct ValidatorOptions {
   // How long an admitted create holds its node against other creates when no lookup sees the
@@ -54,6 +59,8 @@ struct ValidatorOptions {
   std::chrono::milliseconds reservation_ttl{10'000};
   // Time source of the reservations (a FakeClock in tests).
   Clock* clock = &system_clock();
+  // Deny creates for control-plane nodes whose loss would break etcd quorum (upstream's rule).
+  bool reject_unsafe_control_plane = false;
 };
 
 class Validator {

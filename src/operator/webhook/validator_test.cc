@@ -35,12 +35,20 @@ class FakeLookup final : public ClusterLookup {
     if (list_error) co_return *list_error;
     co_return maintenances[node];
   }
+  asio::awaitable<Result<bool>> etcd_quorum_safe(std::string node) override {
+    ++quorum_lookups;
+    if (quorum_error) co_return *quorum_error;
+    co_return !unsafe_nodes.contains(node);
+  }
 
   std::set<std::string> nodes = {"node-worker-01", "node-worker-02"};
   std::map<std::string, std::vector<ExistingMaintenance>> maintenances;
   std::optional<Error> node_error;
   std::optional<Error> list_error;
+  std::set<std::string> unsafe_nodes;  // control-plane nodes whose loss breaks etcd quorum
+  std::optional<Error> quorum_error;
   int node_lookups = 0;
+  int quorum_lookups = 0;
 };
 
 AdmissionRequest create(const std::string& name, const std::string& node, bool dry_run = false) {
@@ -253,6 +261,31 @@ TEST_F(ValidatorTest, FailedListRefusesWithTheReason) {
                 "cannot list the NodeMaintenances of node \"node-worker-01\": Timeout (504): "
                 "timed out"));
   EXPECT_EQ(validator_.reservation_count(), 0U);
+}
+
+TEST_F(ValidatorTest, UnsafeControlPlaneIsAdmittedByDefaultAndWaitsInPending) {
+  lookup_.unsafe_nodes = {"node-worker-01"};
+  EXPECT_EQ(validate(create("maintenance-master", "node-worker-01")), AdmissionVerdict::allow());
+  EXPECT_EQ(lookup_.quorum_lookups, 0);
+}
+
+TEST_F(ValidatorTest, RejectUnsafeControlPlaneDeniesWithUpstreamsMessage) {
+  Validator strict{
+      lookup_,
+      {.reservation_ttl = seconds(10), .clock = &clock_, .reject_unsafe_control_plane = true}};
+  lookup_.unsafe_nodes = {"node-worker-01"};
+  EXPECT_EQ(http::test::run(context_, strict.validate(create("m1", "node-worker-01"))),
+            AdmissionVerdict::deny("can not put master/control-plane node into maintenance at "
+                                   "this moment, disrupting node node-worker-01 will violate etcd "
+                                   "quorum"));
+  EXPECT_EQ(strict.reservation_count(), 0U);
+  EXPECT_EQ(http::test::run(context_, strict.validate(create("m2", "node-worker-02"))),
+            AdmissionVerdict::allow());
+  lookup_.quorum_error = Error(ErrorCode::kUnavailable, "connection refused");
+  const AdmissionVerdict failed =
+      http::test::run(context_, strict.validate(create("m3", "node-worker-02")));
+  EXPECT_FALSE(failed.allowed);
+  EXPECT_EQ(failed.code, 500);
 }
 
 }  // namespace
