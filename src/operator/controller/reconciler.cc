@@ -202,8 +202,22 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
   }
   if (failure == FailureKind::kNodeMissing) {
     log.info("the node exists again; the maintenance waits for its gates");
+    // A fresh start: the failure undid everything on the node, so nothing of the earlier drain
+    // is true any more (Pending means the node is untouched).
+    const NodeMaintenanceStatus failed = status;
+    status = NodeMaintenanceStatus{};
     status.phase = Phase::kPending;
-    status.last_error.clear();
+    status.error_on_lease_count = failed.error_on_lease_count;
+    for (const Condition& c : failed.conditions) {
+      if (c.type == kConditionBlocked) status.conditions.push_back(c);
+    }
+    Maintenance& m = state(nm);
+    *m.alive = false;
+    m.alive = std::make_shared<bool>(true);
+    m.ledger.reset();
+    m.evictions.clear();
+    m.in_flight = 0;
+    m.last_drain_error.clear();
   }
 
   switch (failure_kind(nm, status)) {
@@ -498,6 +512,11 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::fail(NodeMaintenance nm,
     if (!slot) co_return slot.error();
   }
   const bool changed = status.phase != Phase::kFailed || status.last_error != message;
+  if (undo) {
+    set_condition(status.conditions,
+                  condition(kConditionCordoned, false, "Restored", "the maintenance was undone"),
+                  wall_now());
+  }
   status.phase = Phase::kFailed;
   status.last_error = message;
   set_condition(status.conditions, condition(kConditionReady, false, "Failed", message),

@@ -1,0 +1,852 @@
+// Edge cases of the NodeMaintenance controller against the real local cluster (issue 4's
+// "Edge cases" list; SPEC §2.4–§2.8, §3.1): a maintenance deleted mid-drain, pods ending by
+// themselves, pods lingering in termination, newcomers after Succeeded, a pod under two PDBs,
+// the node deleted and re-created, a control-plane maintenance waiting on quorum beside a
+// worker one, adoption of an upstream-style drain taint, and a burst of twenty maintenances.
+//
+// Most tests run on a fresh kwok node of their own (deleted at the end), so that they never
+// depend on what earlier tests left on the story's nodes; the quorum test uses the
+// control-plane nodes the way S5 does and puts them back.
+#include <algorithm>
+#include <ctime>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_fixture.h"
+
+namespace nmo::e2e {
+namespace {
+
+namespace json = boost::json;
+
+// The stability window is shortened from the default 30 s, as in operator_test.cc.
+const std::vector<std::string> kOperatorFlags = {"--etcd-quorum-stable-for", "3"};
+
+constexpr const char* kMirrorAnnotation = "kubernetes.io/config.mirror";
+constexpr const char* kForeignHolder = "NodeHealthCheck-x";
+
+// Deadlines: the operator reacts to watch events within a second; evictions blocked once are
+// retried with a backoff of at most 30 s (SPEC §2.4), pods under two PDBs at that pace at once.
+constexpr auto kReact = 30s;
+constexpr auto kDrain = 90s;
+
+std::string name_of(const json::value& object) { return string_at(object, "/metadata/name"); }
+std::string uid_of(const json::value& object) { return string_at(object, "/metadata/uid"); }
+
+bool is_terminating(const json::value& pod) {
+  return !string_at(pod, "/metadata/deletionTimestamp").empty();
+}
+
+// An etcd member as kubeadm runs it: a static pod, seen through its mirror pod in kube-system.
+std::string etcd_mirror_pod_manifest(const std::string& node) {
+  json::value p =
+      json::parse(pod_manifest("kube-system", "etcd-" + node, node, {{kMirrorAnnotation, "etcd"}}));
+  p.at("metadata").as_object()["labels"] =
+      json::object{{"component", "etcd"}, {"tier", "control-plane"}};
+  return json::serialize(p);
+}
+
+// A Lease in the medik8s lease namespace held by someone else, as Node Health Check takes it.
+std::string foreign_node_lease_manifest(const std::string& node, const std::string& holder) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char renew[40];
+  std::strftime(renew, sizeof(renew), "%Y-%m-%dT%H:%M:%S.000000Z", &utc);
+  return json::serialize(json::object{
+      {"apiVersion", "coordination.k8s.io/v1"},
+      {"kind", "Lease"},
+      {"metadata", {{"name", "node-" + node}, {"namespace", kLeaseNamespace}}},
+      {"spec",
+       {{"holderIdentity", holder},
+        {"leaseDurationSeconds", 3600},
+        {"acquireTime", renew},
+        {"renewTime", renew}}},
+  });
+}
+
+class NodeMaintenanceEdgeTest : public OperatorFixture {
+ protected:
+  OperatorProcess& start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> flags = kOperatorFlags;
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return start_operator(flags);
+  }
+
+  // Creates kwok nodes of this test (Ready once kwok has seen them), deleted at the end after
+  // the test's NodeMaintenances are gone.
+  std::vector<std::string> fresh_nodes(const std::string& prefix, std::size_t count) {
+    std::vector<std::string> names;
+    json::array items;
+    for (std::size_t i = 0; i < count; ++i) {
+      names.push_back(unique_name("edge-" + prefix));
+      items.push_back(json::parse(node_manifest(names.back())));
+    }
+    defer([this, names] {
+      std::vector<std::string> args{"delete", "node", "--ignore-not-found", "--timeout=60s"};
+      args.insert(args.end(), names.begin(), names.end());
+      (void)kubectl_.run(args);
+    });
+    kubectl_.apply(json::serialize(
+        json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
+    for (const auto& n : names) EXPECT_TRUE(wait_node_ready(n));
+    return names;
+  }
+
+  std::string fresh_node(const std::string& prefix) { return fresh_nodes(prefix, 1).front(); }
+
+  bool wait_node_ready(const std::string& node) {
+    return wait_until("node " + node + " Ready", 60s, [&] {
+      auto n = kubectl_.get_json({"node", node});
+      return n && node_ready_status(n->as_object()) == "True";
+    });
+  }
+
+  bool wait_running(const std::string& ns, const std::string& selector, std::size_t count) {
+    std::vector<json::object> pods;
+    return wait_until(
+        std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
+        [&] {
+          pods = list_pods(kubectl_, ns, selector);
+          return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
+        },
+        [&] { return std::to_string(pods.size()) + " pods"; });
+  }
+
+  // Waits until the PDB has been processed by the disruption controller with `healthy` pods
+  // and `allowed` disruptions.
+  bool wait_pdb(const std::string& ns, const std::string& name, std::int64_t healthy,
+                std::int64_t allowed) {
+    std::optional<json::value> pdb;
+    return wait_until(
+        "PDB " + name + " processed with " + std::to_string(allowed) + " disruptions allowed", 60s,
+        [&] {
+          pdb = kubectl_.get_json({"pdb", name, "-n", ns});
+          return pdb &&
+                 int_at(*pdb, "/status/observedGeneration") ==
+                     int_at(*pdb, "/metadata/generation") &&
+                 int_at(*pdb, "/status/currentHealthy") == healthy &&
+                 int_at(*pdb, "/status/disruptionsAllowed") == allowed;
+        },
+        [&] { return pdb ? json::serialize(pdb->at("status")) : std::string("no PDB"); });
+  }
+
+  // The pendingPodsRefs entry of `pod`, or nullopt.
+  static std::optional<json::value> pending_ref(const json::value& nm, const std::string& pod) {
+    boost::system::error_code ec;
+    const json::value* refs = nm.find_pointer("/status/pendingPodsRefs", ec);
+    if (refs == nullptr || !refs->is_array()) return std::nullopt;
+    for (const auto& r : refs->as_array()) {
+      if (string_at(r, "/name") == pod) return r;
+    }
+    return std::nullopt;
+  }
+
+  // Waits until the maintenance lists `pod` as pending with `reason`; returns the CR seen last.
+  std::optional<json::value> wait_pending_reason(const std::string& cr, const std::string& pod,
+                                                 const std::string& reason,
+                                                 std::chrono::milliseconds timeout = kReact) {
+    std::optional<json::value> nm;
+    const bool seen = wait_until(
+        "pod " + pod + " pending with reason " + reason + " in " + cr, timeout,
+        [&] {
+          nm = get_node_maintenance(cr);
+          if (!nm) return false;
+          auto ref = pending_ref(*nm, pod);
+          return ref && string_at(*ref, "/reason") == reason;
+        },
+        [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); });
+    if (!seen) return std::nullopt;
+    return nm;
+  }
+
+  // Waits until the node no longer carries anything of a maintenance (SPEC §2.6): no drain
+  // taint (with or without a value), the label and annotation gone, and schedulable unless
+  // `stays_cordoned`.
+  bool wait_node_restored(const std::string& node, bool stays_cordoned,
+                          std::chrono::milliseconds timeout) {
+    std::optional<json::value> n;
+    return wait_until(
+        "node " + node + " restored after the maintenance", timeout,
+        [&] {
+          n = kubectl_.get_json({"node", node});
+          if (!n) return false;
+          return !has_taint_key(*n, kDrainTaintKey) && unschedulable(*n) == stays_cordoned &&
+                 label(*n, kExcludeFromRemediationLabel).empty() &&
+                 annotation(*n, kPriorStateAnnotation).empty();
+        },
+        [&] { return n ? describe_node(*n) : std::string("no node"); });
+  }
+
+  static bool unschedulable(const json::value& node) {
+    boost::system::error_code ec;
+    const json::value* u = node.find_pointer("/spec/unschedulable", ec);
+    return u != nullptr && u->is_bool() && u->as_bool();
+  }
+
+  static bool has_key(const json::value& object, const std::string& map, const std::string& key) {
+    boost::system::error_code ec;
+    const json::value* m = object.find_pointer("/metadata/" + map, ec);
+    return m != nullptr && m->is_object() && m->as_object().contains(key);
+  }
+
+  static std::string label(const json::value& object, const std::string& key) {
+    if (!has_key(object, "labels", key)) return "";
+    const auto& v = object.at_pointer("/metadata/labels").as_object().at(key);
+    return v.is_string() ? std::string(v.as_string()) : "";
+  }
+
+  static std::string annotation(const json::value& object, const std::string& key) {
+    if (!has_key(object, "annotations", key)) return "";
+    const auto& v = object.at_pointer("/metadata/annotations").as_object().at(key);
+    return v.is_string() ? std::string(v.as_string()) : "";
+  }
+
+  static std::string describe_node(const json::value& node) {
+    std::string out =
+        "unschedulable=" + std::string(unschedulable(node) ? "true" : "false") + " taints=[";
+    for (const auto& t : taints_of(node)) out += t + " ";
+    out += "] exclude-label=" + label(node, kExcludeFromRemediationLabel) +
+           " prior-state=" + annotation(node, kPriorStateAnnotation);
+    return out;
+  }
+
+  static bool has_taint(const json::value& node, const std::string& taint) {
+    const auto taints = taints_of(node);
+    return std::find(taints.begin(), taints.end(), taint) != taints.end();
+  }
+
+  // Any taint with `key` (with or without a value), whatever its effect.
+  static bool has_taint_key(const json::value& node, const std::string& key) {
+    const auto taints = taints_of(node);
+    return std::any_of(taints.begin(), taints.end(), [&](const auto& t) {
+      return t.starts_with(key + "=") || t.starts_with(key + ":");
+    });
+  }
+
+  static bool drain_tainted(const json::value& node) {
+    return has_taint(node, std::string(kDrainTaintKey) + "=draining:NoSchedule");
+  }
+
+  std::optional<json::value> lease(const std::string& ns, const std::string& name) {
+    return kubectl_.get_json({"lease", "-n", ns, name});
+  }
+
+  // The node lease of `node`, when held by the operator.
+  bool node_lease_held(const std::string& node) {
+    auto l = lease(kLeaseNamespace, "node-" + node);
+    return l && string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder;
+  }
+
+  // The slot Leases (operator namespace, without the leader Lease) by holderIdentity.
+  std::set<std::string> slot_holders() {
+    std::set<std::string> out;
+    for (const auto& l : leases_in(kubectl_, kOperatorNamespace)) {
+      const json::value v = l;
+      if (name_of(v) != kLeaderLease) out.insert(string_at(v, "/spec/holderIdentity"));
+    }
+    return out;
+  }
+
+  static std::string slot_of(const std::string& cr, const std::string& node) {
+    return cr + " (node " + node + ")";
+  }
+
+  std::int64_t event_count(const std::string& uid, const std::string& reason) {
+    std::int64_t n = 0;
+    for (const auto& e : events_of(uid)) {
+      if (e.reason == reason) n += e.count;
+    }
+    return n;
+  }
+
+  // Creates the NodeMaintenance and returns its uid ("" when refused).
+  std::string create(const std::string& name, const std::string& node,
+                     const std::string& reason = {}) {
+    if (!create_node_maintenance(name, node, reason)) return "";
+    auto nm = get_node_maintenance(name);
+    return nm ? uid_of(*nm) : "";
+  }
+
+  void remove(const std::string& name) {
+    kubectl_.must({"delete", "nodemaintenance", name, "--wait=false"});
+  }
+
+  std::optional<json::value> pod(const std::string& ns, const std::string& name) {
+    return kubectl_.get_json({"pod", name, "-n", ns});
+  }
+};
+
+// The status of the NodeMaintenance's condition `type` ("" when absent).
+std::string condition_status(const json::value& nm, const std::string& type) {
+  boost::system::error_code ec;
+  const json::value* conditions = nm.find_pointer("/status/conditions", ec);
+  if (conditions == nullptr || !conditions->is_array()) return "";
+  for (const auto& c : conditions->as_array()) {
+    if (string_at(c, "/type") == type) return string_at(c, "/status");
+  }
+  return "";
+}
+
+std::string describe_status(const std::optional<json::value>& nm) {
+  if (!nm) return "no CR";
+  boost::system::error_code ec;
+  const json::value* status = nm->find_pointer("/status", ec);
+  return status == nullptr ? std::string("no status") : json::serialize(*status);
+}
+
+// ---- 1. Deleted mid-drain (SPEC §2.6: stop the drain, restore the node) ----------------------
+
+TEST_F(NodeMaintenanceEdgeTest, DeletedMidDrainRestoresTheNodeAndEvictsNoMore) {
+  const std::string node = fresh_node("middrain");
+  const std::string cr = "maintenance-edge-middrain";
+  constexpr int kSlowPods = 3;
+  TestNamespace ns(kubectl_, "edge-middrain");
+
+  for (int i = 0; i < kSlowPods; ++i) {
+    kubectl_.apply(pod_manifest(ns.name(), "slow-" + std::to_string(i), node,
+                                {{kSlowDeleteAnnotation, "true"}}, 20));
+  }
+  kubectl_.apply(pod_manifest(ns.name(), "guarded", node));
+  for (int i = 0; i < kSlowPods; ++i) {
+    ASSERT_TRUE(wait_running(ns.name(), "app=slow-" + std::to_string(i), 1));
+  }
+  ASSERT_TRUE(wait_running(ns.name(), "app=guarded", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "guarded-pdb", 1, "guarded"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "guarded-pdb", 1, 0));
+  auto guarded = pod(ns.name(), "guarded");
+  ASSERT_TRUE(guarded);
+  const std::string guarded_uid = uid_of(*guarded);
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+
+  // Running, with the slow pods terminating and the guarded one refused by its PDB.
+  std::optional<json::value> nm;
+  ASSERT_TRUE(wait_until(
+      "the drain in progress: slow pods terminating, guarded pod blocked", kReact,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm || phase_of(*nm) != "Running") return false;
+        auto blocked = pending_ref(*nm, "guarded");
+        if (!blocked || string_at(*blocked, "/reason") != "BlockedByPDB") return false;
+        for (int i = 0; i < kSlowPods; ++i) {
+          auto p = pod(ns.name(), "slow-" + std::to_string(i));
+          if (!p || !is_terminating(*p)) return false;
+        }
+        return true;
+      },
+      [&] { return describe_status(nm); }));
+  ASSERT_EQ(int_at(*nm, "/status/totalPods"), kSlowPods + 1);
+  ASSERT_LT(int_at(*nm, "/status/evictionPods").value_or(-1), kSlowPods + 1);
+
+  remove(cr);
+  // The node comes back at once, while the slow pods are still within their 20 s grace period:
+  // deletion does not wait for the drain.
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, 15s));
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_until("the node lease and the slot of " + cr + " released", kReact, [&] {
+    return !node_lease_held(node) && !slot_holders().contains(slot_of(cr, node));
+  }));
+  EXPECT_TRUE(wait_event(uid, "RemovedMaintenance", std::nullopt, kReact));
+
+  // The admin now relaxes the PDB: a drain that had not stopped would evict the guarded pod at
+  // its next retry (5 s after the first refusal). It must stay while the slow pods finish their
+  // grace period (~20 s, longer than that retry).
+  kubectl_.must({"delete", "pdb", "guarded-pdb", "-n", ns.name()});
+  std::optional<json::value> guarded_now;
+  bool guarded_evicted = false;
+  EXPECT_TRUE(wait_until("the slow pods gone at the end of their grace period", 60s, [&] {
+    guarded_now = pod(ns.name(), "guarded");
+    guarded_evicted =
+        !guarded_now || uid_of(*guarded_now) != guarded_uid || is_terminating(*guarded_now);
+    if (guarded_evicted) return true;  // no point waiting longer
+    for (int i = 0; i < kSlowPods; ++i) {
+      if (pod(ns.name(), "slow-" + std::to_string(i))) return false;
+    }
+    return true;
+  }));
+  EXPECT_FALSE(guarded_evicted) << "the guarded pod was evicted after its maintenance was deleted";
+  guarded_now = pod(ns.name(), "guarded");
+  ASSERT_TRUE(guarded_now) << "the guarded pod is gone";
+  EXPECT_EQ(uid_of(*guarded_now), guarded_uid);
+  EXPECT_FALSE(is_terminating(*guarded_now));
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(unschedulable(*n)) << describe_node(*n);
+  EXPECT_FALSE(has_taint_key(*n, kDrainTaintKey)) << describe_node(*n);
+}
+
+// ---- 2. A PDB-blocked pod that ends by itself (SPEC §2.4, story chapter 4) --------------------
+
+TEST_F(NodeMaintenanceEdgeTest, BlockedPodTurningSucceededLetsTheDrainFinish) {
+  const std::string node = fresh_node("launcher");
+  const std::string cr = "maintenance-edge-launcher";
+  TestNamespace ns(kubectl_, "edge-launcher");
+
+  // As KubeVirt's virt-launcher: restartPolicy Never, protected by a PDB allowing nothing.
+  json::value launcher = json::parse(pod_manifest(ns.name(), "virt-launcher", node));
+  launcher.at("spec").as_object()["restartPolicy"] = "Never";
+  kubectl_.apply(json::serialize(launcher));
+  ASSERT_TRUE(wait_running(ns.name(), "app=virt-launcher", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "vm-pdb", 1, "virt-launcher"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "vm-pdb", 1, 0));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, "virt-launcher", "BlockedByPDB");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running");
+  const auto total = int_at(*nm, "/status/totalPods");
+  EXPECT_EQ(total, 1);
+
+  // The VM has migrated: its launcher pod ends by itself. (kwok's pod-ready stage only acts on
+  // pods without a podIP, so it leaves this status alone.)
+  kubectl_.must({"patch", "pod", "virt-launcher", "-n", ns.name(), "--subresource=status",
+                 "--type=merge", "-p", R"({"status":{"phase":"Succeeded"}})"});
+  auto p = pod(ns.name(), "virt-launcher");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(string_at(*p, "/status/phase"), "Succeeded");
+
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(int_at(*nm, "/status/totalPods"), total);
+  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), total);
+  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"), "");
+  EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1);
+}
+
+// ---- 3. A pod lingering in termination (SPEC §1.2, §2.4) ---------------------------------------
+
+TEST_F(NodeMaintenanceEdgeTest, SlowDeletePodIsWaitingForTerminationThenGone) {
+  const std::string node = fresh_node("slow");
+  const std::string cr = "maintenance-edge-slow";
+  TestNamespace ns(kubectl_, "edge-slow");
+  kubectl_.apply(pod_manifest(ns.name(), "slow", node, {{kSlowDeleteAnnotation, "true"}}, 15));
+  ASSERT_TRUE(wait_running(ns.name(), "app=slow", 1));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, "slow", "WaitingForTermination");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running");
+  // The message says how long the pod has been terminating; wait for the first such message
+  // (the one written when the eviction was accepted says so instead).
+  ASSERT_TRUE(wait_until(
+      "a WaitingForTermination message saying how long", kReact,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm) return false;
+        auto ref = pending_ref(*nm, "slow");
+        return ref && string_at(*ref, "/reason") == "WaitingForTermination" &&
+               string_at(*ref, "/message").starts_with("terminating for");
+      },
+      [&] { return describe_status(nm); }));
+  EXPECT_EQ(phase_of(*nm), "Running");
+  auto p = pod(ns.name(), "slow");
+  ASSERT_TRUE(p) << "the pod went before its grace period ended";
+  EXPECT_TRUE(is_terminating(*p));
+
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  EXPECT_FALSE(pod(ns.name(), "slow"));
+  EXPECT_EQ(int_at(*nm, "/status/totalPods"), 1);
+  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), 1);
+  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_FALSE(pending_ref(*nm, "slow"));
+}
+
+// ---- 4. A newcomer after Succeeded (SPEC §2.4, §2.5) ------------------------------------------
+
+TEST_F(NodeMaintenanceEdgeTest, PodBoundAfterSucceededIsEvictedAndSucceededKept) {
+  const std::string node = fresh_node("late");
+  const std::string cr = "maintenance-edge-late";
+  TestNamespace ns(kubectl_, "edge-late");
+  kubectl_.apply(pod_manifest(ns.name(), "early", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=early", 1));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  ASSERT_TRUE(wait_event(uid, "SucceedMaintenance", std::nullopt, kReact));
+  const std::int64_t total = int_at(*nm, "/status/totalPods").value_or(-1);
+  EXPECT_EQ(total, 1);
+
+  // Bound with spec.nodeName: no scheduler, so no NoSchedule taint keeps it out.
+  kubectl_.apply(pod_manifest(ns.name(), "late", node));
+  std::vector<std::string> phases_seen;
+  ASSERT_TRUE(wait_until(
+      "the newcomer evicted and counted", kDrain,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm) return false;
+        if (phase_of(*nm) != "Succeeded") phases_seen.push_back(phase_of(*nm));
+        return !pod(ns.name(), "late") && int_at(*nm, "/status/totalPods") == total + 1 &&
+               int_at(*nm, "/status/evictionPods") == total + 1;
+      },
+      [&] { return describe_status(nm); }));
+  EXPECT_TRUE(phases_seen.empty()) << "left Succeeded, e.g. for " << phases_seen.front();
+  EXPECT_EQ(phase_of(*nm), "Succeeded");
+  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1) << "SucceedMaintenance repeated";
+
+  const std::string late = ns.name() + "/late";
+  std::vector<Event> events;
+  EXPECT_TRUE(wait_until(
+      "a Normal event naming " + late, kReact,
+      [&] {
+        events = events_of(uid);
+        return std::any_of(events.begin(), events.end(), [&](const Event& e) {
+          return e.type == "Normal" && e.message.find(late) != std::string::npos;
+        });
+      },
+      [&] {
+        std::string seen;
+        for (const auto& e : events) seen += "\n  " + e.type + " " + e.reason + ": " + e.message;
+        return seen;
+      }));
+}
+
+// ---- 5. A pod under two PDBs (SPEC §2.4: 500 → MultiplePDBs) ----------------------------------
+
+TEST_F(NodeMaintenanceEdgeTest, PodUnderTwoPdbsIsReportedUntilOneIsDeleted) {
+  const std::string node = fresh_node("twopdbs");
+  const std::string cr = "maintenance-edge-twopdbs";
+  TestNamespace ns(kubectl_, "edge-twopdbs");
+  kubectl_.apply(pod_manifest(ns.name(), "shared", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=shared", 1));
+  // Neither budget would refuse on its own (minAvailable 0); two of them make the API refuse.
+  kubectl_.apply(pdb_manifest(ns.name(), "pdb-a", 0, "shared"));
+  kubectl_.apply(pdb_manifest(ns.name(), "pdb-b", 0, "shared"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "pdb-a", 1, 1));
+  ASSERT_TRUE(wait_pdb(ns.name(), "pdb-b", 1, 1));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, "shared", "MultiplePDBs");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running");
+  EXPECT_NE(string_at(*nm, "/status/lastError"), "");
+
+  std::vector<Event> events;
+  std::optional<Event> drain_error;
+  EXPECT_TRUE(wait_until(
+      "a DrainError event with the API's multiple-PDB refusal", kReact,
+      [&] {
+        events = events_of(uid);
+        for (const auto& e : events) {
+          if (e.reason == "DrainError" &&
+              e.message.find("more than one PodDisruptionBudget") != std::string::npos) {
+            drain_error = e;
+            return true;
+          }
+        }
+        return false;
+      },
+      [&] {
+        std::string seen;
+        for (const auto& e : events) seen += "\n  " + e.type + " " + e.reason + ": " + e.message;
+        return seen;
+      }));
+  if (drain_error) {
+    EXPECT_EQ(drain_error->type, "Warning");
+  }
+  auto p = pod(ns.name(), "shared");
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(is_terminating(*p));
+
+  kubectl_.must({"delete", "pdb", "pdb-b", "-n", ns.name()});
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), 1);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"), "");
+  p = pod(ns.name(), "shared");
+  EXPECT_TRUE(!p || is_terminating(*p));
+}
+
+// ---- 6. Node deleted mid-maintenance and re-created (SPEC §2.1, §2.7) -------------------------
+
+TEST_F(NodeMaintenanceEdgeTest, NodeDeletedMidMaintenanceFailsAndRecoversWhenItReturns) {
+  const std::string node = fresh_node("vanish");
+  const std::string cr = "maintenance-edge-vanish";
+  TestNamespace ns(kubectl_, "edge-vanish");
+  defer([this, node] {
+    (void)kubectl_.run(
+        {"delete", "lease", "-n", kLeaseNamespace, "node-" + node, "--ignore-not-found"});
+  });
+  // A PDB-protected pod keeps the maintenance Running.
+  kubectl_.apply(pod_manifest(ns.name(), "held", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=held", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "held-pdb", 1, "held"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "held-pdb", 1, 0));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_pending_reason(cr, "held", "BlockedByPDB"));
+  ASSERT_TRUE(node_lease_held(node));
+  ASSERT_TRUE(slot_holders().contains(slot_of(cr, node)));
+
+  kubectl_.must({"delete", "node", node, "--timeout=60s"});
+  auto nm = wait_phase(cr, {"Failed"}, kReact);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"), "node \"" + node + "\" not found");
+  auto failed = wait_event(uid, "FailedMaintenance", std::nullopt, kReact);
+  if (failed) {
+    EXPECT_EQ(failed->type, "Warning");
+  }
+  EXPECT_TRUE(wait_until("the node lease and the slot of " + cr + " released", kReact, [&] {
+    return !node_lease_held(node) && !slot_holders().contains(slot_of(cr, node));
+  }));
+
+  // Before the node returns, Node Health Check takes its lease: the maintenance must go back
+  // to Pending and wait there (a deterministic way to see Pending), then run once it is free.
+  ASSERT_TRUE(wait_until("no lease node-" + node, kReact,
+                         [&] { return !lease(kLeaseNamespace, "node-" + node); }));
+  kubectl_.apply(foreign_node_lease_manifest(node, kForeignHolder));
+  kubectl_.apply(node_manifest(node));
+  ASSERT_TRUE(wait_node_ready(node));
+  nm = wait_phase(cr, {"Pending"}, kReact);
+  ASSERT_TRUE(nm);
+  // Pending: nothing on the node is touched (SPEC §1.2), and the status says so.
+  EXPECT_NE(condition_status(*nm, "Cordoned"), "True") << describe_status(nm);
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(has_taint_key(*n, kDrainTaintKey)) << describe_node(*n);
+  EXPECT_FALSE(unschedulable(*n)) << describe_node(*n);
+
+  kubectl_.must({"delete", "lease", "-n", kLeaseNamespace, "node-" + node});
+  nm = wait_phase(cr, {"Running", "Succeeded"}, kReact);
+  ASSERT_TRUE(nm);
+  EXPECT_TRUE(wait_until("node " + node + " cordoned and tainted again", kReact, [&] {
+    n = kubectl_.get_json({"node", node});
+    return n && unschedulable(*n) && drain_tainted(*n);
+  }));
+  EXPECT_TRUE(node_lease_held(node));
+  // Admitted afresh from Pending (SPEC §2.3): announced as a new cordon, not as an admin having
+  // undone one (MaintenanceReapplied is for a node changed while the maintenance holds it).
+  EXPECT_TRUE(wait_until("a second NodeCordoned event", kReact,
+                         [&] { return event_count(uid, "NodeCordoned") >= 2; }));
+  EXPECT_EQ(event_count(uid, "MaintenanceReapplied"), 0)
+      << "the re-created node was reported as someone undoing the maintenance";
+
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+}
+
+// ---- 7. No head-of-line blocking by a control-plane maintenance (SPEC §2.2) -------------------
+
+TEST_F(NodeMaintenanceEdgeTest, ControlPlaneWaitingOnQuorumDoesNotBlockAWorker) {
+  const std::string down = "node-master-01";
+  const std::string cp_node = "node-master-02";
+  const std::string cp_cr = "maintenance-edge-master-02";
+  const std::string worker = fresh_node("worker");
+  const std::string worker_cr = "maintenance-edge-worker";
+  restore_node_at_end(down);
+  restore_node_at_end(cp_node);
+
+  std::set<std::string> nodes_with_member;
+  for (const auto& p : list_pods(kubectl_, "kube-system", "component=etcd")) {
+    nodes_with_member.insert(string_at(json::value(p), "/spec/nodeName"));
+  }
+  for (const auto& master : kControlPlaneNodes) {
+    if (nodes_with_member.contains(master)) continue;
+    kubectl_.apply(etcd_mirror_pod_manifest(master));
+    defer([this, master] {
+      (void)kubectl_.run({"delete", "pod", "-n", "kube-system", "etcd-" + master,
+                          "--ignore-not-found", "--wait=false"});
+    });
+  }
+  ASSERT_TRUE(wait_running("kube-system", "component=etcd", kControlPlaneNodes.size()));
+
+  kubectl_.must({"label", "node", down, std::string(kNotReadyLabel) + "=true"});
+  kubectl_.must({"patch", "node", down, "--subresource=status", "-p",
+                 R"({"status":{"conditions":[{"type":"Ready","status":"False",)"
+                 R"("reason":"TestNotReady","message":"set by a test"}]}})"});
+  ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {
+    auto n = kubectl_.get_json({"node", down});
+    return n && node_ready_status(n->as_object()) == "False";
+  }));
+
+  start();  // default budget: one maintenance at a time
+  const std::string cp_uid = create(cp_cr, cp_node);
+  ASSERT_FALSE(cp_uid.empty());
+  ASSERT_TRUE(wait_event(cp_uid, "BlockedByEtcdQuorum",
+                         "etcd quorum is not maintained when node " + cp_node + " is remediated",
+                         kReact));
+  const std::string worker_uid = create(worker_cr, worker);
+  ASSERT_FALSE(worker_uid.empty());
+
+  EXPECT_TRUE(wait_phase(worker_cr, {"Running", "Succeeded"}, kReact))
+      << "the worker maintenance is held behind the older control-plane one";
+  auto cp = get_node_maintenance(cp_cr);
+  ASSERT_TRUE(cp);
+  EXPECT_EQ(phase_of(*cp), "Pending");
+  EXPECT_FALSE(slot_holders().contains(slot_of(cp_cr, cp_node)))
+      << "the waiting control-plane maintenance holds a budget slot";
+  auto n = get_node(cp_node);
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(has_taint_key(*n, kDrainTaintKey)) << describe_node(*n);
+  EXPECT_FALSE(unschedulable(*n)) << describe_node(*n);
+  n = get_node(worker);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(drain_tainted(*n)) << describe_node(*n);
+
+  remove(worker_cr);
+  EXPECT_TRUE(wait_gone(worker_cr, kReact));
+  EXPECT_TRUE(wait_node_restored(worker, /*stays_cordoned=*/false, kReact));
+  cp = get_node_maintenance(cp_cr);
+  ASSERT_TRUE(cp);
+  EXPECT_EQ(phase_of(*cp), "Pending") << "admitted while etcd quorum is unsafe";
+}
+
+// ---- 8. Adopting upstream's drain taint (SPEC §2.8) -------------------------------------------
+
+TEST_F(NodeMaintenanceEdgeTest, UpstreamTaintWithoutPriorStateIsAdoptedAndUncordonedOnDelete) {
+  const std::string node = fresh_node("upstream");
+  const std::string cr = "maintenance-edge-upstream";
+  // What upstream NMO leaves on a node it maintains: cordoned, `medik8s.io/drain:NoSchedule`
+  // without a value, and none of our annotations.
+  kubectl_.must({"taint", "node", node, std::string(kDrainTaintKey) + ":NoSchedule"});
+  kubectl_.must({"cordon", node});
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(unschedulable(*n)) << describe_node(*n);
+  EXPECT_TRUE(has_taint_key(*n, kDrainTaintKey)) << describe_node(*n);
+  // Taints match by key and effect: no second drain taint.
+  const auto taints = taints_of(*n);
+  EXPECT_EQ(std::count_if(taints.begin(), taints.end(),
+                          [](const std::string& t) {
+                            return t.starts_with(std::string(kDrainTaintKey) + "=") ||
+                                   t.starts_with(std::string(kDrainTaintKey) + ":");
+                          }),
+            1)
+      << describe_node(*n);
+
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  // Like upstream on delete: uncordoned, and both taints gone (kube-controller-manager drops
+  // its unschedulable taint once the node is schedulable).
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  std::optional<json::value> after;
+  EXPECT_TRUE(wait_until(
+      "no drain or unschedulable taint on " + node, kReact,
+      [&] {
+        after = kubectl_.get_json({"node", node});
+        return after && !has_taint_key(*after, kDrainTaintKey) &&
+               !has_taint_key(*after, kUnschedulableTaintKey);
+      },
+      [&] { return after ? describe_node(*after) : std::string("no node"); }));
+  auto removed = wait_event(uid, "RemovedMaintenance", std::nullopt, kReact);
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->type, "Normal");
+}
+
+// ---- 9. A burst of twenty maintenances (SPEC §2.6, §2.7) --------------------------------------
+
+TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehind) {
+  constexpr std::size_t kCount = 20;
+  constexpr std::size_t kBudget = 5;
+  const auto nodes = fresh_nodes("burst", kCount);
+  ASSERT_EQ(nodes.size(), kCount);
+  std::vector<std::string> crs;
+  for (std::size_t i = 0; i < kCount; ++i) crs.push_back("maintenance-edge-burst-" + nodes[i]);
+
+  start({"--max-parallel-maintenances", std::to_string(kBudget)});
+  for (std::size_t i = 0; i < kCount; ++i) ASSERT_FALSE(create(crs[i], nodes[i]).empty());
+
+  // Wait until the budget is full, so that the deletions hit admitted maintenances as well as
+  // waiting ones.
+  std::size_t active = 0;
+  ASSERT_TRUE(wait_until(
+      std::to_string(kBudget) + " maintenances admitted", kReact,
+      [&] {
+        active = 0;
+        auto list = kubectl_.get_json({"nodemaintenances"});
+        if (!list) return false;
+        for (const auto& item : list->at("items").as_array()) {
+          const std::string phase = phase_of(item);
+          if (phase == "Running" || phase == "Succeeded") ++active;
+        }
+        EXPECT_LE(active, kBudget) << "budget exceeded";
+        return active == kBudget;
+      },
+      [&] { return std::to_string(active) + " active"; }));
+
+  std::vector<std::string> args{"delete", "nodemaintenance", "--wait=false"};
+  args.insert(args.end(), crs.begin(), crs.end());
+  kubectl_.must(args);
+  std::size_t left = kCount;
+  ASSERT_TRUE(wait_until(
+      "all twenty maintenances gone (finalizers removed)", 90s,
+      [&] {
+        left = 0;
+        for (const auto& cr : crs) {
+          if (get_node_maintenance(cr)) ++left;
+        }
+        return left == 0;
+      },
+      [&] { return std::to_string(left) + " left"; }));
+
+  for (const auto& node : nodes) {
+    EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  }
+  std::vector<std::string> leftover;
+  EXPECT_TRUE(wait_until(
+      "no lease of the burst left", kReact,
+      [&] {
+        leftover.clear();
+        for (const auto& l : leases_in(kubectl_, kLeaseNamespace)) {
+          const json::value v = l;
+          const std::string name = name_of(v);
+          for (const auto& node : nodes) {
+            if (name == "node-" + node) leftover.push_back(name);
+          }
+        }
+        for (const auto& holder : slot_holders()) {
+          for (std::size_t i = 0; i < kCount; ++i) {
+            if (holder == slot_of(crs[i], nodes[i])) leftover.push_back(holder);
+          }
+        }
+        return leftover.empty();
+      },
+      [&] {
+        std::string out;
+        for (const auto& l : leftover) out += "[" + l + "] ";
+        return out;
+      }));
+  std::vector<std::string> tainted;
+  EXPECT_TRUE(wait_until(
+      "no unschedulable taint left on the burst's nodes", kReact,
+      [&] {
+        tainted.clear();
+        for (const auto& node : nodes) {
+          auto n = kubectl_.get_json({"node", node});
+          if (!n || has_taint_key(*n, kUnschedulableTaintKey)) tainted.push_back(node);
+        }
+        return tainted.empty();
+      },
+      [&] { return std::to_string(tainted.size()) + " nodes still tainted"; }));
+}
+
+}  // namespace
+}  // namespace nmo::e2e
