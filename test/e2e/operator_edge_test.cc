@@ -761,6 +761,46 @@ TEST_F(NodeMaintenanceEdgeTest, UpstreamTaintWithoutPriorStateIsAdoptedAndUncord
   EXPECT_EQ(removed->type, "Normal");
 }
 
+// ---- 10. The node lease taken by another holder after the drain (SPEC §3.1) --------------------
+
+TEST_F(NodeMaintenanceEdgeTest, NodeLeaseTakenByAnotherHolderFailsAfterMoreThanThreeChecks) {
+  const std::string node = fresh_node("leaselost");
+  const std::string cr = "maintenance-edge-leaselost";
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  ASSERT_TRUE(node_lease_held(node));
+
+  // Node Health Check takes the lease over (as if ours had expired).
+  kubectl_.apply(foreign_node_lease_manifest(node, "NodeHealthCheck-x"));
+  std::optional<json::value> nm;
+  ASSERT_TRUE(wait_until(
+      "the maintenance Failed after the lease was lost", kDrain,
+      [&] {
+        nm = get_node_maintenance(cr);
+        return nm && phase_of(*nm) == "Failed";
+      },
+      [&] { return describe_status(nm); }));
+  EXPECT_EQ(string_at(*nm, "/status/lastError"),
+            "maintenance failed: lease could not be extended after 4 attempts");
+  EXPECT_EQ(int_at(*nm, "/status/errorOnLeaseCount"), 4);
+  auto failed =
+      wait_event(uid, "FailedMaintenance",
+                 "maintenance failed: lease could not be extended after 4 attempts", kReact);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->type, "Warning");
+  // Upstream's behaviour: the maintenance is undone, and the other holder keeps its lease.
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  auto held = lease(std::string(kLeaseNamespace), "node-" + node);
+  ASSERT_TRUE(held);
+  EXPECT_EQ(string_at(*held, "/spec/holderIdentity"), "NodeHealthCheck-x");
+
+  kubectl_.must({"delete", "lease", "-n", std::string(kLeaseNamespace), "node-" + node});
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+}
+
 // ---- 9. A burst of twenty maintenances (SPEC §2.6, §2.7) --------------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehind) {

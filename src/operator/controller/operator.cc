@@ -60,7 +60,11 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
 
   node_lease_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
       executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_, clock_);
-  node_lease_reflector_->on_change([this](const kube::Lease*, const kube::Lease*) {
+  node_lease_reflector_->on_change([this](const kube::Lease* before, const kube::Lease* after) {
+    // The maintenance of the lease's node keeps its lease (SPEC §3.1); waiting ones may go.
+    const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
+    constexpr std::string_view kPrefix = "node-";
+    if (lease_name.starts_with(kPrefix)) enqueue_node(lease_name.substr(kPrefix.size()));
     enqueue_waiting();
     controller_.enqueue(std::string(kHousekeepingKey));
   });

@@ -20,6 +20,8 @@ constexpr std::string_view kEventNormal = "Normal";
 constexpr std::string_view kEventWarning = "Warning";
 // Retry pace of steps that wait on something without a watch event (a write that conflicted).
 constexpr std::chrono::seconds kConflictRetry{1};
+// How often a node lease found held by another holder is checked (and counted) again.
+constexpr std::chrono::seconds kLeaseConflictRecheck{5};
 
 kube::Time wall_now() {
   return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
@@ -427,8 +429,15 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
     log.warn("someone undid the cordon or the taint; applied again");
   }
 
-  // The node lease, renewed on time; another holder after draining started counts as an error.
-  if (auto lease = node_lease(nm.spec.node_name); !lease || should_renew_node_lease(*lease, now)) {
+  // The node lease, renewed on time. Found held by another holder after draining started: one
+  // error per check (checks are kLeaseConflictRecheck apart, however many events arrive), and
+  // more than kMaxLeaseErrors fail the maintenance (SPEC §3.1). API errors are only retried.
+  auto lease = node_lease(nm.spec.node_name);
+  const bool foreign = lease && lease_holder(*lease) != kNodeLeaseHolder &&
+                       classify_node_lease(*lease, now) == NodeLeaseState::kHeldByOther;
+  if (foreign && clock_.now() < m.lease_recheck_at) {
+    sooner(m.lease_recheck_at);
+  } else if (!lease || foreign || should_renew_node_lease(*lease, now)) {
     auto renewed = co_await take_node_lease(nm.spec.node_name);
     if (!renewed) {
       log.warn("could not renew the node lease; retrying", {{"error", renewed.error().describe()}});
@@ -439,12 +448,16 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
           next_error_on_lease_count(static_cast<int>(status.error_on_lease_count), check, true);
       if (!*renewed) {
         status.last_error = "the node lease is held by another holder";
+        log.warn("the node lease is held by another holder",
+                 {{"holder", lease ? lease_holder(*lease) : std::string()},
+                  {"error_on_lease_count", status.error_on_lease_count}});
         if (lease_errors_exceeded(static_cast<int>(status.error_on_lease_count))) {
           std::string message =
               lease_failure_message(static_cast<int>(status.error_on_lease_count));
           co_return co_await fail(std::move(nm), std::move(status), std::move(message), true);
         }
-        sooner(clock_.now() + kNodeLeaseRetryInterval);
+        m.lease_recheck_at = clock_.now() + kLeaseConflictRecheck;
+        sooner(m.lease_recheck_at);
       }
     }
   } else {
@@ -454,9 +467,6 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
 
   // The drain.
   const bool was_running = status.phase == Phase::kRunning;
-  if (first_time) {
-    // BeginEviction is announced by drain() once it knows how many pods must leave.
-  }
   auto drained = co_await drain(nm, status);
   if (!drained) co_return drained.error();
   sooner(*drained);

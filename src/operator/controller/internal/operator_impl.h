@@ -65,7 +65,8 @@ struct Maintenance {
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
   // The API's message of the last refused eviction, for status.lastError.
   std::string last_drain_error;
-  bool node_event_pending = false;  // a newcomer was seen after Succeeded: announce it
+  // While another holder has the node lease: no new check (and count) before this.
+  Clock::time_point lease_recheck_at{};
 };
 
 // The caches of one node: the Node itself, and its pods while a maintenance drains it.
