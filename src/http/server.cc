@@ -399,7 +399,7 @@ class State : public std::enable_shared_from_this<State> {
   // nobody to answer (the peer left, or the connection timed out).
   std::optional<Response> refusal_for(const error_code& error) const {
     if (error == bhttp::error::body_limit) {
-      return plain_response(413, "request body is larger than the limit of " +
+      return plain_response(400, "request body is larger than the limit of " +
                                      std::to_string(options_.max_body_bytes) + " bytes");
     }
     if (error == bhttp::error::header_limit) {

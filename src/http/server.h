@@ -10,10 +10,10 @@
 // already established keep theirs, so a rotation drops no request. A pair that does not load
 // (half written, key not matching) is logged and the previous one stays in use.
 //
-// What the server answers by itself, never calling the handler: a malformed request gets 400, a
-// body over max_body_bytes 413, a method other than GET/POST/PUT/PATCH/DELETE 405 (each with a
-// one-line text/plain body saying so, then the connection is closed); a handler that throws
-// gets 500 (and the exception is logged).
+// What the server answers by itself, never calling the handler: a malformed request, and a
+// body over max_body_bytes (the webhook contract asks for 400 there, not 413), get 400, a method
+// other than GET/POST/PUT/PATCH/DELETE 405 (each with a one-line text/plain body saying so, then
+// the connection is closed); a handler that throws gets 500 (and the exception is logged).
 //
 // Errors are values: start() fails with kInvalid for unusable options or certificates (the
 // message names the file), kUnavailable when it cannot listen.
@@ -59,7 +59,7 @@ struct ServerOptions {
   std::string key_file = "tls.key";
   // How often the certificate files are checked for changes.
   std::chrono::milliseconds cert_reload_interval{1000};
-  // The largest request body accepted; larger ones get 413 before the body is read.
+  // The largest request body accepted; larger ones get 400 before the body is read.
   std::size_t max_body_bytes = std::size_t{1} << 20U;
   // The largest request line plus header fields accepted; larger ones get 400.
   std::size_t max_header_bytes = std::size_t{16} << 10U;
