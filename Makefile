@@ -6,7 +6,7 @@ SHELL := /bin/bash
 PRESET ?= dev
 
 .PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
-        cluster-status testenv bench run format format-check tidy clean
+        cluster-status testenv bench run run-stop format format-check tidy clean
 
 all: build
 
@@ -43,6 +43,10 @@ demo: setup
 ##      (extra operator flags: make run RUN_ARGS="--max-parallel-maintenances=2 -v 1")
 run: setup
 	@hack/run.sh -- $(RUN_ARGS)
+
+## run-stop: stop an operator started with `hack/run.sh --background` and remove its webhook
+run-stop:
+	@hack/run.sh --stop
 
 ## testenv: build (or find in the cache) the control-plane binaries
 testenv:

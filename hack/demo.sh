@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# `make demo`: the story's tour (seed story, chapters 2–6 and 9; SPEC §10 S1–S4) in one command.
+# `make demo`: the story's tour (seed story, chapters 2–6, 8 and 9; SPEC §10 S1–S4, S6) in one command.
 #
 #   1. builds the operator and brings the local cluster up (3 control-plane nodes, 5 workers);
 #   2. deploys workloads like Amin's on node-worker-01: three DaemonSets, a web Deployment, a log
 #      aggregator with an emptyDir volume and three "VMs" (stand-ins for KubeVirt's virt-launcher
 #      pods), one of them protected by a PodDisruptionBudget that allows no disruption;
 #   3. starts the operator in the background as its ServiceAccount (hack/run.sh --background),
-#      logging to .cluster/logs/operator-demo.log;
+#      logging to .cluster/logs/operator-demo.log, with its admission webhook registered
+#      (ValidatingWebhookConfiguration nodemaintenance-validation.medik8s.io -> 127.0.0.1);
 #   4. creates NodeMaintenance maintenance-worker-01 and prints its progress as it changes;
 #   5. shows the cordoned, tainted node; shows the drain blocked by the PDB; shows that a second
 #      maintenance waits for the first; relaxes the PDB as the story's admin does;
-#   6. waits for Succeeded, deletes the NodeMaintenance and shows the node restored;
-#   7. prints how long maintenance-worker-01 took, stops the operator (by its PID) and removes
-#      the demo workloads. The cluster keeps running; `make cluster-down` stops it.
+#   6. waits for Succeeded; shows the webhook refusing a change of spec.nodeName and a
+#      maintenance for a node that does not exist; deletes the NodeMaintenance and shows the node
+#      restored;
+#   7. prints how long maintenance-worker-01 took, stops the operator and removes the webhook
+#      configuration (hack/run.sh --stop; also on an early exit) and the demo workloads. The cluster
+#      keeps running; `make cluster-down` stops it.
 #
 # Options: --keep leaves the demo workloads in place (namespaces labelled
 # demo.node-maintenance/owner=make-demo) for poking at by hand.
@@ -64,24 +68,35 @@ demo_dir="${dir}/demo"
 operator_log="${dir}/logs/operator-demo.log"
 operator_pid=""
 
-# Removes the demo's NodeMaintenances (while the operator still runs, so their finalizers go)
-# and stops the operator this demo started. Idempotent.
+webhook_name=nodemaintenance-validation.medik8s.io
+demo_nms=("${nm}" maintenance-worker-02 maintenance-typo)
+
+# Removes the demo's NodeMaintenances (while the operator still runs, so their finalizers go),
+# then stops the operator this demo started and removes its webhook configuration (failurePolicy
+# Fail: left behind, it would refuse every NodeMaintenance create). Idempotent.
 stop_operator() {
   [[ -n "${operator_pid}" ]] || return 0
   if kill -0 "${operator_pid}" 2>/dev/null &&
-    [[ -n "$(kubectl get nm "${nm}" maintenance-worker-02 --ignore-not-found -o name 2>/dev/null)" ]]; then
+    [[ -n "$(kubectl get nm "${demo_nms[@]}" --ignore-not-found -o name 2>/dev/null)" ]]; then
     note "(removing the demo's NodeMaintenances while the operator still runs)"
-    kubectl delete nm "${nm}" maintenance-worker-02 --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+    kubectl delete nm "${demo_nms[@]}" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   fi
-  section "Stopping the operator this demo started (pid ${operator_pid})"
-  run kill -TERM "${operator_pid}" || true
-  for _ in $(seq 1 100); do kill -0 "${operator_pid}" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "${operator_pid}" 2>/dev/null; then
+  section "Stopping the operator this demo started (pid ${operator_pid}) and removing its webhook"
+  note "hack/run.sh --stop deletes the ValidatingWebhookConfiguration first, then stops the operator."
+  run hack/run.sh --stop || true
+  local stat
+  stat="$(cat "/proc/${operator_pid}/stat" 2>/dev/null)" || stat=""
+  stat="${stat##*) }"
+  if [[ -n "${stat}" && "${stat:0:1}" != Z ]]; then # still there, and not a zombie
     kill -KILL "${operator_pid}" 2>/dev/null || true
-    note "it did not stop within 10 s and was killed"
+    note "it was still running and was killed"
   else
     tail -n 1 "${operator_log}"
   fi
+  if [[ -n "$(kubectl get validatingwebhookconfiguration "${webhook_name}" --ignore-not-found -o name 2>/dev/null)" ]]; then
+    kubectl delete validatingwebhookconfiguration "${webhook_name}" --ignore-not-found >/dev/null 2>&1 || true
+  fi
+  run kubectl get validatingwebhookconfigurations
   operator_pid=""
 }
 
@@ -246,14 +261,17 @@ run kubectl get pdb -n kubevirt-system
 # --- 3. the operator --------------------------------------------------------------------
 section "Installing the CRD and RBAC, starting the operator as its ServiceAccount"
 note "hack/run.sh applies deploy/crd, deploy/namespaces and deploy/rbac, writes a kubeconfig with a"
-note "token of ServiceAccount node-maintenance-operator-controller-manager (not cluster admin) and"
-note "starts build/bin/node-maintenance-operator in the background."
+note "token of ServiceAccount node-maintenance-operator-controller-manager (not cluster admin),"
+note "starts build/bin/node-maintenance-operator in the background with its admission webhook on"
+note "127.0.0.1 (a certificate from a local CA in .cluster/webhook-certs) and registers the"
+note "ValidatingWebhookConfiguration ${webhook_name} pointing at it."
 show "hack/run.sh --background --no-build --log-file ${operator_log}"
 operator_pid="$(hack/run.sh --background --no-build --log-file "${operator_log}" 2>"${demo_dir}/run.err")" ||
   { cat "${demo_dir}/run.err" >&2; die "hack/run.sh could not start the operator"; }
 echo "operator pid ${operator_pid}; its log: ${operator_log}"
+run_sh "kubectl get validatingwebhookconfiguration ${webhook_name} -o jsonpath='{.webhooks[0].clientConfig.url}{\"\\n\"}'"
 # A NodeMaintenance left by an interrupted earlier demo is removed (by this operator).
-kubectl delete nm "${nm}" maintenance-worker-02 --ignore-not-found --timeout=60s >/dev/null
+kubectl delete nm "${demo_nms[@]}" --ignore-not-found --timeout=60s >/dev/null
 
 # --- 4. the NodeMaintenance -------------------------------------------------------------
 section "Asking for maintenance of ${node}: one NodeMaintenance" "chapter 2"
@@ -374,6 +392,43 @@ note "Only DaemonSet pods are left on ${node}; the others run elsewhere now:"
 run kubectl get pods -A -o wide --field-selector "spec.nodeName=${node}"
 run kubectl get pods -n kubevirt-system -o wide
 
+# --- chapter 8: the admission webhook ----------------------------------------------------
+# expect_denied <message> <command...>: runs a command the webhook must refuse, prints kubectl's
+# answer, and stops the demo if it was not refused with that message.
+expect_denied() {
+  local expected=$1 out
+  shift
+  if out="$("$@" 2>&1)"; then
+    echo "${out}"
+    die "the webhook let that through"
+  fi
+  echo "${out}"
+  [[ "${out}" == *"admission webhook \"${webhook_name}\" denied the request: ${expected}"* ]] ||
+    die "expected the webhook's denial: ${expected}"
+}
+section "Changing the node of a maintenance: the admission webhook says no" "chapter 8"
+note "Brian's shortcut: point the existing NodeMaintenance at another node. The API server asks the"
+note "operator's validating webhook first (failurePolicy Fail), and it refuses:"
+show "kubectl patch nm ${nm} --type merge -p '{\"spec\":{\"nodeName\":\"node-worker-07\"}}'"
+expect_denied "nodeName is immutable and cannot be changed after creation" \
+  kubectl patch nm "${nm}" --type merge -p '{"spec":{"nodeName":"node-worker-07"}}'
+run_sh "kubectl get nm ${nm} -o jsonpath='{.spec.nodeName}{\"\\n\"}'"
+note "A maintenance for a node that does not exist fails fast instead of retrying forever:"
+cat >"${demo_dir}/maintenance-typo.yaml" <<'YAML'
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata:
+  name: maintenance-typo
+spec:
+  nodeName: node-that-does-not-exist
+YAML
+run cat "${demo_dir}/maintenance-typo.yaml"
+show "kubectl apply -f - <${demo_dir}/maintenance-typo.yaml"
+expect_denied 'node "node-that-does-not-exist" not found in cluster' \
+  kubectl apply -f - <"${demo_dir}/maintenance-typo.yaml"
+note "Changing anything else (the reason, labels, finalizers, status) is allowed; to maintain"
+note "another node, create another NodeMaintenance."
+
 # --- 6. the end of the maintenance ------------------------------------------------------
 section "Maintenance done: deleting the NodeMaintenance restores the node" "chapter 5"
 run kubectl delete nodemaintenance "${nm}"
@@ -401,13 +456,13 @@ if ((keep)); then
   echo "The demo workloads stay (--keep); remove them with: kubectl delete namespace -l ${demo_label}"
 fi
 cat <<'TEXT'
-Not shown here: chapter 7 (a control-plane node waits while etcd quorum would be lost) and
-chapter 8 (the admission webhook). Read more: README.md, deploy/README.md (installing into a
-real cluster), docs/.
+Not shown here: chapter 7 (a control-plane node waits while etcd quorum would be lost).
+Read more: README.md, deploy/README.md (installing into a real cluster), docs/.
 
 The cluster keeps running. To poke at it by hand:
   eval "$(make -s cluster-env)"     # KUBECONFIG and the matching kubectl
-  make run                          # the operator in the foreground, as its ServiceAccount
+  make run                          # the operator in the foreground, as its ServiceAccount,
+                                    # its webhook registered until Ctrl-C
   kubectl apply -f .cluster/demo/maintenance-worker-01.yaml
 Stop the cluster with: make cluster-down
 TEXT
