@@ -29,11 +29,15 @@ done
 # One row per benchmark: name, time per iteration, throughput, memory per item when measured.
 jq -rs '
   def mb: if . then (. / 1e6 | . * 10 | round / 10 | tostring) + " MB/s" else "" end;
-  def ips: if . then (. / 1e6 | . * 100 | round / 100 | tostring) + " M/s" else "" end;
+  def ips: if . == null then ""
+           elif . >= 1e6 then (. / 1e6 | . * 100 | round / 100 | tostring) + " M/s"
+           else (. / 1e3 | . * 10 | round / 10 | tostring) + " k/s" end;
+  def ms: if . then (. * 100 | round / 100 | tostring) else "" end;
   def per: if . and . > 0 then (. | round | tostring) + " B" else "" end;
   [.[] | .benchmarks[] | select(.run_type == "iteration")] as $rows
   | ($rows | map({key: .name, value: .bytes_per_second}) | from_entries) as $bps
-  | ["benchmark", "cpu/iter", "throughput", "items/s", "heap per item", "vs baseline"],
+  | ["benchmark", "cpu/iter", "throughput", "items/s", "p50/p99 ms", "heap per item",
+     "vs baseline"],
     ($rows[] |
       . as $r
       | (if ($r.name | test("^BM_Decode(ListPods|WatchLines)")) and $bps["BM_ParseDomDefaultAllocator"]
@@ -44,6 +48,7 @@ jq -rs '
          ((($r.cpu_time * 100 | round) / 100 | tostring) + " " + $r.time_unit),
          ($r.bytes_per_second | mb),
          ((.items_per_second // .events) | ips),
+         (if .p50_ms then (.p50_ms | ms) + " / " + (.p99_ms | ms) else "" end),
          (.heap_per_pod | per),
          $ratio])
   | @tsv' "${out_dir}"/*.json | column -t -s $'\t'
