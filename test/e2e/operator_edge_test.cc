@@ -2,13 +2,23 @@
 // "Edge cases" list; SPEC §2.4–§2.8, §3.1): a maintenance deleted mid-drain, pods ending by
 // themselves, pods lingering in termination, newcomers after Succeeded, a pod under two PDBs,
 // the node deleted and re-created, a control-plane maintenance waiting on quorum beside a
-// worker one, adoption of an upstream-style drain taint, and a burst of twenty maintenances.
+// worker one, adoption of an upstream-style drain taint, a burst of twenty maintenances, and an
+// eviction deferred (429) by an admission webhook served in-process, as KubeVirt's is while it
+// live-migrates a VM.
 //
 // Most tests run on a fresh kwok node of their own (deleted at the end), so that they never
 // depend on what earlier tests left on the story's nodes; the quorum test uses the
 // control-plane nodes the way S5 does and puts them back.
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +26,8 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "http/server.h"
+#include "http/testing/run.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
 
@@ -886,6 +898,206 @@ TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehin
         return tainted.empty();
       },
       [&] { return std::to_string(tainted.size()) + " nodes still tainted"; }));
+}
+
+// ---- 11. An eviction deferred by an admission webhook (SPEC §2.4: 429 webhook → deferred) ------
+
+// A validating admission webhook served in-process by our production HTTPS server, as KubeVirt
+// answers evictions of a VM's launcher pod while it live-migrates: every AdmissionReview is
+// refused with code 429 until allow() is called. Serves a certificate for 127.0.0.1 signed by
+// a CA made here with openssl (ca_pem() for the caBundle).
+class DeferringWebhook {
+ public:
+  static constexpr const char* kMessage =
+      "eviction of the VM is deferred: live migration in progress";
+
+  DeferringWebhook() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "nmo-edge-webhook-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp failed";
+      return;
+    }
+    dir_ = pattern;
+    const std::string d = dir_.string();
+    openssl({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-days", "1", "-subj", "/CN=nmo-edge-webhook-ca", "-keyout", d + "/ca.key",
+             "-out", d + "/ca.crt"});
+    openssl({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-subj", "/CN=127.0.0.1", "-keyout", d + "/tls.key", "-out", d + "/tls.csr"});
+    std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
+    openssl({"openssl", "x509", "-req", "-in", d + "/tls.csr", "-CA", d + "/ca.crt", "-CAkey",
+             d + "/ca.key", "-CAcreateserial", "-days", "1", "-extfile", d + "/san.ext", "-out",
+             d + "/tls.crt"});
+    const ProcessResult b64 = run_process({"openssl", "base64", "-A", "-in", d + "/ca.crt"});
+    if (!b64.ok()) ADD_FAILURE() << "openssl base64 failed: " << b64.err;
+    ca_base64_ = b64.out;
+
+    http::ServerOptions options;
+    options.name = "edge-webhook";
+    options.bind_address = "127.0.0.1";
+    options.port = 0;
+    options.cert_dir = d;
+    auto started = http::Server::start(
+        io_.executor(), options, [this](http::Request request) -> asio::awaitable<http::Response> {
+          co_return answer(request);
+        });
+    if (!started.has_value()) {
+      ADD_FAILURE() << "the webhook server did not start: " << started.error().describe();
+      return;
+    }
+    server_ = std::move(*started);
+  }
+  DeferringWebhook(const DeferringWebhook&) = delete;
+  DeferringWebhook& operator=(const DeferringWebhook&) = delete;
+  ~DeferringWebhook() {
+    if (server_) {
+      io_.spawn(server_->stop(std::chrono::milliseconds(1000))).wait();
+      server_.reset();
+    }
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  [[nodiscard]] bool started() const { return server_ != nullptr; }
+  [[nodiscard]] std::uint16_t port() const { return server_ ? server_->port() : 0; }
+  [[nodiscard]] const std::string& ca_base64() const { return ca_base64_; }
+  void allow() { allowed_ = true; }
+  [[nodiscard]] int reviews() const { return reviews_; }
+
+ private:
+  static void openssl(const std::vector<std::string>& argv) {
+    const ProcessResult result = run_process(argv);
+    if (!result.ok()) ADD_FAILURE() << argv[0] << " " << argv[1] << " failed: " << result.err;
+  }
+
+  http::Response answer(const http::Request& request) {
+    ++reviews_;
+    boost::system::error_code ec;
+    const json::value review = json::parse(request.body, ec);
+    const std::string uid = ec ? std::string() : string_at(review, "/request/uid");
+    json::object response{{"uid", uid}, {"allowed", allowed_.load()}};
+    if (!allowed_) {
+      response["status"] =
+          json::object{{"code", 429}, {"reason", "TooManyRequests"}, {"message", kMessage}};
+    }
+    return http::Response{
+        .status = 200,
+        .headers = {{"Content-Type", "application/json"}},
+        .body = json::serialize(json::object{{"apiVersion", "admission.k8s.io/v1"},
+                                             {"kind", "AdmissionReview"},
+                                             {"response", std::move(response)}})};
+  }
+
+  std::filesystem::path dir_;
+  std::string ca_base64_;
+  std::atomic<bool> allowed_{false};
+  std::atomic<int> reviews_{0};
+  http::test::IoThread io_;  // before server_: the server is destroyed first
+  std::unique_ptr<http::Server> server_;
+};
+
+TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDeferred) {
+  const std::string node = fresh_node("deferred");
+  const std::string cr = "maintenance-edge-deferred";
+  const std::string webhook_name = "eviction-deferral.e2e.medik8s.io";
+  TestNamespace ns(kubectl_, "edge-deferred");
+  kubectl_.apply(pod_manifest(ns.name(), "virt-launcher", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=virt-launcher", 1));
+
+  DeferringWebhook webhook;
+  ASSERT_TRUE(webhook.started());
+  // Scoped to the test's namespace, so evictions of other tests never reach it. Deleted when the
+  // test body ends (before the server stops) and again in TearDown, whatever happened.
+  const std::string configuration = unique_name("nmo-e2e-eviction-deferral");
+  auto delete_configuration = [this, configuration] {
+    (void)kubectl_.run(
+        {"delete", "validatingwebhookconfiguration", configuration, "--ignore-not-found"});
+  };
+  defer(delete_configuration);
+  struct ScopeExit {
+    std::function<void()> f;
+    ~ScopeExit() { f(); }
+  } const delete_at_end{delete_configuration};
+  const json::object hook{
+      {"name", webhook_name},
+      {"admissionReviewVersions", json::array{"v1"}},
+      {"sideEffects", "None"},
+      {"failurePolicy", "Fail"},
+      {"timeoutSeconds", 10},
+      {"clientConfig",
+       {{"url", "https://127.0.0.1:" + std::to_string(webhook.port()) + "/"},
+        {"caBundle", webhook.ca_base64()}}},
+      {"rules", json::array{json::object{{"apiGroups", json::array{""}},
+                                         {"apiVersions", json::array{"v1"}},
+                                         {"operations", json::array{"CREATE"}},
+                                         {"resources", json::array{"pods/eviction"}},
+                                         {"scope", "Namespaced"}}}},
+      {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns.name()}}}}}};
+  kubectl_.apply(json::serialize(json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
+                                              {"kind", "ValidatingWebhookConfiguration"},
+                                              {"metadata", {{"name", configuration}}},
+                                              {"webhooks", json::array{hook}}}));
+
+  // The API server picks the configuration up asynchronously: ready once a dry-run eviction of
+  // the pod is refused by the webhook.
+  const std::string expected = "admission webhook \"" + webhook_name +
+                               "\" denied the request: " + DeferringWebhook::kMessage;
+  const std::string dry_run_eviction = json::serialize(
+      json::object{{"apiVersion", "policy/v1"},
+                   {"kind", "Eviction"},
+                   {"metadata", {{"name", "virt-launcher"}, {"namespace", ns.name()}}},
+                   {"deleteOptions", {{"dryRun", json::array{"All"}}}}});
+  ProcessResult probe;
+  ASSERT_TRUE(wait_until(
+      "the webhook to refuse a dry-run eviction", 30s,
+      [&] {
+        probe = kubectl_.run(
+            {"create", "--raw", "/api/v1/namespaces/" + ns.name() + "/pods/virt-launcher/eviction",
+             "-f", "-"},
+            dry_run_eviction);
+        return probe.err.find(expected) != std::string::npos;
+      },
+      [&] { return "exit " + std::to_string(probe.exit_code) + ": " + probe.err + probe.out; }));
+  EXPECT_NE(probe.err.find("TooManyRequests"), std::string::npos) << probe.err;
+
+  const int reviews_before_operator = webhook.reviews();
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, "virt-launcher", "EvictionDeferred");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running");
+  auto ref = pending_ref(*nm, "virt-launcher");
+  ASSERT_TRUE(ref);
+  EXPECT_NE(string_at(*ref, "/message").find(DeferringWebhook::kMessage), std::string::npos)
+      << json::serialize(*ref);
+
+  auto drain_error = wait_event(uid, "DrainError", std::nullopt, kReact);
+  ASSERT_TRUE(drain_error);
+  EXPECT_EQ(drain_error->type, "Warning");
+  EXPECT_EQ(drain_error->message, expected);
+  EXPECT_NE(drain_error->message.find(DeferringWebhook::kMessage), std::string::npos);
+
+  // Retried with backoff (5 s after the first refusal) and deferred again. While a retry is in
+  // flight the pod is listed as Evicting, so wait for the reason to come back.
+  ASSERT_TRUE(wait_until("the deferred eviction retried", kReact,
+                         [&] { return webhook.reviews() >= reviews_before_operator + 2; }));
+  nm = wait_pending_reason(cr, "virt-launcher", "EvictionDeferred");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running") << describe_status(nm);
+  auto p = pod(ns.name(), "virt-launcher");
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(is_terminating(*p));
+
+  // The migration is over: the next retry is admitted and the drain finishes.
+  webhook.allow();
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), 1);
+  EXPECT_FALSE(pending_ref(*nm, "virt-launcher"));
+  p = pod(ns.name(), "virt-launcher");
+  EXPECT_TRUE(!p || is_terminating(*p));
 }
 
 }  // namespace

@@ -172,7 +172,8 @@ void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& po
   PodEviction& eviction = m.evictions[pod.meta.uid];
   eviction.in_flight = true;
   ++m.in_flight;
-  m.ledger->set_pending(pod.meta.uid, PendingPodReason::kEvicting, "");
+  // A retry keeps the pod's last reason (BlockedByPDB, EvictionDeferred, ...) until the answer
+  // comes: the status must not flicker to Evicting on every attempt.
   asio::co_spawn(executor_,
                  evict(nm.meta.name, nm.meta.uid, pod, nm.spec.grace_period_seconds, m.alive),
                  asio::detached);
