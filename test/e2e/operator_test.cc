@@ -932,6 +932,55 @@ TEST_F(NodeMaintenanceTest, MissingNodeFails) {
   EXPECT_TRUE(wait_gone(cr, kReact));
 }
 
+// SPEC §2.8: at start, the operator says so when upstream's webhook or Deployment is still there.
+TEST_F(NodeMaintenanceTest, WarnsAboutUpstreamLeftovers) {
+  TestNamespace ns(kubectl_, "upstream");
+  const std::string hook = unique_name("upstream-nmo-webhook");
+  // Upstream's webhook name, on a resource that never exists, so it never fires.
+  kubectl_.apply(json::serialize(json::object{
+      {"apiVersion", "admissionregistration.k8s.io/v1"},
+      {"kind", "ValidatingWebhookConfiguration"},
+      {"metadata", {{"name", hook}}},
+      {"webhooks",
+       json::array{{{"name", "vnodemaintenance.kb.io"},
+                    {"admissionReviewVersions", json::array{"v1"}},
+                    {"sideEffects", "None"},
+                    {"failurePolicy", "Ignore"},
+                    {"clientConfig", {{"url", "https://127.0.0.1:1/validate"}}},
+                    {"rules", json::array{{{"operations", json::array{"CREATE"}},
+                                           {"apiGroups", json::array{"example.invalid"}},
+                                           {"apiVersions", json::array{"v1"}},
+                                           {"resources", json::array{"nothings"}}}}}}}}}));
+  defer([this, hook] { (void)kubectl_.run({"delete", "validatingwebhookconfiguration", hook}); });
+  // Upstream's Deployment carries the label key node-maintenance-operator.
+  kubectl_.apply(R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: node-maintenance-operator-controller-manager
+  namespace: )" + ns.name() +
+                 R"(
+  labels:
+    node-maintenance-operator: ""
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: upstream-nmo}
+  template:
+    metadata:
+      labels: {app: upstream-nmo}
+    spec:
+      containers: [{name: manager, image: "upstream:v0.21"}]
+)");
+
+  OperatorProcess& op = start();
+  EXPECT_TRUE(
+      op.wait_for_log("upstream medik8s NMO's admission webhook is still installed", kReact))
+      << op.log_tail(20);
+  EXPECT_TRUE(op.wait_for_log(
+      "deployment=" + ns.name() + "/node-maintenance-operator-controller-manager", kReact))
+      << op.log_tail(20);
+}
+
 TEST_F(NodeMaintenanceTest, SecondMaintenanceForTheSameNodeFails) {
   const std::string node = "node-worker-02";
   const std::string older = "maintenance-worker-02";

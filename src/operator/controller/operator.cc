@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include <boost/json.hpp>
+
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
 #include "operator/gates/node_lease.h"
@@ -17,6 +19,15 @@ constexpr std::chrono::seconds kStopGrace{10};
 constexpr std::chrono::seconds kEventFlushDeadline{5};
 
 constexpr std::string_view kNodeIndex = "node";
+// The name of upstream medik8s NMO's validating webhook.
+constexpr std::string_view kUpstreamWebhook = "vnodemaintenance.kb.io";
+
+// The string at a JSON pointer, or "" when absent.
+std::string text_at(const boost::json::value& object, std::string_view pointer) {
+  boost::system::error_code ec;
+  const boost::json::value* found = object.find_pointer(pointer, ec);
+  return found != nullptr && found->is_string() ? std::string(found->as_string()) : std::string();
+}
 
 std::string name_of(const NodeMaintenance* before, const NodeMaintenance* after) {
   return after != nullptr ? after->meta.name : before->meta.name;
@@ -120,6 +131,7 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
       co_return Error(ErrorCode::kTimeout, "the control-plane node cache did not sync");
     }
   }
+  co_await warn_about_upstream();
   controller_.enqueue(std::string(kHousekeepingKey));
   controller_.start();
   ready_ = true;
@@ -147,6 +159,50 @@ asio::awaitable<void> OperatorImpl::stop() {
     if (watch.pods) co_await watch.pods->stop();
   }
   logger_.info("controller stopped");
+}
+
+asio::awaitable<void> OperatorImpl::warn_about_upstream() {
+  // Upstream's validating webhook would still judge every NodeMaintenance (SPEC §2.8).
+  const std::string hooks_path =
+      "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+  auto hooks = co_await client_.get_json(hooks_path);
+  if (!hooks) {
+    logger_.debug(1, "cannot look for upstream's webhook", {{"error", hooks.error().describe()}});
+  } else if (const auto* items = hooks->as_object().if_contains("items");
+             items != nullptr && items->is_array()) {
+    for (const auto& item : items->as_array()) {
+      const auto* webhooks = item.as_object().if_contains("webhooks");
+      if (webhooks == nullptr || !webhooks->is_array()) continue;
+      for (const auto& webhook : webhooks->as_array()) {
+        const auto* name = webhook.as_object().if_contains("name");
+        if (name != nullptr && name->is_string() && name->as_string() == kUpstreamWebhook) {
+          logger_.warn(
+              "upstream medik8s NMO's admission webhook is still installed; remove it, or it "
+              "keeps judging NodeMaintenances with upstream's rules",
+              {{"webhook", std::string(kUpstreamWebhook)},
+               {"configuration", text_at(item, "/metadata/name")}});
+        }
+      }
+    }
+  }
+  // Upstream's Deployment carries the label key `node-maintenance-operator`; ours does not. In
+  // the same namespace both would compete for the same leader Lease.
+  const std::string deployments_path =
+      "/apis/apps/v1/deployments?labelSelector=node-maintenance-operator";
+  auto deployments = co_await client_.get_json(deployments_path);
+  if (!deployments) {
+    logger_.debug(1, "cannot look for upstream's Deployment",
+                  {{"error", deployments.error().describe()}});
+  } else if (const auto* items = deployments->as_object().if_contains("items");
+             items != nullptr && items->is_array()) {
+    for (const auto& item : items->as_array()) {
+      logger_.warn(
+          "upstream medik8s NMO's Deployment is still running; stop it before this operator "
+          "takes over its NodeMaintenances",
+          {{"deployment",
+            text_at(item, "/metadata/namespace") + "/" + text_at(item, "/metadata/name")}});
+    }
+  }
 }
 
 void OperatorImpl::watch_node(const std::string& node) {

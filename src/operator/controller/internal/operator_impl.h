@@ -87,6 +87,8 @@ class OperatorImpl {
 
  private:
   // ---- operator.cc: watches and queueing ----
+  // Logs a warning when upstream medik8s NMO's webhook or Deployment is still present.
+  asio::awaitable<void> warn_about_upstream();
   void watch_node(const std::string& node);
   // Starts the pod watch of `node` if needed and waits until it is synced.
   asio::awaitable<Result<void>> watch_pods(std::string node);
