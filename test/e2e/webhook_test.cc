@@ -31,6 +31,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "kube/config/base64.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/operator_process.h"
@@ -78,33 +79,6 @@ std::string read_file(const std::filesystem::path& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-std::string base64(const std::string& data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const unsigned n = (static_cast<unsigned char>(data[i]) << 16U) |
-                       (static_cast<unsigned char>(data[i + 1]) << 8U) |
-                       static_cast<unsigned char>(data[i + 2]);
-    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(n >> shift) & 63U];
-  }
-  if (i + 1 == data.size()) {
-    const unsigned n = static_cast<unsigned char>(data[i]) << 16U;
-    out += kAlphabet[(n >> 18U) & 63U];
-    out += kAlphabet[(n >> 12U) & 63U];
-    out += "==";
-  } else if (i + 2 == data.size()) {
-    const unsigned n = (static_cast<unsigned char>(data[i]) << 16U) |
-                       (static_cast<unsigned char>(data[i + 1]) << 8U);
-    out += kAlphabet[(n >> 18U) & 63U];
-    out += kAlphabet[(n >> 12U) & 63U];
-    out += kAlphabet[(n >> 6U) & 63U];
-    out += '=';
-  }
-  return out;
 }
 
 // The error line kubectl printed: the first line of `text` that is not a warning.
@@ -259,7 +233,7 @@ class WebhookTest : public ClusterTest {
         {"sideEffects", "None"},
         {"failurePolicy", "Fail"},
         {"timeoutSeconds", 15},
-        {"clientConfig", {{"url", url}, {"caBundle", base64(certificate_.ca_pem())}}},
+        {"clientConfig", {{"url", url}, {"caBundle", kube::base64_encode(certificate_.ca_pem())}}},
         {"rules", json::array{json::object{{"apiGroups", json::array{"nodemaintenance.medik8s.io"}},
                                            {"apiVersions", json::array{"v1beta1"}},
                                            {"operations", json::array{"CREATE", "UPDATE"}},
