@@ -4,7 +4,7 @@
 // the node deleted and re-created, a control-plane maintenance waiting on quorum beside a
 // worker one, adoption of an upstream-style drain taint, a burst of twenty maintenances, and an
 // eviction deferred (429) by an admission webhook served in-process, as KubeVirt's is while it
-// live-migrates a VM.
+// live-migrates a VM, and a pod left in a namespace being deleted (eviction refused with 403).
 //
 // Most tests run on a fresh kwok node of their own (deleted at the end), so that they never
 // depend on what earlier tests left on the story's nodes; the quorum test uses the
@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -111,6 +112,40 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
   }
 
   std::string fresh_node(const std::string& prefix) { return fresh_nodes(prefix, 1).front(); }
+
+  // Registers a ValidatingWebhookConfiguration (name `prefix-<random>`) that sends `operation`
+  // on `resource` in namespace `ns` to the in-test webhook at 127.0.0.1:`port`. The returned
+  // guard deletes it when the test body ends (before the webhook server stops, so nothing stays
+  // blocked); TearDown deletes it again, whatever happened.
+  [[nodiscard]] std::shared_ptr<void> register_webhook(
+      const std::string& prefix, const std::string& webhook_name, const std::string& operation,
+      const std::string& resource, const std::string& ns, int port, const std::string& ca_base64) {
+    const std::string configuration = unique_name(prefix);
+    auto delete_configuration = [this, configuration] {
+      (void)kubectl_.run(
+          {"delete", "validatingwebhookconfiguration", configuration, "--ignore-not-found"});
+    };
+    defer(delete_configuration);
+    const json::object hook{
+        {"name", webhook_name},
+        {"admissionReviewVersions", json::array{"v1"}},
+        {"sideEffects", "None"},
+        {"failurePolicy", "Fail"},
+        {"timeoutSeconds", 10},
+        {"clientConfig",
+         {{"url", "https://127.0.0.1:" + std::to_string(port) + "/"}, {"caBundle", ca_base64}}},
+        {"rules", json::array{json::object{{"apiGroups", json::array{""}},
+                                           {"apiVersions", json::array{"v1"}},
+                                           {"operations", json::array{operation}},
+                                           {"resources", json::array{resource}},
+                                           {"scope", "Namespaced"}}}},
+        {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns}}}}}};
+    kubectl_.apply(json::serialize(json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
+                                                {"kind", "ValidatingWebhookConfiguration"},
+                                                {"metadata", {{"name", configuration}}},
+                                                {"webhooks", json::array{hook}}}));
+    return {nullptr, [delete_configuration](void*) { delete_configuration(); }};
+  }
 
   bool wait_node_ready(const std::string& node) {
     return wait_until("node " + node + " Ready", 60s, [&] {
@@ -905,13 +940,16 @@ TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehin
 // A validating admission webhook served in-process by our production HTTPS server, as KubeVirt
 // answers evictions of a VM's launcher pod while it live-migrates: every AdmissionReview is
 // refused with code 429 until allow() is called. Serves a certificate for 127.0.0.1 signed by
-// a CA made here with openssl (ca_pem() for the caBundle).
+// a CA made here with openssl (ca_pem() for the caBundle). The refusal (code, reason, message)
+// can be chosen, for webhooks that refuse other requests than evictions (test 12).
 class DeferringWebhook {
  public:
   static constexpr const char* kMessage =
       "eviction of the VM is deferred: live migration in progress";
 
-  DeferringWebhook() {
+  explicit DeferringWebhook(int code = 429, std::string reason = "TooManyRequests",
+                            std::string message = kMessage)
+      : code_(code), reason_(std::move(reason)), message_(std::move(message)) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "nmo-edge-webhook-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -979,7 +1017,7 @@ class DeferringWebhook {
     json::object response{{"uid", uid}, {"allowed", allowed_.load()}};
     if (!allowed_) {
       response["status"] =
-          json::object{{"code", 429}, {"reason", "TooManyRequests"}, {"message", kMessage}};
+          json::object{{"code", code_}, {"reason", reason_}, {"message", message_}};
     }
     return http::Response{
         .status = 200,
@@ -989,6 +1027,9 @@ class DeferringWebhook {
                                              {"response", std::move(response)}})};
   }
 
+  const int code_;
+  const std::string reason_;
+  const std::string message_;
   std::filesystem::path dir_;
   std::string ca_base64_;
   std::atomic<bool> allowed_{false};
@@ -1009,35 +1050,9 @@ TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDe
   ASSERT_TRUE(webhook.started());
   // Scoped to the test's namespace, so evictions of other tests never reach it. Deleted when the
   // test body ends (before the server stops) and again in TearDown, whatever happened.
-  const std::string configuration = unique_name("nmo-e2e-eviction-deferral");
-  auto delete_configuration = [this, configuration] {
-    (void)kubectl_.run(
-        {"delete", "validatingwebhookconfiguration", configuration, "--ignore-not-found"});
-  };
-  defer(delete_configuration);
-  struct ScopeExit {
-    std::function<void()> f;
-    ~ScopeExit() { f(); }
-  } const delete_at_end{delete_configuration};
-  const json::object hook{
-      {"name", webhook_name},
-      {"admissionReviewVersions", json::array{"v1"}},
-      {"sideEffects", "None"},
-      {"failurePolicy", "Fail"},
-      {"timeoutSeconds", 10},
-      {"clientConfig",
-       {{"url", "https://127.0.0.1:" + std::to_string(webhook.port()) + "/"},
-        {"caBundle", webhook.ca_base64()}}},
-      {"rules", json::array{json::object{{"apiGroups", json::array{""}},
-                                         {"apiVersions", json::array{"v1"}},
-                                         {"operations", json::array{"CREATE"}},
-                                         {"resources", json::array{"pods/eviction"}},
-                                         {"scope", "Namespaced"}}}},
-      {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns.name()}}}}}};
-  kubectl_.apply(json::serialize(json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
-                                              {"kind", "ValidatingWebhookConfiguration"},
-                                              {"metadata", {{"name", configuration}}},
-                                              {"webhooks", json::array{hook}}}));
+  const auto configuration_guard =
+      register_webhook("nmo-e2e-eviction-deferral", webhook_name, "CREATE", "pods/eviction",
+                       ns.name(), webhook.port(), webhook.ca_base64());
 
   // The API server picks the configuration up asynchronously: ready once a dry-run eviction of
   // the pod is refused by the webhook.
@@ -1098,6 +1113,104 @@ TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDe
   EXPECT_FALSE(pending_ref(*nm, "virt-launcher"));
   p = pod(ns.name(), "virt-launcher");
   EXPECT_TRUE(!p || is_terminating(*p));
+}
+
+// ---- 12. A pod of a namespace being deleted (SPEC §2.4: 403 namespace terminating → wait) -----
+
+// The namespace controller deletes a terminating namespace's pods at once, so its deletes are
+// refused by a webhook served in-process (on pods DELETE in the test's namespace) until the
+// test allows them: the pod stays, un-deleted, in a Terminating namespace, where its eviction is
+// refused by NamespaceLifecycle with 403. The operator lists it as NamespaceTerminating and
+// waits; once the namespace controller may delete it, the drain finishes.
+TEST_F(NodeMaintenanceEdgeTest, PodOfATerminatingNamespaceIsReportedAndWaitedFor) {
+  const std::string node = fresh_node("nsterm");
+  const std::string cr = "maintenance-edge-nsterm";
+  const std::string pod_name = "doomed";
+  const std::string webhook_name = "pod-deletion-block.e2e.medik8s.io";
+  TestNamespace ns(kubectl_, "edge-nsterm");  // its destructor's delete is --ignore-not-found
+  kubectl_.apply(pod_manifest(ns.name(), pod_name, node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=" + pod_name, 1));
+
+  const std::string block_message = "pod deletion blocked by the e2e test";
+  DeferringWebhook webhook(403, "Forbidden", block_message);
+  ASSERT_TRUE(webhook.started());
+  // Deleted when the test body ends (before the server stops, so the namespace controller can
+  // then delete the pod and the namespace goes) and again in TearDown, whatever happened.
+  const auto configuration_guard =
+      register_webhook("nmo-e2e-pod-deletion-block", webhook_name, "DELETE", "pods", ns.name(),
+                       webhook.port(), webhook.ca_base64());
+
+  // Active once a dry-run delete of the pod is refused by the webhook.
+  ProcessResult probe;
+  ASSERT_TRUE(wait_until(
+      "the webhook to refuse a dry-run delete", 30s,
+      [&] {
+        probe = kubectl_.run(
+            {"delete", "pod", pod_name, "-n", ns.name(), "--dry-run=server", "--wait=false"});
+        return probe.err.find(block_message) != std::string::npos;
+      },
+      [&] { return "exit " + std::to_string(probe.exit_code) + ": " + probe.err + probe.out; }));
+
+  // The namespace is deleted; the namespace controller's deletes of the pod are refused.
+  kubectl_.must({"delete", "namespace", ns.name(), "--wait=false"});
+  std::optional<json::value> namespace_object;
+  ASSERT_TRUE(wait_until(
+      "namespace " + ns.name() + " Terminating", 30s,
+      [&] {
+        namespace_object = kubectl_.get_json({"namespace", ns.name()});
+        return namespace_object && string_at(*namespace_object, "/status/phase") == "Terminating";
+      },
+      [&] { return namespace_object ? json::serialize(*namespace_object) : "no namespace"; }));
+  ASSERT_TRUE(wait_until("the namespace controller refused by the webhook", 30s,
+                         [&] { return webhook.reviews() >= 2; }));
+  auto p = pod(ns.name(), pod_name);
+  ASSERT_TRUE(p);
+  ASSERT_FALSE(is_terminating(*p));
+
+  // What the API server answers to an eviction of that pod (dry run).
+  const std::string dry_run_eviction =
+      json::serialize(json::object{{"apiVersion", "policy/v1"},
+                                   {"kind", "Eviction"},
+                                   {"metadata", {{"name", pod_name}, {"namespace", ns.name()}}},
+                                   {"deleteOptions", {{"dryRun", json::array{"All"}}}}});
+  // NamespaceLifecycle refuses every create in a terminating namespace, evictions included.
+  const std::string expected = "pods \"" + pod_name +
+                               "\" is forbidden: unable to create new content in namespace " +
+                               ns.name() + " because it is being terminated";
+  probe = kubectl_.run(
+      {"create", "--raw", "/api/v1/namespaces/" + ns.name() + "/pods/" + pod_name + "/eviction",
+       "-f", "-"},
+      dry_run_eviction);
+  EXPECT_FALSE(probe.ok());
+  EXPECT_NE(probe.err.find("Error from server (Forbidden): " + expected), std::string::npos)
+      << probe.err;
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, pod_name, "NamespaceTerminating");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running") << describe_status(nm);
+  auto ref = pending_ref(*nm, pod_name);
+  ASSERT_TRUE(ref);
+  EXPECT_EQ(string_at(*ref, "/message"), expected) << json::serialize(*ref);
+
+  auto drain_error = wait_event(uid, "DrainError", std::nullopt, kReact);
+  ASSERT_TRUE(drain_error);
+  EXPECT_EQ(drain_error->type, "Warning");
+  EXPECT_EQ(drain_error->message, expected);
+  p = pod(ns.name(), pod_name);
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(is_terminating(*p));
+
+  // Deletes are allowed: the namespace controller deletes the pod and the drain finishes.
+  webhook.allow();
+  nm = wait_phase(cr, {"Succeeded"}, 2 * kDrain);
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_FALSE(pending_ref(*nm, pod_name));
+  EXPECT_TRUE(wait_until("namespace " + ns.name() + " gone", 2 * kDrain, [&] {
+    return !kubectl_.get_json({"namespace", ns.name()});
+  }));
 }
 
 }  // namespace
