@@ -819,6 +819,88 @@ TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
 
 // ---- S8 --------------------------------------------------------------------------------------
 
+// SPEC §2.2 on OpenShift (config.openshift.io served): etcd health comes from the guard PDB in
+// openshift-etcd and the guard pod on the node, upstream's rule, not from etcd mirror pods.
+TEST_F(NodeMaintenanceTest, OpenShiftGuardPdbHoldsAControlPlaneNodeUntilItAllows) {
+  const std::string node = "node-master-02";
+  const std::string cr = "maintenance-master-02-openshift";
+  restore_node_at_end(node);
+  // Serving the API group is what tells OpenShift apart; a CRD in it does that here.
+  kubectl_.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusterversions.config.openshift.io
+spec:
+  group: config.openshift.io
+  scope: Cluster
+  names: {plural: clusterversions, singular: clusterversion, kind: ClusterVersion}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+)");
+  defer([this] {
+    // Waited for: later operators must not take the cluster for OpenShift.
+    (void)kubectl_.run(
+        {"delete", "crd", "clusterversions.config.openshift.io", "--wait=true", "--timeout=60s"});
+  });
+  ASSERT_TRUE(wait_until("config.openshift.io served", kReact, [&] {
+    return kubectl_.run({"get", "--raw", "/apis/config.openshift.io"}).ok();
+  }));
+  (void)kubectl_.run({"create", "namespace", "openshift-etcd"});
+  defer([this] { (void)kubectl_.run({"delete", "namespace", "openshift-etcd", "--wait=false"}); });
+  for (const std::string master : {"node-master-01", "node-master-02", "node-master-03"}) {
+    kubectl_.apply(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: etcd-guard-)" +
+                   master + R"(
+  namespace: openshift-etcd
+  labels: {app: guard}
+spec:
+  nodeName: )" + master +
+                   R"(
+  containers: [{name: guard, image: guard:test}]
+)");
+  }
+  // All three guards healthy and a budget that allows no disruption: node-master-02's guard is
+  // Ready, so taking it would break quorum.
+  kubectl_.apply(R"(apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: etcd-guard-pdb
+  namespace: openshift-etcd
+spec:
+  minAvailable: 3
+  selector: {matchLabels: {app: guard}}
+)");
+  ASSERT_TRUE(wait_until("the guard PDB sees 3 healthy guards", 60s, [&] {
+    auto pdb = kubectl_.get_json({"pdb", "-n", "openshift-etcd", "etcd-guard-pdb"});
+    return pdb && int_at(*pdb, "/status/currentHealthy") == 3 &&
+           int_at(*pdb, "/status/disruptionsAllowed") == 0;
+  }));
+
+  OperatorProcess& op = start();
+  EXPECT_TRUE(op.wait_for_log("source=\"openshift guard PDB\"", kReact)) << op.log_tail(20);
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto blocked =
+      wait_event(uid, "BlockedByEtcdQuorum",
+                 "etcd quorum is not maintained when node " + node + " is remediated", kReact);
+  ASSERT_TRUE(blocked);
+  auto nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Pending");
+
+  // The budget allows one disruption now: the maintenance goes on by itself.
+  kubectl_.must({"patch", "pdb", "-n", "openshift-etcd", "etcd-guard-pdb", "--type=merge", "-p",
+                 R"({"spec":{"minAvailable":2}})"});
+  nm = wait_phase(cr, {"Running", "Succeeded"}, 60s);
+  ASSERT_TRUE(nm);
+}
+
 TEST_F(NodeMaintenanceTest, S8NodeCordonedBeforeStaysCordoned) {
   const std::string node = "node-worker-03";
   const std::string cr = "maintenance-worker-03";

@@ -106,6 +106,19 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
   maintenance_reflector_->start();
   node_lease_reflector_->start();
   slot_reflector_->start();
+  if (options_.etcd_quorum_check) {
+    // OpenShift (config.openshift.io served) reports etcd health through its guard PDB; other
+    // clusters through the etcd mirror pods (SPEC §2.2).
+    auto openshift = co_await client_.get_json("/apis/config.openshift.io");
+    if (openshift) {
+      watch_openshift_guard();
+    } else if (openshift.error().code != ErrorCode::kNotFound) {
+      co_return Error(openshift.error().code,
+                      "cannot tell whether this is OpenShift: " + openshift.error().describe());
+    }
+    logger_.info("etcd quorum check",
+                 {{"source", guard_pdbs_ ? "openshift guard PDB" : "etcd mirror pods"}});
+  }
   if (etcd_pod_reflector_) etcd_pod_reflector_->start();
   for (auto& reflector : control_plane_reflectors_) reflector->start();
   recorder_.start();
@@ -125,6 +138,10 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
   }
   if (etcd_pod_reflector_ && !co_await etcd_pod_reflector_->wait_synced(timeout)) {
     co_return Error(ErrorCode::kTimeout, "the etcd pod cache did not sync");
+  }
+  if (guard_pdbs_ && (!co_await guard_pdbs_->wait_synced(timeout) ||
+                      !co_await guard_pods_->wait_synced(timeout))) {
+    co_return Error(ErrorCode::kTimeout, "the etcd guard caches of openshift-etcd did not sync");
   }
   for (auto& reflector : control_plane_reflectors_) {
     if (!co_await reflector->wait_synced(timeout)) {
@@ -153,6 +170,8 @@ asio::awaitable<void> OperatorImpl::stop() {
   co_await node_lease_reflector_->stop();
   co_await slot_reflector_->stop();
   if (etcd_pod_reflector_) co_await etcd_pod_reflector_->stop();
+  if (guard_pdbs_) co_await guard_pdbs_->stop();
+  if (guard_pods_) co_await guard_pods_->stop();
   for (auto& reflector : control_plane_reflectors_) co_await reflector->stop();
   for (auto& [name, watch] : node_watches_) {
     co_await watch.node->stop();
@@ -203,6 +222,21 @@ asio::awaitable<void> OperatorImpl::warn_about_upstream() {
             text_at(item, "/metadata/namespace") + "/" + text_at(item, "/metadata/name")}});
     }
   }
+}
+
+void OperatorImpl::watch_openshift_guard() {
+  const std::string ns(kOpenShiftEtcdNamespace);
+  guard_pdbs_ = std::make_unique<runtime::Reflector<kube::PodDisruptionBudget>>(
+      executor_, client_, ns, kube::ListOptions{},
+      std::make_shared<runtime::Store<kube::PodDisruptionBudget>>(), clock_);
+  guard_pdbs_->on_change([this](const kube::PodDisruptionBudget*,
+                                const kube::PodDisruptionBudget*) { enqueue_waiting(); });
+  guard_pods_ = std::make_unique<runtime::Reflector<kube::Pod>>(
+      executor_, client_, ns, kube::ListOptions{}, std::make_shared<runtime::Store<kube::Pod>>(),
+      clock_);
+  guard_pods_->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+  guard_pdbs_->start();
+  guard_pods_->start();
 }
 
 void OperatorImpl::watch_node(const std::string& node) {

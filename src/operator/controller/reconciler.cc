@@ -248,6 +248,18 @@ QuorumStabilityTracker::Verdict OperatorImpl::quorum_verdict(const NodeMaintenan
 }
 
 bool OperatorImpl::quorum_safe(const kube::Node& node) const {
+  if (guard_pdbs_) {
+    // Upstream's rule: the one guard PDB, and the guard pod on this node.
+    std::vector<kube::PodDisruptionBudget> pdbs;
+    for (const auto& pdb : guard_pdbs_->store()->list()) pdbs.push_back(*pdb);
+    std::vector<GuardPod> guards;
+    if (pdbs.size() == 1) {
+      for (const auto& pod : guard_pods_->store()->list()) {
+        if (guard_pdb_selects(pdbs.front(), pod->meta.labels)) guards.push_back(guard_pod(*pod));
+      }
+    }
+    return openshift_etcd_disruption_allowed(pdbs, guards, node.meta.name);
+  }
   std::map<std::string, bool> node_ready;
   for (const auto& reflector : control_plane_reflectors_) {
     for (const auto& n : reflector->store()->list()) node_ready[n->meta.name] = n->is_ready();

@@ -87,6 +87,8 @@ class OperatorImpl {
 
  private:
   // ---- operator.cc: watches and queueing ----
+  // OpenShift: watches the etcd guard PDB and its pods in openshift-etcd.
+  void watch_openshift_guard();
   // Logs a warning when upstream medik8s NMO's webhook or Deployment is still present.
   asio::awaitable<void> warn_about_upstream();
   void watch_node(const std::string& node);
@@ -167,6 +169,9 @@ class OperatorImpl {
   // Control-plane nodes, under either role label.
   std::vector<std::unique_ptr<runtime::Reflector<kube::Node>>> control_plane_reflectors_;
   std::map<std::string, NodeWatch> node_watches_;
+  // OpenShift only (config.openshift.io served): the PDBs and pods of openshift-etcd.
+  std::unique_ptr<runtime::Reflector<kube::PodDisruptionBudget>> guard_pdbs_;
+  std::unique_ptr<runtime::Reflector<kube::Pod>> guard_pods_;
 
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
