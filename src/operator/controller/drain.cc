@@ -11,17 +11,11 @@
 namespace nmo::op::internal {
 namespace {
 
-constexpr std::string_view kEventNormal = "Normal";
-constexpr std::string_view kEventWarning = "Warning";
 // A pod whose eviction could not even be sent (connection, timeout) is tried again after this.
 constexpr std::chrono::seconds kTransportRetry{5};
 // After an accepted eviction, the pod is evicted again only if it is still there, not
 // terminating, this long after (an eviction whose deletion never came).
 constexpr std::chrono::seconds kAcceptedRecheck{30};
-
-kube::Time wall_now() {
-  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
 
 LedgerSeed seed_of(const NodeMaintenanceStatus& status) {
   LedgerSeed seed;

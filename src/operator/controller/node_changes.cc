@@ -11,7 +11,15 @@
 namespace nmo::op::internal {
 
 asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance nm) {
-  // A fresh read: the cache may lag behind our own last patch, and the patch tests the taints.
+  // Every reconcile of a maintenance comes here (once per pod event during a drain), so the
+  // cached node decides first: a node in the right shape costs no request. Someone undoing the
+  // maintenance shows in the cache and queues this maintenance again.
+  if (auto cached = node(nm.spec.node_name);
+      cached && !check_maintenance(*cached, nm.meta.uid).needs_patch()) {
+    co_return false;
+  }
+  // A fresh read for the patch: the cache may lag behind our own last patch, and the patch
+  // tests the taints it read.
   auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
   if (!current) co_return current.error();
   const MaintenanceDrift drift = check_maintenance(*current, nm.meta.uid);

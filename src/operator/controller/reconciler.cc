@@ -16,16 +16,10 @@ namespace {
 namespace json = boost::json;
 using runtime::ReconcileAction;
 
-constexpr std::string_view kEventNormal = "Normal";
-constexpr std::string_view kEventWarning = "Warning";
 // Retry pace of steps that wait on something without a watch event (a write that conflicted).
 constexpr std::chrono::seconds kConflictRetry{1};
 // How often a node lease found held by another holder is checked (and counted) again.
 constexpr std::chrono::seconds kLeaseConflictRecheck{5};
-
-kube::Time wall_now() {
-  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
 
 std::string node_not_found(const std::string& node) { return "node \"" + node + "\" not found"; }
 

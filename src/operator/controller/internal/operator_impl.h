@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -40,6 +41,15 @@ namespace nmo::op::internal {
 // and releases node leases we hold without a NodeMaintenance behind them. Not a valid object
 // name, so it never collides with a NodeMaintenance.
 inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
+
+// Event types.
+inline constexpr std::string_view kEventNormal = "Normal";
+inline constexpr std::string_view kEventWarning = "Warning";
+
+// Now on the wall clock, at the API's finest resolution (for timestamps written to objects).
+inline kube::Time wall_now() {
+  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
 
 // The eviction bookkeeping of one pod.
 struct PodEviction {
