@@ -29,8 +29,10 @@
 
 #include "http/server.h"
 #include "http/testing/run.h"
+#include "kube/config/base64.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/serving_certificate.h"
 
 namespace nmo::e2e {
 namespace {
@@ -38,50 +40,11 @@ namespace {
 namespace json = boost::json;
 
 // The stability window is shortened from the default 30 s, as in operator_test.cc.
-const std::vector<std::string> kOperatorFlags = {"--etcd-quorum-stable-for", "3"};
 
-constexpr const char* kMirrorAnnotation = "kubernetes.io/config.mirror";
 constexpr const char* kForeignHolder = "NodeHealthCheck-x";
 
 // Deadlines: the operator reacts to watch events within a second; evictions blocked once are
 // retried with a backoff of at most 30 s (SPEC §2.4), pods under two PDBs at that pace at once.
-constexpr auto kReact = 30s;
-constexpr auto kDrain = 90s;
-
-std::string name_of(const json::value& object) { return string_at(object, "/metadata/name"); }
-std::string uid_of(const json::value& object) { return string_at(object, "/metadata/uid"); }
-
-bool is_terminating(const json::value& pod) {
-  return !string_at(pod, "/metadata/deletionTimestamp").empty();
-}
-
-// An etcd member as kubeadm runs it: a static pod, seen through its mirror pod in kube-system.
-std::string etcd_mirror_pod_manifest(const std::string& node) {
-  json::value p =
-      json::parse(pod_manifest("kube-system", "etcd-" + node, node, {{kMirrorAnnotation, "etcd"}}));
-  p.at("metadata").as_object()["labels"] =
-      json::object{{"component", "etcd"}, {"tier", "control-plane"}};
-  return json::serialize(p);
-}
-
-// A Lease in the medik8s lease namespace held by someone else, as Node Health Check takes it.
-std::string foreign_node_lease_manifest(const std::string& node, const std::string& holder) {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char renew[40];
-  std::strftime(renew, sizeof(renew), "%Y-%m-%dT%H:%M:%S.000000Z", &utc);
-  return json::serialize(json::object{
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata", {{"name", "node-" + node}, {"namespace", kLeaseNamespace}}},
-      {"spec",
-       {{"holderIdentity", holder},
-        {"leaseDurationSeconds", 3600},
-        {"acquireTime", renew},
-        {"renewTime", renew}}},
-  });
-}
 
 class NodeMaintenanceEdgeTest : public OperatorFixture {
  protected:
@@ -154,17 +117,6 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
     });
   }
 
-  bool wait_running(const std::string& ns, const std::string& selector, std::size_t count) {
-    std::vector<json::object> pods;
-    return wait_until(
-        std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
-        [&] {
-          pods = list_pods(kubectl_, ns, selector);
-          return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
-        },
-        [&] { return std::to_string(pods.size()) + " pods"; });
-  }
-
   // Waits until the PDB has been processed by the disruption controller with `healthy` pods
   // and `allowed` disruptions.
   bool wait_pdb(const std::string& ns, const std::string& name, std::int64_t healthy,
@@ -230,42 +182,10 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
         [&] { return n ? describe_node(*n) : std::string("no node"); });
   }
 
-  static bool unschedulable(const json::value& node) {
-    boost::system::error_code ec;
-    const json::value* u = node.find_pointer("/spec/unschedulable", ec);
-    return u != nullptr && u->is_bool() && u->as_bool();
-  }
-
   static bool has_key(const json::value& object, const std::string& map, const std::string& key) {
     boost::system::error_code ec;
     const json::value* m = object.find_pointer("/metadata/" + map, ec);
     return m != nullptr && m->is_object() && m->as_object().contains(key);
-  }
-
-  static std::string label(const json::value& object, const std::string& key) {
-    if (!has_key(object, "labels", key)) return "";
-    const auto& v = object.at_pointer("/metadata/labels").as_object().at(key);
-    return v.is_string() ? std::string(v.as_string()) : "";
-  }
-
-  static std::string annotation(const json::value& object, const std::string& key) {
-    if (!has_key(object, "annotations", key)) return "";
-    const auto& v = object.at_pointer("/metadata/annotations").as_object().at(key);
-    return v.is_string() ? std::string(v.as_string()) : "";
-  }
-
-  static std::string describe_node(const json::value& node) {
-    std::string out =
-        "unschedulable=" + std::string(unschedulable(node) ? "true" : "false") + " taints=[";
-    for (const auto& t : taints_of(node)) out += t + " ";
-    out += "] exclude-label=" + label(node, kExcludeFromRemediationLabel) +
-           " prior-state=" + annotation(node, kPriorStateAnnotation);
-    return out;
-  }
-
-  static bool has_taint(const json::value& node, const std::string& taint) {
-    const auto taints = taints_of(node);
-    return std::find(taints.begin(), taints.end(), taint) != taints.end();
   }
 
   // Any taint with `key` (with or without a value), whatever its effect.
@@ -276,40 +196,14 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
     });
   }
 
-  static bool drain_tainted(const json::value& node) {
-    return has_taint(node, std::string(kDrainTaintKey) + "=draining:NoSchedule");
-  }
-
-  std::optional<json::value> lease(const std::string& ns, const std::string& name) {
-    return kubectl_.get_json({"lease", "-n", ns, name});
-  }
-
   // The node lease of `node`, when held by the operator.
   bool node_lease_held(const std::string& node) {
     auto l = lease(kLeaseNamespace, "node-" + node);
     return l && string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder;
   }
 
-  // The slot Leases (operator namespace, without the leader Lease) by holderIdentity.
-  std::set<std::string> slot_holders() {
-    std::set<std::string> out;
-    for (const auto& l : leases_in(kubectl_, kOperatorNamespace)) {
-      const json::value v = l;
-      if (name_of(v) != kLeaderLease) out.insert(string_at(v, "/spec/holderIdentity"));
-    }
-    return out;
-  }
-
   static std::string slot_of(const std::string& cr, const std::string& node) {
     return cr + " (node " + node + ")";
-  }
-
-  std::int64_t event_count(const std::string& uid, const std::string& reason) {
-    std::int64_t n = 0;
-    for (const auto& e : events_of(uid)) {
-      if (e.reason == reason) n += e.count;
-    }
-    return n;
   }
 
   // Creates the NodeMaintenance and returns its uid ("" when refused).
@@ -318,10 +212,6 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
     if (!create_node_maintenance(name, node, reason)) return "";
     auto nm = get_node_maintenance(name);
     return nm ? uid_of(*nm) : "";
-  }
-
-  void remove(const std::string& name) {
-    kubectl_.must({"delete", "nodemaintenance", name, "--wait=false"});
   }
 
   std::optional<json::value> pod(const std::string& ns, const std::string& name) {
@@ -950,32 +840,13 @@ class DeferringWebhook {
   explicit DeferringWebhook(int code = 429, std::string reason = "TooManyRequests",
                             std::string message = kMessage)
       : code_(code), reason_(std::move(reason)), message_(std::move(message)) {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "nmo-edge-webhook-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp failed";
-      return;
-    }
-    dir_ = pattern;
-    const std::string d = dir_.string();
-    openssl({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-             "-nodes", "-days", "1", "-subj", "/CN=nmo-edge-webhook-ca", "-keyout", d + "/ca.key",
-             "-out", d + "/ca.crt"});
-    openssl({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-             "-subj", "/CN=127.0.0.1", "-keyout", d + "/tls.key", "-out", d + "/tls.csr"});
-    std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
-    openssl({"openssl", "x509", "-req", "-in", d + "/tls.csr", "-CA", d + "/ca.crt", "-CAkey",
-             d + "/ca.key", "-CAcreateserial", "-days", "1", "-extfile", d + "/san.ext", "-out",
-             d + "/tls.crt"});
-    const ProcessResult b64 = run_process({"openssl", "base64", "-A", "-in", d + "/ca.crt"});
-    if (!b64.ok()) ADD_FAILURE() << "openssl base64 failed: " << b64.err;
-    ca_base64_ = b64.out;
+    ca_base64_ = kube::base64_encode(certificate_.ca_pem());
 
     http::ServerOptions options;
     options.name = "edge-webhook";
     options.bind_address = "127.0.0.1";
     options.port = 0;
-    options.cert_dir = d;
+    options.cert_dir = certificate_.dir().string();
     auto started = http::Server::start(
         io_.executor(), options, [this](http::Request request) -> asio::awaitable<http::Response> {
           co_return answer(request);
@@ -993,8 +864,6 @@ class DeferringWebhook {
       io_.spawn(server_->stop(std::chrono::milliseconds(1000))).wait();
       server_.reset();
     }
-    std::error_code ignored;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
   }
 
   [[nodiscard]] bool started() const { return server_ != nullptr; }
@@ -1004,11 +873,6 @@ class DeferringWebhook {
   [[nodiscard]] int reviews() const { return reviews_; }
 
  private:
-  static void openssl(const std::vector<std::string>& argv) {
-    const ProcessResult result = run_process(argv);
-    if (!result.ok()) ADD_FAILURE() << argv[0] << " " << argv[1] << " failed: " << result.err;
-  }
-
   http::Response answer(const http::Request& request) {
     ++reviews_;
     boost::system::error_code ec;
@@ -1030,7 +894,7 @@ class DeferringWebhook {
   const int code_;
   const std::string reason_;
   const std::string message_;
-  std::filesystem::path dir_;
+  ServingCertificate certificate_;
   std::string ca_base64_;
   std::atomic<bool> allowed_{false};
   std::atomic<int> reviews_{0};

@@ -27,9 +27,7 @@ namespace {
 namespace json = boost::json;
 
 // The stability window is shortened from the default 30 s so that S5 stays quick.
-const std::vector<std::string> kOperatorFlags = {"--etcd-quorum-stable-for", "3"};
 
-constexpr const char* kMirrorAnnotation = "kubernetes.io/config.mirror";
 constexpr const char* kWaitingForLease =
     "Waiting to acquire lease for node maintenance. Other maintenance or node health check is "
     "in progress.";
@@ -38,8 +36,6 @@ constexpr const char* kPdbRefusal =
 
 // Deadlines: the operator reacts to watch events within a second; evictions blocked once are
 // retried with a backoff of at most 30 s (SPEC §2.4).
-constexpr auto kReact = 30s;
-constexpr auto kDrain = 90s;
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -56,8 +52,6 @@ std::vector<std::string> split_words(const std::string& line) {
 }
 
 std::string node_of(const json::value& pod) { return string_at(pod, "/spec/nodeName"); }
-std::string name_of(const json::value& object) { return string_at(object, "/metadata/name"); }
-std::string uid_of(const json::value& object) { return string_at(object, "/metadata/uid"); }
 
 bool is_mirror_pod(const json::value& pod) {
   boost::system::error_code ec;
@@ -74,10 +68,6 @@ bool is_daemon_set_pod(const json::value& pod) {
     return string_at(o, "/kind") == "DaemonSet" && o.as_object().contains("controller") &&
            o.at("controller").is_bool() && o.at("controller").as_bool();
   });
-}
-
-bool is_terminating(const json::value& pod) {
-  return !string_at(pod, "/metadata/deletionTimestamp").empty();
 }
 
 // A Deployment whose pods prefer `node` (a soft preference, so that replacements of evicted pods
@@ -114,34 +104,6 @@ std::string emptydir_pod_manifest(const std::string& ns, const std::string& name
   spec.at("containers").as_array()[0].as_object()["volumeMounts"] =
       json::array{json::object{{"name", "scratch"}, {"mountPath", "/scratch"}}};
   return json::serialize(p);
-}
-
-// An etcd member as kubeadm runs it: a static pod, seen through its mirror pod in kube-system.
-std::string etcd_mirror_pod_manifest(const std::string& node) {
-  json::value p =
-      json::parse(pod_manifest("kube-system", "etcd-" + node, node, {{kMirrorAnnotation, "etcd"}}));
-  p.at("metadata").as_object()["labels"] =
-      json::object{{"component", "etcd"}, {"tier", "control-plane"}};
-  return json::serialize(p);
-}
-
-// A Lease in the medik8s lease namespace held by someone else, as Node Health Check takes it.
-std::string foreign_node_lease_manifest(const std::string& node, const std::string& holder) {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char renew[40];
-  std::strftime(renew, sizeof(renew), "%Y-%m-%dT%H:%M:%S.000000Z", &utc);
-  return json::serialize(json::object{
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata", {{"name", "node-" + node}, {"namespace", kLeaseNamespace}}},
-      {"spec",
-       {{"holderIdentity", holder},
-        {"leaseDurationSeconds", 3600},
-        {"acquireTime", renew},
-        {"renewTime", renew}}},
-  });
 }
 
 class NodeMaintenanceTest : public OperatorFixture {
@@ -187,17 +149,6 @@ class NodeMaintenanceTest : public OperatorFixture {
         [&] { return std::to_string(terminating.size()) + " terminating"; });
   }
 
-  bool wait_running(const std::string& ns, const std::string& selector, std::size_t count) {
-    std::vector<json::object> pods;
-    return wait_until(
-        std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
-        [&] {
-          pods = list_pods(kubectl_, ns, selector);
-          return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
-        },
-        [&] { return std::to_string(pods.size()) + " pods"; });
-  }
-
   // Waits until the node no longer carries anything of a maintenance (SPEC §2.6): no drain
   // taint, the exclude-from-remediation label and prior-state annotation gone, and schedulable
   // unless `stays_cordoned`.
@@ -221,64 +172,6 @@ class NodeMaintenanceTest : public OperatorFixture {
         [&] { return n ? describe_node(*n) : std::string("no node"); });
   }
 
-  static bool unschedulable(const json::value& node) {
-    boost::system::error_code ec;
-    const json::value* u = node.find_pointer("/spec/unschedulable", ec);
-    return u != nullptr && u->is_bool() && u->as_bool();
-  }
-
-  static std::string label(const json::value& object, const std::string& key) {
-    boost::system::error_code ec;
-    const json::value* labels = object.find_pointer("/metadata/labels", ec);
-    if (labels == nullptr || !labels->is_object() || !labels->as_object().contains(key)) return "";
-    const auto& v = labels->as_object().at(key);
-    return v.is_string() ? std::string(v.as_string()) : "";
-  }
-
-  static std::string annotation(const json::value& object, const std::string& key) {
-    boost::system::error_code ec;
-    const json::value* annotations = object.find_pointer("/metadata/annotations", ec);
-    if (annotations == nullptr || !annotations->is_object() ||
-        !annotations->as_object().contains(key)) {
-      return "";
-    }
-    const auto& v = annotations->as_object().at(key);
-    return v.is_string() ? std::string(v.as_string()) : "";
-  }
-
-  static std::string describe_node(const json::value& node) {
-    std::string out =
-        "unschedulable=" + std::string(unschedulable(node) ? "true" : "false") + " taints=[";
-    for (const auto& t : taints_of(node)) out += t + " ";
-    out += "] exclude-label=" + label(node, kExcludeFromRemediationLabel) +
-           " prior-state=" + annotation(node, kPriorStateAnnotation);
-    return out;
-  }
-
-  static bool has_taint(const json::value& node, const std::string& taint) {
-    const auto taints = taints_of(node);
-    return std::find(taints.begin(), taints.end(), taint) != taints.end();
-  }
-
-  static bool drain_tainted(const json::value& node) {
-    return has_taint(node, std::string(kDrainTaintKey) + "=draining:NoSchedule");
-  }
-
-  // The Lease `name` in `ns`, or nullopt.
-  std::optional<json::value> lease(const std::string& ns, const std::string& name) {
-    return kubectl_.get_json({"lease", "-n", ns, name});
-  }
-
-  // The slot Leases (operator namespace, without the leader Lease) by holderIdentity.
-  std::set<std::string> slot_holders() {
-    std::set<std::string> out;
-    for (const auto& l : leases_in(kubectl_, kOperatorNamespace)) {
-      const json::value v = l;
-      if (name_of(v) != kLeaderLease) out.insert(string_at(v, "/spec/holderIdentity"));
-    }
-    return out;
-  }
-
   // Events on the Node with `reason`, name → count, to tell new ones from those of earlier tests.
   std::map<std::string, std::int64_t> node_events(const std::string& node,
                                                   const std::string& reason) {
@@ -290,25 +183,12 @@ class NodeMaintenanceTest : public OperatorFixture {
     return out;
   }
 
-  // Total count of the events with `reason` of the object with `uid`.
-  std::int64_t event_count(const std::string& uid, const std::string& reason) {
-    std::int64_t n = 0;
-    for (const auto& e : events_of(uid)) {
-      if (e.reason == reason) n += e.count;
-    }
-    return n;
-  }
-
   // Creates the NodeMaintenance and returns its uid ("" when refused).
   std::string create(const std::string& name, const std::string& node,
                      const std::string& reason = {}) {
     if (!create_node_maintenance(name, node, reason)) return "";
     auto nm = get_node_maintenance(name);
     return nm ? uid_of(*nm) : "";
-  }
-
-  void remove(const std::string& name) {
-    kubectl_.must({"delete", "nodemaintenance", name, "--wait=false"});
   }
 };
 

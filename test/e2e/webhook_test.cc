@@ -35,6 +35,7 @@
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/operator_process.h"
+#include "test/e2e/support/serving_certificate.h"
 
 namespace nmo::e2e {
 namespace {
@@ -74,13 +75,6 @@ int free_port() {
   return port;
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // The error line kubectl printed: the first line of `text` that is not a warning.
 std::string error_line(const std::string& text) {
   std::istringstream in(text);
@@ -90,47 +84,6 @@ std::string error_line(const std::string& text) {
   }
   return {};
 }
-
-// A CA and a serving certificate for 127.0.0.1 in a temporary directory, made with the openssl
-// command line as a developer would (see deploy/webhook/README.md).
-class ServingCertificate {
- public:
-  ServingCertificate() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "nmo-webhook-e2e-XXXXXX");
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp failed";
-      return;
-    }
-    dir_ = pattern;
-    const std::string d = dir_.string();
-    run({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-         "-nodes", "-days", "1", "-subj", "/CN=nmo-webhook-e2e-ca", "-keyout", d + "/ca.key",
-         "-out", d + "/ca.crt"});
-    run({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-         "-subj", "/CN=127.0.0.1", "-keyout", d + "/tls.key", "-out", d + "/tls.csr"});
-    std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
-    run({"openssl", "x509", "-req", "-in", d + "/tls.csr", "-CA", d + "/ca.crt", "-CAkey",
-         d + "/ca.key", "-CAcreateserial", "-days", "1", "-extfile", d + "/san.ext", "-out",
-         d + "/tls.crt"});
-  }
-  ServingCertificate(const ServingCertificate&) = delete;
-  ServingCertificate& operator=(const ServingCertificate&) = delete;
-  ~ServingCertificate() {
-    std::error_code ignored;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
-  }
-
-  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
-  [[nodiscard]] std::string ca_pem() const { return read_file(dir_ / "ca.crt"); }
-
- private:
-  static void run(const std::vector<std::string>& argv) {
-    const ProcessResult result = run_process(argv);
-    if (!result.ok()) ADD_FAILURE() << argv[0] << " " << argv[1] << " failed: " << result.err;
-  }
-
-  std::filesystem::path dir_;
-};
 
 class WebhookTest : public ClusterTest {
  protected:

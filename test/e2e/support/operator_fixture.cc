@@ -1,6 +1,7 @@
 #include "test/e2e/support/operator_fixture.h"
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 #include <sstream>
 
@@ -331,5 +332,119 @@ std::vector<std::string> taints_of(const json::value& node) {
 }
 
 std::string phase_of(const json::value& nm) { return string_at(nm, "/status/phase"); }
+
+std::string name_of(const json::value& object) { return string_at(object, "/metadata/name"); }
+
+std::string uid_of(const json::value& object) { return string_at(object, "/metadata/uid"); }
+
+bool is_terminating(const json::value& pod) {
+  return !string_at(pod, "/metadata/deletionTimestamp").empty();
+}
+
+std::string etcd_mirror_pod_manifest(const std::string& node) {
+  json::value p =
+      json::parse(pod_manifest("kube-system", "etcd-" + node, node, {{kMirrorAnnotation, "etcd"}}));
+  p.at("metadata").as_object()["labels"] =
+      json::object{{"component", "etcd"}, {"tier", "control-plane"}};
+  return json::serialize(p);
+}
+
+std::string foreign_node_lease_manifest(const std::string& node, const std::string& holder) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char renew[40];
+  std::strftime(renew, sizeof(renew), "%Y-%m-%dT%H:%M:%S.000000Z", &utc);
+  return json::serialize(json::object{
+      {"apiVersion", "coordination.k8s.io/v1"},
+      {"kind", "Lease"},
+      {"metadata", {{"name", "node-" + node}, {"namespace", kLeaseNamespace}}},
+      {"spec",
+       {{"holderIdentity", holder},
+        {"leaseDurationSeconds", 3600},
+        {"acquireTime", renew},
+        {"renewTime", renew}}},
+  });
+}
+
+bool unschedulable(const json::value& node) {
+  boost::system::error_code ec;
+  const json::value* u = node.find_pointer("/spec/unschedulable", ec);
+  return u != nullptr && u->is_bool() && u->as_bool();
+}
+
+std::string label(const json::value& object, const std::string& key) {
+  boost::system::error_code ec;
+  const json::value* labels = object.find_pointer("/metadata/labels", ec);
+  if (labels == nullptr || !labels->is_object() || !labels->as_object().contains(key)) return "";
+  const auto& v = labels->as_object().at(key);
+  return v.is_string() ? std::string(v.as_string()) : "";
+}
+
+std::string annotation(const json::value& object, const std::string& key) {
+  boost::system::error_code ec;
+  const json::value* annotations = object.find_pointer("/metadata/annotations", ec);
+  if (annotations == nullptr || !annotations->is_object() ||
+      !annotations->as_object().contains(key)) {
+    return "";
+  }
+  const auto& v = annotations->as_object().at(key);
+  return v.is_string() ? std::string(v.as_string()) : "";
+}
+
+std::string describe_node(const json::value& node) {
+  std::string out =
+      "unschedulable=" + std::string(unschedulable(node) ? "true" : "false") + " taints=[";
+  for (const auto& t : taints_of(node)) out += t + " ";
+  out += "] exclude-label=" + label(node, kExcludeFromRemediationLabel) +
+         " prior-state=" + annotation(node, kPriorStateAnnotation);
+  return out;
+}
+
+bool has_taint(const json::value& node, const std::string& taint) {
+  const auto taints = taints_of(node);
+  return std::find(taints.begin(), taints.end(), taint) != taints.end();
+}
+
+bool drain_tainted(const json::value& node) {
+  return has_taint(node, std::string(kDrainTaintKey) + "=draining:NoSchedule");
+}
+
+std::optional<json::value> OperatorFixture::lease(const std::string& ns, const std::string& name) {
+  return kubectl_.get_json({"lease", "-n", ns, name});
+}
+
+std::set<std::string> OperatorFixture::slot_holders() {
+  std::set<std::string> out;
+  for (const auto& l : leases_in(kubectl_, kOperatorNamespace)) {
+    const json::value v = l;
+    if (name_of(v) != kLeaderLease) out.insert(string_at(v, "/spec/holderIdentity"));
+  }
+  return out;
+}
+
+void OperatorFixture::remove(const std::string& name) {
+  kubectl_.must({"delete", "nodemaintenance", name, "--wait=false"});
+}
+
+bool OperatorFixture::wait_running(const std::string& ns, const std::string& selector,
+                                   std::size_t count) {
+  std::vector<json::object> pods;
+  return wait_until(
+      std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
+      [&] {
+        pods = list_pods(kubectl_, ns, selector);
+        return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
+      },
+      [&] { return std::to_string(pods.size()) + " pods"; });
+}
+
+std::int64_t OperatorFixture::event_count(const std::string& uid, const std::string& reason) {
+  std::int64_t n = 0;
+  for (const auto& e : events_of(uid)) {
+    if (e.reason == reason) n += e.count;
+  }
+  return n;
+}
 
 }  // namespace nmo::e2e

@@ -12,9 +12,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,39 @@ std::vector<Event> events_matching(const Kubectl& kubectl, const std::string& fi
 /// The Leases of `ns`, as JSON objects.
 std::vector<boost::json::object> leases_in(const Kubectl& kubectl, const std::string& ns);
 
+/// Flags every e2e operator gets: the etcd stability window shortened from 30 s to 3 s.
+inline const std::vector<std::string> kOperatorFlags = {"--etcd-quorum-stable-for", "3"};
+inline constexpr const char* kMirrorAnnotation = "kubernetes.io/config.mirror";
+
+/// Deadlines: the operator reacts to watch events within a second; evictions refused once are
+/// retried with a backoff of at most 30 s (SPEC §2.4).
+inline constexpr std::chrono::seconds kReact{30};
+inline constexpr std::chrono::seconds kDrain{90};
+
+/// metadata.name / metadata.uid of an object ("" when absent).
+std::string name_of(const boost::json::value& object);
+std::string uid_of(const boost::json::value& object);
+
+/// True when the pod has a deletionTimestamp.
+bool is_terminating(const boost::json::value& pod);
+
+/// An etcd member as kubeadm runs it: a static pod, seen through its mirror pod in kube-system.
+std::string etcd_mirror_pod_manifest(const std::string& node);
+
+/// A Lease node-<node> in the medik8s lease namespace held by `holder`, renewed now, as Node
+/// Health Check takes it.
+std::string foreign_node_lease_manifest(const std::string& node, const std::string& holder);
+
+/// Node helpers: spec.unschedulable; a label or annotation value ("" when absent); a one-line
+/// summary for failure messages; whether a "key=value:effect" taint is present; whether the
+/// maintenance taint medik8s.io/drain=draining:NoSchedule is.
+bool unschedulable(const boost::json::value& node);
+std::string label(const boost::json::value& object, const std::string& key);
+std::string annotation(const boost::json::value& object, const std::string& key);
+std::string describe_node(const boost::json::value& node);
+bool has_taint(const boost::json::value& node, const std::string& taint);
+bool drain_tainted(const boost::json::value& node);
+
 class OperatorFixture : public ClusterTest {
  protected:
   /// Installs the prerequisites and removes NodeMaintenances left by an earlier, crashed run.
@@ -88,6 +123,21 @@ class OperatorFixture : public ClusterTest {
   /// whether it was accepted.
   bool create_node_maintenance(const std::string& name, const std::string& node,
                                const std::string& reason = {});
+
+  /// The Lease `name` in `ns`, or nullopt.
+  std::optional<boost::json::value> lease(const std::string& ns, const std::string& name);
+
+  /// The slot Leases (operator namespace, without the leader Lease) by holderIdentity.
+  std::set<std::string> slot_holders();
+
+  /// Deletes the NodeMaintenance without waiting.
+  void remove(const std::string& name);
+
+  /// Waits (90 s) until exactly `count` pods match `selector` in `ns`, all Running and Ready.
+  bool wait_running(const std::string& ns, const std::string& selector, std::size_t count);
+
+  /// Total count of the events with `reason` of the object with `uid`.
+  std::int64_t event_count(const std::string& uid, const std::string& reason);
 
   /// The NodeMaintenance as JSON, or nullopt when it does not exist.
   std::optional<boost::json::value> get_node_maintenance(const std::string& name);
