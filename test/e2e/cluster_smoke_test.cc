@@ -163,10 +163,7 @@ TEST_F(ClusterSmokeTest, ExtraNodeBecomesReady) {
 TEST_F(ClusterSmokeTest, NotReadyLabelKeepsNodeNotReadyUntilRemoved) {
   const std::string node = "node-worker-05";
   NodeGuard guard(kubectl_, node);
-  kubectl_.must({"label", "node", node, std::string(kNotReadyLabel) + "=true"});
-  kubectl_.must({"patch", "node", node, "--subresource=status", "-p",
-                 R"({"status":{"conditions":[{"type":"Ready","status":"False",)"
-                 R"("reason":"TestNotReady","message":"set by a test"}]}})"});
+  make_not_ready(kubectl_, node);
 
   auto taints = [&] {
     return kubectl_.must({"get", "node", node, "-o", "jsonpath={.spec.taints[*].key}"});

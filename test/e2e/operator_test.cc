@@ -644,10 +644,7 @@ TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
   }
   ASSERT_TRUE(wait_running("kube-system", "component=etcd", kControlPlaneNodes.size()));
 
-  kubectl_.must({"label", "node", down, std::string(kNotReadyLabel) + "=true"});
-  kubectl_.must({"patch", "node", down, "--subresource=status", "-p",
-                 R"({"status":{"conditions":[{"type":"Ready","status":"False",)"
-                 R"("reason":"TestNotReady","message":"set by a test"}]}})"});
+  make_not_ready(kubectl_, down);
   ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {
     auto n = kubectl_.get_json({"node", down});
     return n && node_ready_status(n->as_object()) == "False";

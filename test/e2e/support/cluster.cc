@@ -326,4 +326,11 @@ bool compact_etcd() {
   return true;
 }
 
+void make_not_ready(const Kubectl& kubectl, const std::string& node) {
+  kubectl.must({"label", "node", node, std::string(kNotReadyLabel) + "=true"});
+  kubectl.must({"patch", "node", node, "--subresource=status", "-p",
+                R"({"status":{"conditions":[{"type":"Ready","status":"False",)"
+                R"("reason":"TestNotReady","message":"set by a test"}]}})"});
+}
+
 }  // namespace nmo::e2e

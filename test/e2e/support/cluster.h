@@ -85,6 +85,10 @@ class TestNamespace {
   std::string name_;
 };
 
+/// Makes `node` NotReady until the label is removed: labels it with kNotReadyLabel (kwok then
+/// leaves its Ready condition alone) and sets the condition to False.
+void make_not_ready(const Kubectl& kubectl, const std::string& node);
+
 /// Restores a node when the test ends: uncordons it and removes the labels, annotations
 /// and taints the test added, so one test's changes never leak into the next.
 class NodeGuard {
