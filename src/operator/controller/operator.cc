@@ -61,6 +61,8 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
       [this](const NodeMaintenance* before, const NodeMaintenance* after) {
         if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
         controller_.enqueue(name_of(before, after));
+        // A new maintenance may be older than a sibling already judged a duplicate.
+        if (before == nullptr && after != nullptr) enqueue_node(after->spec.node_name);
         // A maintenance that ends or changes phase may free a slot or change who is oldest.
         if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
             after->meta.deletion_timestamp.has_value()) {

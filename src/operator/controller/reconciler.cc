@@ -168,15 +168,33 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     }
   }
 
-  // The controller is the final arbiter between two CRs for one node (SPEC §4): the older wins.
+  // The controller is the final arbiter between two CRs for one node (SPEC §4): the older wins,
+  // unless a younger one was already admitted (the cache showed it first): a maintenance that
+  // touched the node keeps it. Duplicates never count as winners.
   if (status.phase == Phase::kPending || failure_kind(nm, status) == FailureKind::kDuplicate) {
     std::optional<NodeMaintenance> older;
+    bool admitted_sibling = false;
     for (const auto& other : maintenances_->by_index("node", nm.spec.node_name)) {
       if (other->meta.uid == nm.meta.uid) continue;
-      if (older_than(*other, nm) && (!older || older_than(*other, *older))) older = *other;
+      NodeMaintenanceStatus seen = other->status;
+      if (auto known = maintenances_state_.find(other->meta.name);
+          known != maintenances_state_.end() && known->second.uid == other->meta.uid &&
+          known->second.status) {
+        seen = *known->second.status;
+      }
+      if (failure_kind(*other, seen) == FailureKind::kDuplicate) continue;
+      const bool admitted = seen.phase == Phase::kRunning || seen.phase == Phase::kSucceeded;
+      if (admitted && !admitted_sibling) {
+        admitted_sibling = true;
+        older = *other;
+      } else if (!admitted_sibling && older_than(*other, nm) &&
+                 (!older || older_than(*other, *older))) {
+        older = *other;
+      }
     }
     if (older) {
-      if (status.phase == Phase::kFailed) co_return ReconcileAction::done();
+      // The cache may have shown the winner only after another sibling: the message always
+      // names the current winner (fail() is a no-op when it already does).
       std::string message = duplicate_message(nm.spec.node_name, older->meta.name);
       co_return co_await fail(std::move(nm), std::move(status), std::move(message), false);
     }
