@@ -12,9 +12,10 @@
 #   operator flag --webhook-port=0 runs it without the webhook (nothing is registered)
 #
 # Steps: brings the local cluster up if it is not running, builds the operator, applies
-# deploy/crd, deploy/namespaces and deploy/rbac, writes .cluster/operator.kubeconfig (same
+# deploy/crd, deploy/namespaces and deploy/rbac and writes .cluster/operator.kubeconfig (same
 # server and CA as admin.kubeconfig, user = a 24 h token of the ServiceAccount
-# node-maintenance-operator-system/node-maintenance-operator-controller-manager), makes a CA and a
+# node-maintenance-operator-system/node-maintenance-operator-controller-manager), both with
+# hack/operator-kubeconfig.sh, makes a CA and a
 # serving certificate for 127.0.0.1 once (.cluster/webhook-certs) and starts the operator with
 # --log-format text, its webhook on 127.0.0.1:$WEBHOOK_PORT (.cluster/ports.env). Everything it
 # logs goes to the log file as well. Then it registers the ValidatingWebhookConfiguration
@@ -158,46 +159,9 @@ if ((build)); then
 fi
 [[ -x "${binary}" ]] || die "${binary} is missing; build it with make build"
 
-# --- CRD, namespaces, RBAC (as admin) ---------------------------------------------------
+# --- CRD, namespaces, RBAC (as admin), a kubeconfig for the ServiceAccount ----------------
 say "installing the CRD, namespaces and RBAC (deploy/crd, deploy/namespaces, deploy/rbac)"
-apply() { # apply <kustomization dir>: quiet unless something is wrong
-  local err
-  err="$(kubectl apply -k "$1" 2>&1 >/dev/null)" || { echo "${err}" >&2; die "kubectl apply -k $1 failed"; }
-  # Objects created earlier by `kubectl create` (e.g. by a test) draw a harmless warning.
-  grep -v 'missing the kubectl.kubernetes.io/last-applied-configuration' <<<"${err}" | grep . >&2 || true
-}
-apply deploy/crd
-kubectl wait --for=condition=Established --timeout=60s \
-  crd/nodemaintenances.nodemaintenance.medik8s.io >/dev/null
-apply deploy/namespaces
-apply deploy/rbac
-
-# --- a kubeconfig for the ServiceAccount ------------------------------------------------
-operator_kubeconfig="${dir}/operator.kubeconfig"
-server="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
-ca_data="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')"
-token="$(kubectl create token "${service_account}" -n "${namespace}" --duration=24h)"
-(umask 077 && cat >"${operator_kubeconfig}") <<EOF
-# Written by hack/run.sh: the operator's ServiceAccount, for running it outside the cluster.
-apiVersion: v1
-kind: Config
-clusters:
-  - name: local
-    cluster:
-      server: ${server}
-      certificate-authority-data: ${ca_data}
-users:
-  - name: ${service_account}
-    user:
-      token: ${token}
-contexts:
-  - name: operator
-    context:
-      cluster: local
-      user: ${service_account}
-      namespace: ${namespace}
-current-context: operator
-EOF
+operator_kubeconfig="$(hack/operator-kubeconfig.sh --output "${dir}/operator.kubeconfig")"
 say "identity: system:serviceaccount:${namespace}:${service_account} (${operator_kubeconfig})"
 
 # --- run --------------------------------------------------------------------------------

@@ -42,6 +42,10 @@ run_ctest() {
 testenv_log="$(mktemp)"
 hack/testenv-build.sh >"${testenv_log}" &
 testenv_pid=$!
+# The strict Prometheus exposition checker the e2e tests pipe /metrics through (Go, cached).
+promcheck_log="$(mktemp)"
+hack/promcheck-build.sh >"${promcheck_log}" &
+promcheck_pid=$!
 
 if ((e2e_only == 0)); then
   log "clang-format check"
@@ -73,6 +77,10 @@ log "waiting for the control-plane binaries"
 wait "${testenv_pid}" || { rm -f "${testenv_log}"; die "building the control-plane binaries failed"; }
 bin_dir="$(tail -n 1 "${testenv_log}")"
 rm -f "${testenv_log}"
+wait "${promcheck_pid}" || { rm -f "${promcheck_log}"; die "building test/tools/promcheck failed"; }
+NMO_PROMCHECK="$(tail -n 1 "${promcheck_log}")"
+rm -f "${promcheck_log}"
+export NMO_PROMCHECK
 
 started_cluster=0
 if ! hack/cluster-status.sh >/dev/null 2>&1; then
@@ -91,7 +99,11 @@ export KUBECONFIG="$(cluster_dir)/admin.kubeconfig"
 NMO_ETCD_URL="http://127.0.0.1:$(sed -n 's/^ETCD_PORT=//p' "$(cluster_dir)/ports.env")"
 export NMO_ETCD_URL
 export PATH="${bin_dir}:${root}/build/bin:${PATH}"
-log "end-to-end tests against the local cluster"
+# The RBAC proof: the e2e tests run the operator with a token of its ServiceAccount, bound only
+# to deploy/rbac's roles (applied here with the CRD and namespaces).
+NMO_OPERATOR_KUBECONFIG="$(hack/operator-kubeconfig.sh)"
+export NMO_OPERATOR_KUBECONFIG
+log "end-to-end tests against the local cluster (NMO_OPERATOR_KUBECONFIG=${NMO_OPERATOR_KUBECONFIG}, NMO_PROMCHECK=${NMO_PROMCHECK})"
 run_ctest --preset e2e
 
 cleanup
