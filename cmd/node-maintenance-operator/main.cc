@@ -5,9 +5,13 @@
 // cleanly: the reconcile workers finish, queued Events are written, the leader Lease is released,
 // and then the webhook finishes its requests in flight.
 //
+// Besides the webhook it serves /metrics (HTTPS with TokenReview/SubjectAccessReview by default,
+// like controller-runtime's secure metrics; plain HTTP with --metrics-secure=false) and the
+// /healthz and /readyz probes (plain HTTP).
+//
 // Exit status: 0 after a clean stop, 1 when leadership was lost, the controller could not start
-// or the webhook port could not be bound, 2 for a bad flag or configuration, such as a webhook
-// certificate directory without tls.crt/tls.key (the message names it).
+// or a port could not be bound, 2 for a bad flag or configuration, such as a webhook certificate
+// directory without tls.crt/tls.key (the message names it).
 //
 // Threading: one io_context thread runs everything (see docs/architecture.md).
 #include <unistd.h>
@@ -19,25 +23,35 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include "base/log.h"
 #include "http/asio.h"
+#include "http/self_signed.h"
 #include "http/server.h"
 #include "kube/client/client.h"
 #include "kube/config/load_rest_config.h"
 #include "operator/controller/operator.h"
+#include "operator/metrics/prometheus_metrics.h"
 #include "operator/webhook/handler.h"
 #include "operator/webhook/live_lookup.h"
 #include "operator/webhook/validator.h"
+#include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
+#include "runtime/metrics.h"
+#include "runtime/metrics_authorizer.h"
 
 #ifndef NMO_VERSION
 #error "NMO_VERSION must be defined by the build (cmd/node-maintenance-operator/CMakeLists.txt)"
@@ -70,14 +84,31 @@ struct Flags {
   int etcd_quorum_stable_for_seconds = 30;
   double qps = 20.0;
   int burst = 30;
-  std::string log_format = "text";
+  // Empty: json in a cluster (in-cluster service account), text elsewhere.
+  std::string log_format;
   int verbosity = 0;
   int webhook_port = 9443;
   // controller-runtime's default, so manifests written for upstream NMO mount the Secret there.
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::string webhook_bind_address = "0.0.0.0";
   bool webhook_reject_unsafe_control_plane = false;
+  std::string metrics_bind_address = ":8443";
+  bool metrics_secure = true;
+  std::string metrics_cert_dir;
+  std::string health_probe_bind_address = ":8081";
+  int healthz_max_stall_seconds = 300;
   op::OperatorOptions options;
+};
+
+// How long the metrics and probe servers may finish a request in flight at shutdown.
+constexpr std::chrono::seconds kEndpointStopGrace{2};
+
+// What the probes and the metrics ask about the controller, which exists only while
+// run_controller() runs (and, with leader election, starts only on the leader).
+struct ManagerState {
+  bool leader_elect = false;
+  bool leading = false;
+  op::Operator* controller = nullptr;
 };
 
 std::string host_identity() {
@@ -89,14 +120,23 @@ std::string host_identity() {
 
 // Runs the controller until a signal or lost leadership; returns the exit status.
 asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
-                                    const log::Logger& logger) {
+                                    const log::Logger& logger, ManagerState& state,
+                                    runtime::ManagerMetrics& metrics) {
   auto executor = co_await asio::this_coro::executor;
   op::Operator controller(executor, client, flags.options);
+  state.controller = &controller;
+  // The controller's address must not outlive it in `state`, whichever co_return ends this.
+  struct Forget {
+    ManagerState& state;
+    ~Forget() { state.controller = nullptr; }
+  } forget{state};
   asio::signal_set signals(executor, SIGINT, SIGTERM);
   int status = 0;
   bool stopping = false;
 
   if (!flags.leader_elect) {
+    // Without an election this process acts as the leader (and the alert on "no leader" holds).
+    metrics.set_leader(kLeaderElectionId, true);
     auto started = co_await controller.start();
     if (!started) {
       logger.error("the controller could not start", {{"error", started.error().describe()}});
@@ -113,6 +153,7 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
   // controller in order.
   bool leading = false;
   bool elector_ended = false;
+  metrics.set_leader(kLeaderElectionId, false);
   asio::steady_timer wake(executor, asio::steady_timer::time_point::max());
   runtime::LeaderElector elector(
       executor, client,
@@ -122,11 +163,15 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
                                     .on_started_leading =
                                         [&] {
                                           leading = true;
+                                          state.leading = true;
+                                          metrics.set_leader(kLeaderElectionId, true);
                                           wake.cancel();
                                         },
                                     .on_stopped_leading =
                                         [&] {
                                           leading = false;
+                                          state.leading = false;
+                                          metrics.set_leader(kLeaderElectionId, false);
                                           wake.cancel();
                                         },
                                     .on_new_leader =
@@ -178,13 +223,113 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
   co_return status;
 }
 
-// Runs the controller (see run_controller) while `webhook` (null when disabled) serves, then
-// stops the webhook after the controller; returns the exit status.
+// The servers that run alongside the controller; null when disabled.
+struct Servers {
+  http::Server* webhook = nullptr;
+  std::unique_ptr<http::Server> metrics;
+  std::unique_ptr<http::Server> probes;
+};
+
+// Runs the controller (see run_controller) while the servers serve, then stops the webhook and
+// the endpoints after the controller; returns the exit status.
 asio::awaitable<int> serve(kube::Client& client, const Flags& flags, const log::Logger& logger,
-                           http::Server* webhook) {
-  const int status = co_await run_controller(client, flags, logger);
-  if (webhook != nullptr) co_await webhook->stop(kWebhookStopGrace);
+                           ManagerState& state, runtime::ManagerMetrics& metrics,
+                           Servers& servers) {
+  const int status = co_await run_controller(client, flags, logger, state, metrics);
+  if (servers.webhook != nullptr) co_await servers.webhook->stop(kWebhookStopGrace);
+  if (servers.metrics) co_await servers.metrics->stop(kEndpointStopGrace);
+  if (servers.probes) co_await servers.probes->stop(kEndpointStopGrace);
   co_return status;
+}
+
+// Whether something accepts TCP connections on `port` of `bind_ip` (its loopback twin for a
+// wildcard address), within a second.
+asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
+                                                            std::uint16_t port) {
+  using namespace asio::experimental::awaitable_operators;
+  auto executor = co_await asio::this_coro::executor;
+  boost::system::error_code error;
+  asio::ip::address address = asio::ip::make_address(bind_ip, error);
+  if (error || address.is_unspecified()) {
+    address = address.is_v6() ? asio::ip::address(asio::ip::address_v6::loopback())
+                              : asio::ip::address(asio::ip::address_v4::loopback());
+  }
+  asio::ip::tcp::socket socket(executor);
+  asio::steady_timer deadline(executor, std::chrono::seconds(1));
+  auto result =
+      co_await (socket.async_connect({address, port}, asio::as_tuple(asio::use_awaitable)) ||
+                deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
+  if (result.index() == 1) co_return "webhook server: no answer on port " + std::to_string(port);
+  const auto [connect_error] = std::get<0>(result);
+  if (connect_error) {
+    co_return "webhook server: port " + std::to_string(port) + ": " + connect_error.message();
+  }
+  co_return std::nullopt;
+}
+
+// Starts the probe server: /healthz fails while a reconcile is wedged, /readyz until the
+// webhook accepts connections and, on the process that runs the controller, its caches synced.
+Result<std::unique_ptr<http::Server>> start_probes(asio::io_context& io,
+                                                   const runtime::BindAddress& where,
+                                                   const Flags& flags, ManagerState& state,
+                                                   const http::Server* webhook) {
+  const std::chrono::seconds max_stall(flags.healthz_max_stall_seconds);
+  runtime::ProbeCheck healthz = [&state,
+                                 max_stall]() -> asio::awaitable<std::optional<std::string>> {
+    if (state.controller != nullptr && !state.controller->healthy(max_stall)) {
+      co_return "a reconcile has been running for more than " + std::to_string(max_stall.count()) +
+          " s";
+    }
+    co_return std::nullopt;
+  };
+  std::string webhook_ip = flags.webhook_bind_address;
+  const std::uint16_t webhook_port = webhook != nullptr ? webhook->port() : 0;
+  runtime::ProbeCheck readyz = [&state, webhook_ip,
+                                webhook_port]() -> asio::awaitable<std::optional<std::string>> {
+    if (webhook_port != 0) {
+      if (auto failure = co_await check_listening(webhook_ip, webhook_port)) co_return failure;
+    }
+    const bool runs_controller = !state.leader_elect || state.leading;
+    if (runs_controller && (state.controller == nullptr || !state.controller->ready())) {
+      co_return std::string("the controller's caches are not synced yet");
+    }
+    co_return std::nullopt;
+  };
+  http::ServerOptions options;
+  options.name = "health-probes";
+  options.bind_address = where.ip;
+  options.port = where.port;
+  options.max_body_bytes = 1024;
+  return http::Server::start(io.get_executor(), options,
+                             runtime::probe_handler(std::move(healthz), std::move(readyz)));
+}
+
+// Starts the metrics server: HTTPS behind `authorizer` unless --metrics-secure=false, with the
+// certificate of --metrics-cert-dir or, without one, a self-signed one made now.
+Result<std::unique_ptr<http::Server>> start_metrics(asio::io_context& io,
+                                                    const runtime::BindAddress& where,
+                                                    const Flags& flags,
+                                                    runtime::ManagerMetrics& metrics,
+                                                    runtime::MetricsAuthorizer* authorizer) {
+  http::ServerOptions options;
+  options.name = "metrics";
+  options.bind_address = where.ip;
+  options.port = where.port;
+  options.max_body_bytes = 1024;
+  if (flags.metrics_secure) {
+    if (!flags.metrics_cert_dir.empty()) {
+      options.cert_dir = flags.metrics_cert_dir;
+    } else {
+      NMO_TRY_ASSIGN(
+          http::CertificatePair pair,
+          http::make_self_signed_certificate("node-maintenance-operator-metrics",
+                                             {host_identity(), "localhost"}, {"127.0.0.1", "::1"}));
+      options.certificate_pem = std::move(pair.certificate_pem);
+      options.key_pem = std::move(pair.key_pem);
+    }
+  }
+  return http::Server::start(io.get_executor(), options,
+                             runtime::metrics_handler(metrics, authorizer));
 }
 
 // The webhook's pieces, alive for the whole run (its handlers may still be running when the
@@ -200,7 +345,8 @@ struct Webhook {
 // Starts the admission webhook server on `io`. Fails with kInvalid when the certificate pair in
 // --webhook-cert-dir is missing or unusable, kUnavailable when the port cannot be bound.
 Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest,
-                              const Flags& flags) {
+                              const Flags& flags,
+                              std::function<void(std::string_view, std::string_view)> observe) {
   Webhook webhook;
   // Its own client, so reviews never queue behind the controller's requests in the client-side
   // rate limit, and bounded so that both lookups fit the API server's 15 s for a review.
@@ -208,6 +354,7 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.qps = 50.0;
   options.burst = 100;
   options.user_agent = "node-maintenance-operator/webhook";
+  options.on_attempt = std::move(observe);
   options.request_timeout = std::chrono::seconds(3);
   options.max_retries = 1;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
@@ -293,19 +440,40 @@ int run(int argc, char** argv) {
                  "IP address the webhook listens on")
       ->envname("NMO_WEBHOOK_BIND_ADDRESS")
       ->capture_default_str();
-  app.add_option("--log-format", flags.log_format, "json or text")
-      ->envname("NMO_LOG_FORMAT")
-      ->check(CLI::IsMember({"json", "text"}))
+  app.add_option("--metrics-bind-address", flags.metrics_bind_address,
+                 "where /metrics listens (host:port, :port; 0 disables it)")
+      ->envname("NMO_METRICS_BIND_ADDRESS")
       ->capture_default_str();
+  app.add_option("--metrics-secure", flags.metrics_secure,
+                 "serve /metrics over HTTPS to callers allowed by TokenReview and "
+                 "SubjectAccessReview; false: plain HTTP to anyone")
+      ->envname("NMO_METRICS_SECURE")
+      ->capture_default_str();
+  app.add_option("--metrics-cert-dir", flags.metrics_cert_dir,
+                 "directory with tls.crt and tls.key for /metrics (default: a self-signed "
+                 "certificate made at start)")
+      ->envname("NMO_METRICS_CERT_DIR");
+  app.add_option("--health-probe-bind-address", flags.health_probe_bind_address,
+                 "where /healthz and /readyz listen (plain HTTP; 0 disables them)")
+      ->envname("NMO_HEALTH_PROBE_BIND_ADDRESS")
+      ->capture_default_str();
+  app.add_option("--healthz-max-stall", flags.healthz_max_stall_seconds,
+                 "seconds one reconcile may run before /healthz reports the loop as wedged")
+      ->envname("NMO_HEALTHZ_MAX_STALL")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  // For the end-to-end test of /healthz only; not shown in --help.
+  app.add_option("--test-hook-wedge-reconcile", flags.options.wedge_reconcile_of)->group("");
+  app.add_option("--log-format", flags.log_format,
+                 "json or text (default: json in a cluster, text elsewhere)")
+      ->envname("NMO_LOG_FORMAT")
+      ->check(CLI::IsMember({"json", "text"}));
   app.add_option("-v,--log-level", flags.verbosity, "debug verbosity (0 = decisions only)")
       ->envname("NMO_LOG_LEVEL")
       ->check(CLI::Range(0, 10))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  log::configure(flags.log_format == "json" ? log::Format::kJson : log::Format::kText,
-                 flags.verbosity);
-  const log::Logger logger = log::root().with({{"controller", "manager"}});
   flags.options.max_parallel_maintenances = flags.max_parallel;
   flags.options.etcd_quorum_check = flags.etcd_quorum_check == "auto";
   flags.options.etcd_quorum_stable_for = std::chrono::seconds(flags.etcd_quorum_stable_for_seconds);
@@ -316,10 +484,41 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "node-maintenance-operator: %s\n", rest.error().describe().c_str());
     return kExitUsage;
   }
+  const bool in_cluster = rest->origin.rfind("in-cluster", 0) == 0;
+  const bool json = flags.log_format.empty() ? in_cluster : flags.log_format == "json";
+  log::configure(json ? log::Format::kJson : log::Format::kText, flags.verbosity);
+  const log::Logger logger = log::root().with({{"controller", "manager"}});
+  auto metrics_address = runtime::parse_bind_address(flags.metrics_bind_address);
+  auto probe_address = runtime::parse_bind_address(flags.health_probe_bind_address);
+  for (const auto* parsed : {&metrics_address, &probe_address}) {
+    if (!*parsed) {
+      std::fprintf(stderr, "node-maintenance-operator: %s\n", parsed->error().message.c_str());
+      return kExitUsage;
+    }
+  }
+
   asio::io_context io;
+  runtime::ManagerMetrics metrics;
+  auto operator_metrics = std::make_shared<op::NodeMaintenanceMetrics>(metrics);
+  flags.options.metrics = operator_metrics;
+  ManagerState state{.leader_elect = flags.leader_elect};
+  operator_metrics->track(
+      [&state] {
+        return state.controller != nullptr ? state.controller->maintenances()
+                                           : std::vector<op::MaintenanceView>{};
+      },
+      [&state] { return state.controller != nullptr ? state.controller->active_workers() : 0; });
+  std::string api_host = rest->server;
+  if (const auto scheme = api_host.find("://"); scheme != std::string::npos) {
+    api_host = api_host.substr(scheme + 3);
+  }
+  auto observe = [&metrics, api_host](std::string_view method, std::string_view code) {
+    metrics.observe_request(api_host, method, code);
+  };
   kube::ClientOptions client_options;
   client_options.qps = flags.qps;
   client_options.burst = flags.burst;
+  client_options.on_attempt = observe;
   auto client = kube::Client::create(io.get_executor(), *rest, client_options);
   if (!client) {
     std::fprintf(stderr, "node-maintenance-operator: %s\n", client.error().describe().c_str());
@@ -334,7 +533,7 @@ int run(int argc, char** argv) {
   // Before the controller and leader election: every replica answers reviews at once.
   std::optional<Webhook> webhook;
   if (flags.webhook_port != 0) {
-    Result<Webhook> started = start_webhook(io, *rest, flags);
+    Result<Webhook> started = start_webhook(io, *rest, flags, observe);
     if (!started) {
       const bool unusable_certificate = started.error().code == ErrorCode::kInvalid;
       logger.error("the admission webhook could not start",
@@ -351,9 +550,32 @@ int run(int argc, char** argv) {
   } else {
     logger.info("the admission webhook is disabled (--webhook-port=0)");
   }
-  http::Server* webhook_server = webhook ? webhook->server.get() : nullptr;
+  Servers servers;
+  servers.webhook = webhook ? webhook->server.get() : nullptr;
+  std::unique_ptr<runtime::MetricsAuthorizer> authorizer;
+  if (*metrics_address) {
+    if (flags.metrics_secure) authorizer = std::make_unique<runtime::MetricsAuthorizer>(**client);
+    auto started = start_metrics(io, **metrics_address, flags, metrics, authorizer.get());
+    if (!started) {
+      logger.error("the metrics server could not start",
+                   {{"error", started.error().message},
+                    {"hint", "choose another --metrics-bind-address, or 0 to disable it"}});
+      return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
+    }
+    servers.metrics = std::move(started).value();
+  }
+  if (*probe_address) {
+    auto started = start_probes(io, **probe_address, flags, state, servers.webhook);
+    if (!started) {
+      logger.error("the health probe server could not start",
+                   {{"error", started.error().message},
+                    {"hint", "choose another --health-probe-bind-address, or 0 to disable it"}});
+      return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
+    }
+    servers.probes = std::move(started).value();
+  }
   int status = 0;
-  asio::co_spawn(io, serve(**client, flags, logger, webhook_server),
+  asio::co_spawn(io, serve(**client, flags, logger, state, metrics, servers),
                  [&](std::exception_ptr error, int result) {
                    status = error ? kExitFailure : result;
                    (*client)->shutdown();

@@ -170,6 +170,9 @@ class State : public std::enable_shared_from_this<State> {
           options_.cert_dir.back() == '/' ? options_.cert_dir : options_.cert_dir + "/";
       NMO_TRY_ASSIGN(certificates_, internal::ServerCertificates::load(dir + options_.cert_file,
                                                                        dir + options_.key_file));
+    } else if (!options_.certificate_pem.empty() || !options_.key_pem.empty()) {
+      NMO_TRY_ASSIGN(certificates_, internal::ServerCertificates::from_memory(
+                                        options_.certificate_pem, options_.key_pem));
     }
     const Tcp::endpoint endpoint(address, options_.port);
     const std::string where =
@@ -187,7 +190,7 @@ class State : public std::enable_shared_from_this<State> {
     port_ = acceptor_.local_endpoint(error).port();
     auto self = shared_from_this();
     asio::co_spawn(strand_, accept_loop(self), asio::detached);
-    if (certificates_) {
+    if (certificates_ && !options_.cert_dir.empty()) {
       asio::co_spawn(strand_, poll_certificates(self), asio::detached);
     }
     logger_.info("serving", {{"address", endpoint.address().to_string()},

@@ -53,10 +53,14 @@ struct ServerOptions {
   // TCP port; 0 picks a free one (see Server::port()).
   std::uint16_t port = 0;
   // Directory holding tls.crt (PEM chain, leaf first) and tls.key (unencrypted PEM key). Empty:
-  // plain HTTP.
+  // the in-memory pair below, or plain HTTP.
   std::string cert_dir;
   std::string cert_file = "tls.crt";
   std::string key_file = "tls.key";
+  // Without cert_dir: a PEM chain and key held in memory (e.g. make_self_signed_certificate()),
+  // never reloaded. Both empty with an empty cert_dir: plain HTTP.
+  std::string certificate_pem;
+  std::string key_pem;
   // How often the certificate files are checked for changes.
   std::chrono::milliseconds cert_reload_interval{1000};
   // The largest request body accepted; larger ones get 400 before the body is read.

@@ -130,6 +130,15 @@ Result<std::unique_ptr<ServerCertificates>> ServerCertificates::load(std::string
   return certificates;
 }
 
+Result<std::unique_ptr<ServerCertificates>> ServerCertificates::from_memory(
+    std::string_view cert_pem, std::string_view key_pem) {
+  std::unique_ptr<ServerCertificates> certificates(new ServerCertificates("", ""));
+  NMO_TRY_ASSIGN(certificates->current_,
+                 make_server_tls_context(cert_pem, key_pem, "certificate_pem", "key_pem"));
+  certificates->generation_ = 1;
+  return certificates;
+}
+
 std::shared_ptr<asio::ssl::context> ServerCertificates::current() const {
   const std::lock_guard lock(mutex_);
   return current_;

@@ -60,6 +60,11 @@ class ServerCertificates {
   [[nodiscard]] static Result<std::unique_ptr<ServerCertificates>> load(std::string cert_path,
                                                                         std::string key_path);
 
+  // A pair held in memory, never reloaded (poll() always says kUnchanged). kInvalid when it is
+  // unusable (the message says "certificate_pem" or "key_pem").
+  [[nodiscard]] static Result<std::unique_ptr<ServerCertificates>> from_memory(
+      std::string_view cert_pem, std::string_view key_pem);
+
   // The context new handshakes use. Connections keep the pointer they took for their lifetime.
   [[nodiscard]] std::shared_ptr<asio::ssl::context> current() const;
 

@@ -176,6 +176,7 @@ class ClientImpl final : public Client {
     http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
     if (auto auth = authorize(request); !auth) co_return auth.error();
     auto stream = co_await http_->stream(std::move(request));
+    observe(http::Method::kGet, stream ? static_cast<int>((*stream)->status()) : 0);
     if (!stream) co_return stream.error();
     auto& s = **stream;
     if (!is_2xx(s.status())) {
@@ -202,6 +203,12 @@ class ClientImpl final : public Client {
     if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
     request.timeout = options_.request_timeout;
     return request;
+  }
+
+  // Reports one attempt to ClientOptions::on_attempt; `status` 0 means no response.
+  void observe(http::Method method, int status) const {
+    if (!options_.on_attempt) return;
+    options_.on_attempt(http::to_string(method), status == 0 ? "<error>" : std::to_string(status));
   }
 
   // Adds the bearer token (re-read for every request: projected tokens rotate).
@@ -245,6 +252,7 @@ class ClientImpl final : public Client {
       http::Request request = make_request(method, target, body, content_type);
       if (auto auth = authorize(request); !auth) co_return auth.error();
       auto response = co_await http_->send(std::move(request));
+      observe(method, response ? static_cast<int>(response->status) : 0);
       if (!response) {
         const ErrorCode code = response.error().code;
         if (policy == RetryPolicy::kRead && may_retry &&

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ struct ClientOptions {
   int max_retries = 4;
   /// First pause between retries of a failed read; doubles up to 8 s.
   std::chrono::milliseconds retry_backoff{std::chrono::milliseconds(250)};
+  /// Called once per HTTP attempt (retries included, watches when they open) with the method
+  /// ("GET") and the status code as text ("200"), or "<error>" when no response came: the
+  /// labels of client-go's rest_client_requests_total. Runs on the client's executor; keep it
+  /// cheap. Empty: nothing is observed.
+  std::function<void(std::string_view method, std::string_view code)> on_attempt;
 };
 
 /// A watch in progress. Obtained from Client::watch().

@@ -180,6 +180,9 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   options.grace_period_seconds = grace;
   options.precondition_uid = pod.meta.uid;
   auto answer = co_await client_.evict(pod.meta.namespace_, pod.meta.name, options);
+  if (options_.metrics != nullptr) {
+    options_.metrics->on_eviction(answer ? std::optional(answer->outcome) : std::nullopt);
+  }
   std::vector<kube::PodDisruptionBudget> covering;
   if (answer && (answer->outcome == kube::EvictionOutcome::kBlockedByPdb ||
                  answer->outcome == kube::EvictionOutcome::kMultiplePdbs)) {

@@ -1,5 +1,6 @@
 #include "operator/controller/operator.h"
 
+#include <set>
 #include <utility>
 
 #include <boost/json.hpp>
@@ -50,8 +51,18 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
       controller_(
           executor_, "nodemaintenance",
           [this](std::string key) { return reconcile(std::move(key)); },
-          runtime::ControllerOptions{.workers = options_.workers}, clock_),
+          runtime::ControllerOptions{.workers = options_.workers,
+                                     .metrics = options_.metrics != nullptr
+                                                    ? options_.metrics->controller_metrics(
+                                                          "nodemaintenance", options_.workers)
+                                                    : nullptr},
+          clock_),
       quorum_(options_.etcd_quorum_stable_for) {
+  if (options_.metrics != nullptr) {
+    if (auto hooks = options_.metrics->queue_metrics("nodemaintenance")) {
+      controller_.queue().set_metrics(std::move(hooks));
+    }
+  }
   maintenances_->add_index(std::string(kNodeIndex), [](const NodeMaintenance& nm) {
     return std::vector<std::string>{nm.spec.node_name};
   });
@@ -328,6 +339,53 @@ std::shared_ptr<const kube::Lease> OperatorImpl::node_lease(const std::string& n
   return node_leases_->get(options_.lease_namespace + "/" + node_lease_name(node));
 }
 
+std::vector<MaintenanceView> OperatorImpl::maintenances() const {
+  std::vector<MaintenanceView> views;
+  if (!ready_) return views;
+  for (const auto& nm : maintenances_->list()) {
+    MaintenanceView view{.name = nm->meta.name, .node = nm->spec.node_name};
+    const NodeMaintenanceStatus* status = &nm->status;
+    if (auto known = maintenances_state_.find(nm->meta.name); known != maintenances_state_.end() &&
+                                                              known->second.uid == nm->meta.uid &&
+                                                              known->second.status) {
+      status = &*known->second.status;
+    }
+    view.phase = status->phase;
+    view.drain_progress = status->drain_progress;
+    view.pending_pods = static_cast<std::int64_t>(status->pending_pods.size());
+    std::set<std::string> blocked;
+    if (status->phase == Phase::kPending) {
+      if (const Condition* gate = find_condition(status->conditions, kConditionBlocked);
+          gate != nullptr && gate->status == ConditionStatus::kTrue) {
+        if (gate->reason == "EtcdQuorum") blocked.insert("BlockedByEtcdQuorum");
+        if (gate->reason == "WaitingForLease") blocked.insert("BlockedByNodeHealthCheck");
+      }
+    }
+    if (status->phase == Phase::kRunning) {
+      for (const PendingPodRef& ref : status->pending_pods_refs) {
+        if (!ref.reason) continue;
+        switch (*ref.reason) {
+          case PendingPodReason::kBlockedByPdb:
+          case PendingPodReason::kEvictionDeferred:
+          case PendingPodReason::kMultiplePdbs:
+          case PendingPodReason::kNamespaceTerminating:
+            blocked.insert(std::string(to_string(*ref.reason)));
+            break;
+          case PendingPodReason::kError:
+            blocked.insert("DrainError");
+            break;
+          case PendingPodReason::kEvicting:
+          case PendingPodReason::kWaitingForTermination:
+            break;
+        }
+      }
+    }
+    view.blocked.assign(blocked.begin(), blocked.end());
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
 }  // namespace internal
 
 Operator::Operator(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
@@ -342,5 +400,13 @@ asio::awaitable<Result<void>> Operator::start() { co_return co_await impl_->star
 asio::awaitable<void> Operator::stop() { co_await impl_->stop(); }
 
 bool Operator::ready() const { return impl_->ready(); }
+
+bool Operator::healthy(std::chrono::nanoseconds max_stall) const {
+  return impl_->healthy(max_stall);
+}
+
+int Operator::active_workers() const { return impl_->active_workers(); }
+
+std::vector<MaintenanceView> Operator::maintenances() const { return impl_->maintenances(); }
 
 }  // namespace nmo::op

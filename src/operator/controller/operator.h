@@ -19,15 +19,60 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/result.h"
 #include "http/asio.h"
 #include "kube/client/client.h"
+#include "operator/api/node_maintenance.h"
+#include "runtime/controller.h"
+#include "runtime/work_queue_metrics.h"
 
 namespace nmo::op {
+
+/// What the operator tells a metrics backend (operator/metrics implements it for Prometheus).
+/// Every method does nothing by default. Called on the operator's executor.
+class OperatorMetrics {
+ public:
+  OperatorMetrics() = default;
+  OperatorMetrics(const OperatorMetrics&) = delete;
+  OperatorMetrics& operator=(const OperatorMetrics&) = delete;
+  virtual ~OperatorMetrics() = default;
+
+  /// Hooks for the reconcile controller named `controller` and its work queue, asked for once
+  /// by the Operator's constructor; null means none.
+  virtual std::unique_ptr<runtime::ControllerMetrics> controller_metrics(
+      const std::string& /*controller*/, int /*workers*/) {
+    return nullptr;
+  }
+  virtual std::unique_ptr<runtime::WorkQueueMetrics> queue_metrics(
+      const std::string& /*controller*/) {
+    return nullptr;
+  }
+  /// One eviction answered with `outcome`; std::nullopt when the API server could not be asked.
+  virtual void on_eviction(std::optional<kube::EvictionOutcome> /*outcome*/) {}
+  /// A drain finished (Running → Succeeded) after `took`.
+  virtual void on_drain_completed(std::chrono::nanoseconds /*took*/) {}
+};
+
+/// One NodeMaintenance as the operator sees it now (its own status runs ahead of the API's).
+struct MaintenanceView {
+  std::string name;
+  std::string node;
+  std::optional<Phase> phase;  // unset before the first reconcile
+  std::int64_t drain_progress = 0;
+  std::int64_t pending_pods = 0;
+  /// What holds it up: gate reasons while Pending ("BlockedByNodeHealthCheck",
+  /// "BlockedByEtcdQuorum"), pending pods' reasons while Running ("BlockedByPDB",
+  /// "EvictionDeferred", "MultiplePDBs", "NamespaceTerminating", "DrainError"); sorted, unique.
+  std::vector<std::string> blocked;
+};
 
 struct OperatorOptions {
   /// The operator's namespace: budget slot Leases and the leader Lease.
@@ -47,6 +92,11 @@ struct OperatorOptions {
   int evictions_in_flight = 32;
   /// This process, for Event sources and logs (the pod name in a cluster).
   std::string identity = "node-maintenance-operator";
+  /// Metrics hooks; null means none. Must outlive the Operator.
+  std::shared_ptr<OperatorMetrics> metrics;
+  /// Test hook: reconciles of the NodeMaintenance with this name never finish (they wait until
+  /// stop()), so /healthz can be shown to fail when the loop is wedged. Empty: off.
+  std::string wedge_reconcile_of;
 };
 
 namespace internal {
@@ -73,6 +123,15 @@ class Operator {
 
   /// True once start() succeeded and until stop().
   [[nodiscard]] bool ready() const;
+
+  /// False while one reconcile has been running for longer than `max_stall` (a wedged worker).
+  [[nodiscard]] bool healthy(std::chrono::nanoseconds max_stall) const;
+
+  /// Workers inside a reconcile right now.
+  [[nodiscard]] int active_workers() const;
+
+  /// Every NodeMaintenance known to the cache, by name (empty before start()).
+  [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
   std::unique_ptr<internal::OperatorImpl> impl_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include <boost/asio/redirect_error.hpp>
 #include <boost/json.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
@@ -120,6 +122,13 @@ NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
 
 asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key) {
   if (key == kHousekeepingKey) co_return co_await housekeeping();
+  if (!options_.wedge_reconcile_of.empty() && key == options_.wedge_reconcile_of) {
+    logger_.warn("test hook: this reconcile never finishes", {{"nodemaintenance", key}});
+    asio::steady_timer forever(executor_, asio::steady_timer::time_point::max());
+    boost::system::error_code ec;
+    co_await forever.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_return Error(ErrorCode::kCancelled, "the wedged reconcile was cancelled");
+  }
   auto cached = maintenances_->get(key);
   if (!cached) {
     if (auto found = maintenances_state_.find(key); found != maintenances_state_.end()) {
@@ -501,6 +510,13 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
     set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""), now);
     set_condition(status.conditions, condition(kConditionReady, true, "Succeeded", ""), now);
     set_condition(status.conditions, condition(kConditionBlocked, false, "Drained", ""), now);
+    if (options_.metrics != nullptr) {
+      const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
+      if (cordoned != nullptr) {
+        options_.metrics->on_drain_completed(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            now - cordoned->last_transition_time));
+      }
+    }
     event(nm, std::string(kEventNormal), "SucceedMaintenance",
           "Node " + nm.spec.node_name + " is drained: " + std::to_string(status.total_pods) +
               " pods left it");

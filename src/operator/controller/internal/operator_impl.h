@@ -94,6 +94,11 @@ class OperatorImpl {
   asio::awaitable<Result<void>> start();
   asio::awaitable<void> stop();
   [[nodiscard]] bool ready() const { return ready_; }
+  [[nodiscard]] bool healthy(std::chrono::nanoseconds max_stall) const {
+    return controller_.healthy(max_stall);
+  }
+  [[nodiscard]] int active_workers() const { return controller_.active_workers(); }
+  [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
   // ---- operator.cc: watches and queueing ----

@@ -1,0 +1,142 @@
+#include "operator/metrics/prometheus_metrics.h"
+
+#include <array>
+#include <string>
+#include <utility>
+
+namespace nmo::op {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+constexpr std::array kEvictionResults = {
+    kube::EvictionOutcome::kEvicted,
+    kube::EvictionOutcome::kNotFound,
+    kube::EvictionOutcome::kBlockedByPdb,
+    kube::EvictionOutcome::kDeferred,
+    kube::EvictionOutcome::kThrottled,
+    kube::EvictionOutcome::kMultiplePdbs,
+    kube::EvictionOutcome::kNamespaceTerminating,
+};
+
+constexpr std::array kPhases = {Phase::kPending, Phase::kRunning, Phase::kSucceeded,
+                                Phase::kFailed};
+
+// Drains take seconds to hours: 1 s to about 4.5 h, doubling.
+prometheus::Histogram::BucketBoundaries drain_buckets() {
+  return runtime::exponential_buckets(1, 2, 15);
+}
+
+}  // namespace
+
+std::string_view eviction_result_label(std::optional<kube::EvictionOutcome> outcome) {
+  if (!outcome) return "error";
+  switch (*outcome) {
+    case kube::EvictionOutcome::kEvicted:
+      return "evicted";
+    case kube::EvictionOutcome::kNotFound:
+      return "not_found";
+    case kube::EvictionOutcome::kBlockedByPdb:
+      return "blocked_by_pdb";
+    case kube::EvictionOutcome::kDeferred:
+      return "deferred";
+    case kube::EvictionOutcome::kThrottled:
+      return "throttled";
+    case kube::EvictionOutcome::kMultiplePdbs:
+      return "multiple_pdbs";
+    case kube::EvictionOutcome::kNamespaceTerminating:
+      return "namespace_terminating";
+    case kube::EvictionOutcome::kRefused:
+      return "error";
+  }
+  return "error";
+}
+
+NodeMaintenanceMetrics::NodeMaintenanceMetrics(runtime::ManagerMetrics& manager)
+    : manager_(manager),
+      phase_(BuildGauge()
+                 .Name("nodemaintenance_phase")
+                 .Help("1 for the phase a NodeMaintenance is in, 0 for the other phases.")
+                 .Register(manager.registry())),
+      progress_(BuildGauge()
+                    .Name("nodemaintenance_drain_progress_percent")
+                    .Help("Share of the pods that had to leave the node that are gone, in percent.")
+                    .Register(manager.registry())),
+      pending_(BuildGauge()
+                   .Name("nodemaintenance_pending_pods")
+                   .Help("Pods still to leave the node of a NodeMaintenance.")
+                   .Register(manager.registry())),
+      blocked_(BuildGauge()
+                   .Name("nodemaintenance_blocked")
+                   .Help("1 while a NodeMaintenance is held up for the reason in the label.")
+                   .Register(manager.registry())),
+      evictions_(BuildCounter()
+                     .Name("nodemaintenance_evictions_total")
+                     .Help("Eviction requests sent, by the API server's answer.")
+                     .Register(manager.registry())),
+      drain_duration_(BuildHistogram()
+                          .Name("nodemaintenance_drain_duration_seconds")
+                          .Help("Time from cordoning a node to the end of its drain (Succeeded).")
+                          .Register(manager.registry())
+                          .Add({}, drain_buckets())) {
+  for (const auto outcome : kEvictionResults) {
+    evictions_.Add({{"result", std::string(eviction_result_label(outcome))}});
+  }
+  evictions_.Add({{"result", std::string(eviction_result_label(std::nullopt))}});
+}
+
+void NodeMaintenanceMetrics::track(std::function<std::vector<MaintenanceView>()> views,
+                                   std::function<int()> active_workers) {
+  manager_.add_refresher([this, views = std::move(views)] { refresh(views()); });
+  manager_.sample_active_workers("nodemaintenance", std::move(active_workers));
+}
+
+std::unique_ptr<runtime::ControllerMetrics> NodeMaintenanceMetrics::controller_metrics(
+    const std::string& controller, int workers) {
+  return manager_.controller(controller, workers);
+}
+
+std::unique_ptr<runtime::WorkQueueMetrics> NodeMaintenanceMetrics::queue_metrics(
+    const std::string& controller) {
+  return manager_.work_queue(controller);
+}
+
+void NodeMaintenanceMetrics::on_eviction(std::optional<kube::EvictionOutcome> outcome) {
+  evictions_.Add({{"result", std::string(eviction_result_label(outcome))}}).Increment();
+}
+
+void NodeMaintenanceMetrics::on_drain_completed(std::chrono::nanoseconds took) {
+  drain_duration_.Observe(std::chrono::duration<double>(took).count());
+}
+
+void NodeMaintenanceMetrics::refresh(const std::vector<MaintenanceView>& views) {
+  for (const auto& [family, gauge] : live_) family->Remove(gauge);
+  live_.clear();
+  auto add = [this](prometheus::Family<prometheus::Gauge>& family, prometheus::Labels labels,
+                    double value) {
+    prometheus::Gauge& gauge = family.Add(labels);
+    gauge.Set(value);
+    live_.emplace_back(&family, &gauge);
+  };
+  for (const MaintenanceView& view : views) {
+    const prometheus::Labels who{{"name", view.name}, {"node", view.node}};
+    if (view.phase) {
+      for (const Phase phase : kPhases) {
+        prometheus::Labels labels = who;
+        labels.emplace("phase", std::string(to_string(phase)));
+        add(phase_, std::move(labels), phase == *view.phase ? 1 : 0);
+      }
+    }
+    add(progress_, who, static_cast<double>(view.drain_progress));
+    add(pending_, who, static_cast<double>(view.pending_pods));
+    for (const std::string& reason : view.blocked) {
+      prometheus::Labels labels = who;
+      labels.emplace("reason", reason);
+      add(blocked_, std::move(labels), 1);
+    }
+  }
+}
+
+}  // namespace nmo::op

@@ -1,0 +1,102 @@
+#include "runtime/endpoints.h"
+
+#include <charconv>
+#include <utility>
+
+#include <boost/asio/ip/address.hpp>
+
+#include "base/log.h"
+
+namespace nmo::runtime {
+namespace {
+
+http::Response text_response(unsigned status, std::string body) {
+  return http::Response{.status = status,
+                        .headers = {{"Content-Type", "text/plain; charset=utf-8"},
+                                    {"X-Content-Type-Options", "nosniff"}},
+                        .body = std::move(body)};
+}
+
+// The path without its query.
+std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
+
+}  // namespace
+
+Result<std::optional<BindAddress>> parse_bind_address(const std::string& text) {
+  if (text == "0") return std::optional<BindAddress>();
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return Error(ErrorCode::kInvalid,
+                 "bind address \"" + text + "\": expected host:port, :port or 0 (disabled)");
+  }
+  std::string host = text.substr(0, colon);
+  const std::string port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "0.0.0.0";
+  boost::system::error_code error;
+  boost::asio::ip::make_address(host, error);
+  if (error) {
+    return Error(ErrorCode::kInvalid,
+                 "bind address \"" + text + "\": \"" + host + "\" is not an IP address");
+  }
+  unsigned port = 0;
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+      port > 65535) {
+    return Error(ErrorCode::kInvalid,
+                 "bind address \"" + text + "\": \"" + port_text + "\" is not a port number");
+  }
+  return std::optional<BindAddress>(
+      BindAddress{.ip = host, .port = static_cast<std::uint16_t>(port)});
+}
+
+http::Handler probe_handler(ProbeCheck healthz, ProbeCheck readyz) {
+  return [healthz = std::move(healthz),
+          readyz = std::move(readyz)](http::Request request) -> asio::awaitable<http::Response> {
+    const std::string path = path_of(request.target);
+    const ProbeCheck* check = path == "/healthz" ? &healthz : path == "/readyz" ? &readyz : nullptr;
+    if (check == nullptr) co_return text_response(404, "404 page not found\n");
+    if (request.method != http::Method::kGet) {
+      co_return text_response(405, "only GET is served here\n");
+    }
+    std::optional<std::string> failure = co_await (*check)();
+    if (!failure) co_return text_response(200, "ok");
+    co_return text_response(500, path.substr(1) + " check failed: " + *failure + "\n");
+  };
+}
+
+http::Handler metrics_handler(ManagerMetrics& metrics, MetricsAuthorizer* authorizer) {
+  return [&metrics, authorizer](http::Request request) -> asio::awaitable<http::Response> {
+    const std::string path = path_of(request.target);
+    if (path != "/metrics") co_return text_response(404, "404 page not found\n");
+    if (request.method != http::Method::kGet) {
+      co_return text_response(405, "only GET is served here\n");
+    }
+    if (authorizer != nullptr) {
+      const std::string authorization(
+          http::find_header(request.headers, "Authorization").value_or(""));
+      auto decision = co_await authorizer->authorize(authorization, path, "get");
+      if (!decision) {
+        log::root().warn("could not check a /metrics caller with the API server",
+                         {{"error", decision.error().describe()}});
+        co_return text_response(500, "cannot check the caller's permission now\n");
+      }
+      if (decision->verdict == AccessDecision::Verdict::kUnauthenticated) {
+        co_return text_response(401, "Unauthorized: " + decision->reason + "\n");
+      }
+      if (decision->verdict == AccessDecision::Verdict::kForbidden) {
+        log::root().debug(1, "refused a /metrics caller", {{"reason", decision->reason}});
+        co_return text_response(403, "Forbidden: " + decision->reason + "\n");
+      }
+    }
+    co_return http::Response{
+        .status = 200,
+        .headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
+        .body = metrics.serialize()};
+  };
+}
+
+}  // namespace nmo::runtime

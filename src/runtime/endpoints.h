@@ -1,0 +1,49 @@
+// The manager's HTTP endpoints besides the webhook, as controller-runtime's manager serves them:
+//   - /metrics (metrics_handler): the Prometheus text exposition of a ManagerMetrics, behind a
+//     MetricsAuthorizer when serving securely;
+//   - /healthz and /readyz (probe_handler): 200 "ok" while the check passes, 500 with the failed
+//     check's reason otherwise, for the kubelet's liveness and readiness probes.
+// And parse_bind_address() for the --metrics-bind-address / --health-probe-bind-address flags.
+//
+// Threading: the handlers run on the server's executor; the checks and the ManagerMetrics
+// refreshers run there too (the manager's one io_context thread).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "http/asio.h"
+#include "http/server.h"
+#include "runtime/metrics.h"
+#include "runtime/metrics_authorizer.h"
+
+namespace nmo::runtime {
+
+/// Where to listen: an IP address and a port.
+struct BindAddress {
+  std::string ip;
+  std::uint16_t port = 0;
+
+  friend bool operator==(const BindAddress&, const BindAddress&) = default;
+};
+
+/// Parses a Go-style listen address: ":8443" (every IPv4 interface), "127.0.0.1:8080",
+/// "[::1]:8080"; "0" disables the endpoint (std::nullopt). kInvalid names what is wrong.
+[[nodiscard]] Result<std::optional<BindAddress>> parse_bind_address(const std::string& text);
+
+/// A probe check: std::nullopt when it passes, else why it fails ("caches not synced").
+using ProbeCheck = std::function<asio::awaitable<std::optional<std::string>>()>;
+
+/// Serves GET /healthz with `healthz` and GET /readyz with `readyz`; 404 elsewhere.
+[[nodiscard]] http::Handler probe_handler(ProbeCheck healthz, ProbeCheck readyz);
+
+/// Serves GET /metrics from `metrics`. With an `authorizer` (secure metrics) the caller needs a
+/// bearer token the API server accepts, for a user allowed to get /metrics: 401 without one, 403
+/// when not allowed, 500 when the API server cannot be asked. `metrics` and `authorizer` must
+/// outlive the handler.
+[[nodiscard]] http::Handler metrics_handler(ManagerMetrics& metrics, MetricsAuthorizer* authorizer);
+
+}  // namespace nmo::runtime

@@ -1,0 +1,81 @@
+// parse_bind_address(), and the probe and (insecure) metrics handlers called directly. The
+// secure path needs an API server for its TokenReview and SubjectAccessReview: it is tested end
+// to end (test/e2e/metrics_test.cc).
+#include "runtime/endpoints.h"
+
+#include <optional>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "base/testing/status_matchers.h"
+#include "http/testing/run.h"
+
+namespace nmo::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ParseBindAddressTest, AcceptsGoStyleListenAddresses) {
+  ASSERT_OK_AND_ASSIGN(auto any, parse_bind_address(":8443"));
+  EXPECT_EQ(any, (BindAddress{.ip = "0.0.0.0", .port = 8443}));
+  ASSERT_OK_AND_ASSIGN(auto loopback, parse_bind_address("127.0.0.1:8080"));
+  EXPECT_EQ(loopback, (BindAddress{.ip = "127.0.0.1", .port = 8080}));
+  ASSERT_OK_AND_ASSIGN(auto v6, parse_bind_address("[::1]:0"));
+  EXPECT_EQ(v6, (BindAddress{.ip = "::1", .port = 0}));
+  ASSERT_OK_AND_ASSIGN(auto disabled, parse_bind_address("0"));
+  EXPECT_EQ(disabled, std::nullopt);
+}
+
+TEST(ParseBindAddressTest, SaysWhatIsWrong) {
+  auto no_port = parse_bind_address("8443");
+  ASSERT_FALSE(no_port.has_value());
+  EXPECT_EQ(no_port.error().message,
+            "bind address \"8443\": expected host:port, :port or 0 (disabled)");
+  auto host = parse_bind_address("localhost:8080");
+  ASSERT_FALSE(host.has_value());
+  EXPECT_EQ(host.error().message,
+            "bind address \"localhost:8080\": \"localhost\" is not an IP address");
+  auto port = parse_bind_address(":99999");
+  ASSERT_FALSE(port.has_value());
+  EXPECT_EQ(port.error().message, "bind address \":99999\": \"99999\" is not a port number");
+}
+
+ProbeCheck passing() {
+  return []() -> asio::awaitable<std::optional<std::string>> { co_return std::nullopt; };
+}
+ProbeCheck failing(std::string why) {
+  return [why]() -> asio::awaitable<std::optional<std::string>> { co_return why; };
+}
+
+http::Response call(const http::Handler& handler, http::Method method, std::string target) {
+  asio::io_context io;
+  return http::test::run(io, handler(http::Request{.method = method, .target = std::move(target)}));
+}
+
+TEST(ProbeHandlerTest, AnswersEachProbeWithItsOwnCheck) {
+  const http::Handler handler = probe_handler(passing(), failing("caches not synced"));
+  const http::Response healthz = call(handler, http::Method::kGet, "/healthz");
+  EXPECT_EQ(healthz.status, 200U);
+  EXPECT_EQ(healthz.body, "ok");
+  const http::Response readyz = call(handler, http::Method::kGet, "/readyz?verbose");
+  EXPECT_EQ(readyz.status, 500U);
+  EXPECT_EQ(readyz.body, "readyz check failed: caches not synced\n");
+  EXPECT_EQ(call(handler, http::Method::kGet, "/metrics").status, 404U);
+  EXPECT_EQ(call(handler, http::Method::kPost, "/healthz").status, 405U);
+}
+
+TEST(MetricsHandlerTest, ServesTheExpositionWithoutAnAuthorizer) {
+  ManagerMetrics metrics;
+  metrics.set_leader("lease", true);
+  const http::Handler handler = metrics_handler(metrics, nullptr);
+  const http::Response response = call(handler, http::Method::kGet, "/metrics");
+  EXPECT_EQ(response.status, 200U);
+  EXPECT_EQ(response.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_THAT(response.body, HasSubstr("leader_election_master_status{name=\"lease\"} 1\n"));
+  EXPECT_EQ(call(handler, http::Method::kGet, "/other").status, 404U);
+}
+
+}  // namespace
+}  // namespace nmo::runtime
