@@ -15,6 +15,8 @@ packages=(
   libbenchmark-dev
   # local control plane: certificates and health checks
   openssl curl ca-certificates
+  # make test: promtool checks the alert rules of deploy/prometheus (test/e2e/deploy_test.sh)
+  prometheus
   # make bench: the summary table
   jq
 )

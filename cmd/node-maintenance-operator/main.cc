@@ -28,12 +28,10 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 
@@ -246,7 +244,6 @@ asio::awaitable<int> serve(kube::Client& client, const Flags& flags, const log::
 // wildcard address), within a second.
 asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
                                                             std::uint16_t port) {
-  using namespace asio::experimental::awaitable_operators;
   auto executor = co_await asio::this_coro::executor;
   boost::system::error_code error;
   asio::ip::address address = asio::ip::make_address(bind_ip, error);
@@ -255,12 +252,20 @@ asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
                               : asio::ip::address(asio::ip::address_v4::loopback());
   }
   asio::ip::tcp::socket socket(executor);
+  // The deadline cancels the connect; its handler touches the socket only when it expired,
+  // which happens before the connect completes.
   asio::steady_timer deadline(executor, std::chrono::seconds(1));
-  auto result =
-      co_await (socket.async_connect({address, port}, asio::as_tuple(asio::use_awaitable)) ||
-                deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
-  if (result.index() == 1) co_return "webhook server: no answer on port " + std::to_string(port);
-  const auto [connect_error] = std::get<0>(result);
+  bool expired = false;
+  deadline.async_wait([&socket, &expired](const boost::system::error_code& timer_error) {
+    if (timer_error) return;
+    expired = true;
+    socket.cancel();
+  });
+  const asio::ip::tcp::endpoint endpoint(address, port);
+  auto [connect_error] =
+      co_await socket.async_connect(endpoint, asio::as_tuple(asio::use_awaitable));
+  deadline.cancel();
+  if (expired) co_return "webhook server: no answer on port " + std::to_string(port);
   if (connect_error) {
     co_return "webhook server: port " + std::to_string(port) + ": " + connect_error.message();
   }

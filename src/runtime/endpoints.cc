@@ -76,9 +76,11 @@ http::Handler metrics_handler(ManagerMetrics& metrics, MetricsAuthorizer* author
       co_return text_response(405, "only GET is served here\n");
     }
     if (authorizer != nullptr) {
-      const std::string authorization(
-          http::find_header(request.headers, "Authorization").value_or(""));
-      auto decision = co_await authorizer->authorize(authorization, path, "get");
+      // Named arguments, not temporaries in the co_await expression (GCC 12 destroys those
+      // twice).
+      std::string authorization(http::find_header(request.headers, "Authorization").value_or(""));
+      std::string verb = "get";
+      auto decision = co_await authorizer->authorize(std::move(authorization), path, verb);
       if (!decision) {
         log::root().warn("could not check a /metrics caller with the API server",
                          {{"error", decision.error().describe()}});

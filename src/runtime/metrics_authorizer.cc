@@ -51,8 +51,10 @@ asio::awaitable<Result<AccessDecision>> MetricsAuthorizer::authorize(std::string
       {"kind", "TokenReview"},
       {"spec", {{"token", token}}},
   };
-  auto reviewed =
-      co_await client_.create("/apis/authentication.k8s.io/v1/tokenreviews", std::move(review));
+  // Named, not temporaries in the co_await expression (GCC 12 destroys those twice).
+  std::string review_path = "/apis/authentication.k8s.io/v1/tokenreviews";
+  const kube::WriteOptions write_options;
+  auto reviewed = co_await client_.create(std::move(review_path), std::move(review), write_options);
   if (!reviewed) co_return reviewed.error();
   AccessDecision decision;
   const boost::json::object* status = object_at(*reviewed, "status");
@@ -82,8 +84,9 @@ asio::awaitable<Result<AccessDecision>> MetricsAuthorizer::authorize(std::string
         {"kind", "SubjectAccessReview"},
         {"spec", std::move(spec)},
     };
-    auto answered = co_await client_.create("/apis/authorization.k8s.io/v1/subjectaccessreviews",
-                                            std::move(access));
+    std::string access_path = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+    auto answered =
+        co_await client_.create(std::move(access_path), std::move(access), write_options);
     if (!answered) co_return answered.error();
     const boost::json::object* verdict = object_at(*answered, "status");
     if (verdict != nullptr && bool_at(*verdict, "allowed") && !bool_at(*verdict, "denied")) {

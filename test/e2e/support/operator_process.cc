@@ -55,7 +55,14 @@ OperatorProcess::OperatorProcess(const std::string& log_name, const std::vector<
     return;
   }
   std::vector<std::string> argv{binary.string()};
-  if (const char* kubeconfig = std::getenv("KUBECONFIG"); kubeconfig != nullptr) {
+  // As its ServiceAccount when `make test` made a kubeconfig for it (the RBAC of deploy/ is then
+  // exercised by every test), else as whoever KUBECONFIG names.
+  const char* kubeconfig = std::getenv("NMO_OPERATOR_KUBECONFIG");
+  if (kubeconfig == nullptr || *kubeconfig == '\0') kubeconfig = std::getenv("KUBECONFIG");
+  const bool own_kubeconfig = std::any_of(flags.begin(), flags.end(), [](const std::string& flag) {
+    return flag.rfind("--kubeconfig", 0) == 0;
+  });
+  if (!own_kubeconfig && kubeconfig != nullptr && *kubeconfig != '\0') {
     argv.insert(argv.end(), {"--kubeconfig", kubeconfig});
   }
   // Without certificates the webhook cannot serve; tests that want it pass --webhook-port.

@@ -1,6 +1,7 @@
 // The operator binary run as a child process by end-to-end tests, the way `make run` runs it:
-// against the local cluster's kubeconfig, with its stdout and stderr in a log file under the
-// build tree (`<build>/e2e-logs/<name>.log`) that a failing test prints the tail of.
+// against the local cluster as the operator's ServiceAccount (or the admin kubeconfig), with its
+// stdout and stderr in a log file under the build tree (`<build>/e2e-logs/<name>.log`) that a
+// failing test prints the tail of.
 //
 // The child dies with the test process (PR_SET_PDEATHSIG), so a test binary that crashes or is
 // killed by ctest's timeout never leaves an operator behind to reconcile alongside the next
@@ -31,7 +32,9 @@ std::filesystem::path e2e_log_dir();
 /// A running operator. Starts in the constructor; stopped (SIGTERM) by the destructor.
 class OperatorProcess {
  public:
-  /// Starts the binary with `--kubeconfig $KUBECONFIG` and `flags`, logging to
+  /// Starts the binary with `--kubeconfig $NMO_OPERATOR_KUBECONFIG` (the operator's
+  /// ServiceAccount, as `make test` sets it up) or else `$KUBECONFIG` (unless `flags` has its
+  /// own --kubeconfig), and `flags`, logging to
   /// `e2e_log_dir()/<log_name>.log` (truncated first). Records a test failure when it cannot
   /// start; running() is then false.
   OperatorProcess(const std::string& log_name, const std::vector<std::string>& flags);

@@ -1,0 +1,406 @@
+// The operator as an SRE runs it (SPEC §6, issue "Operating it"): /metrics during a real drain
+// (the phase gauge going Pending → Running → Succeeded, evictions by result, reconciles), the
+// exposition checked by Prometheus' own parser and linter (NMO_PROMCHECK, built by make test);
+// the secure endpoint deciding through TokenReview and SubjectAccessReview on the real API
+// server; /readyz waiting for the caches and /healthz catching a wedged loop; and JSON log
+// lines from which `grep <node>` tells every decision about the node.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/subprocess.h"
+
+namespace nmo::e2e {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// The port `server` ("metrics", "health-probes") listens on, from the operator's "serving" log
+// line (text or JSON); 0 when it did not log one in time.
+int served_port(OperatorProcess& process, const std::string& server) {
+  const std::regex line_of_server("serving.*(server=" + server + " |\"server\":\"" + server +
+                                  "\").*");
+  const std::regex port_field("port[=\":]+([0-9]+)");
+  int port = 0;
+  wait_until(
+      "the operator logs where " + server + " listens", 30s,
+      [&] {
+        std::istringstream lines(process.log());
+        for (std::string line; std::getline(lines, line);) {
+          std::smatch found;
+          if (std::regex_search(line, line_of_server) &&
+              std::regex_search(line, found, port_field)) {
+            port = std::stoi(found[1].str());
+            return true;
+          }
+        }
+        return false;
+      },
+      [&] { return process.log_tail(10); });
+  return port;
+}
+
+struct Fetched {
+  int status = 0;
+  std::string body;
+};
+
+// GET `url` with curl (certificate not verified: the metrics certificate is self-signed), with
+// a bearer token when given.
+Fetched fetch(const std::string& url, const std::string& token = {}) {
+  std::vector<std::string> argv{"curl", "-sS", "-k", "--max-time",    "10",
+                                "-o",   "-",   "-w", "\n%{http_code}"};
+  if (!token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + token});
+  argv.push_back(url);
+  const ProcessResult result = run_process(argv);
+  Fetched fetched;
+  const std::size_t last = result.out.rfind('\n');
+  if (result.exit_code != 0 || last == std::string::npos) {
+    fetched.body = result.err;
+    return fetched;
+  }
+  fetched.status = std::atoi(result.out.c_str() + last + 1);
+  fetched.body = result.out.substr(0, last);
+  return fetched;
+}
+
+// The value of one series of an exposition (written exactly as the exposition writes it,
+// labels in alphabetical order), or std::nullopt when absent.
+std::optional<double> sample(const std::string& exposition, const std::string& series) {
+  std::istringstream lines(exposition);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+// Prometheus' text parser and linter (test/tools/promcheck) on `exposition`: "" when both accept
+// it, else what they said.
+std::string promcheck(const std::string& exposition) {
+  const char* tool = std::getenv("NMO_PROMCHECK");
+  if (tool == nullptr || *tool == '\0') {
+    return "NMO_PROMCHECK is not set: run the e2e tests through make test, or export the path "
+           "hack/promcheck-build.sh prints";
+  }
+  const ProcessResult result = run_process({tool}, exposition);
+  return result.exit_code == 0 ? std::string() : result.out + result.err;
+}
+
+// A kubeconfig for the ServiceAccount `account` of `ns`: the admin kubeconfig's server and CA,
+// with a token of the account.
+std::string service_account_kubeconfig(const Kubectl& kubectl, const std::string& ns,
+                                       const std::string& account) {
+  const std::string server =
+      kubectl.must({"config", "view", "--raw", "-o", "jsonpath={.clusters[0].cluster.server}"});
+  const std::string ca =
+      kubectl.must({"config", "view", "--raw", "-o",
+                    "jsonpath={.clusters[0].cluster.certificate-authority-data}"});
+  std::string token = kubectl.must({"create", "token", account, "-n", ns, "--duration=1h"});
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  const std::string path = (e2e_log_dir() / (ns + "-" + account + ".kubeconfig")).string();
+  std::ofstream out(path);
+  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: "
+      << server << "\n    certificate-authority-data: " << ca
+      << "\nusers:\n- name: sa\n  user:\n    token: " << token
+      << "\ncontexts:\n- name: sa\n  context:\n    cluster: local\n    user: sa\n"
+         "current-context: sa\n";
+  return path;
+}
+
+class MetricsTest : public OperatorFixture {
+ protected:
+  // An operator serving /metrics over plain HTTP and the probes, on free loopback ports.
+  OperatorProcess& start_observed(std::vector<std::string> extra) {
+    std::vector<std::string> flags = kOperatorFlags;
+    flags.insert(flags.end(), {"--metrics-bind-address", "127.0.0.1:0", "--metrics-secure=false",
+                               "--health-probe-bind-address", "127.0.0.1:0"});
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    OperatorProcess& process = start_operator(flags);
+    metrics_url_ =
+        "http://127.0.0.1:" + std::to_string(served_port(process, "metrics")) + "/metrics";
+    probes_url_ = "http://127.0.0.1:" + std::to_string(served_port(process, "health-probes"));
+    return process;
+  }
+
+  // Scrapes until `condition` holds for the exposition (checking each one with promcheck);
+  // returns the last one.
+  std::string scrape_until(const std::string& what,
+                           const std::function<bool(const std::string&)>& condition) {
+    std::string last;
+    std::string problems;
+    wait_until(
+        what, kDrain,
+        [&] {
+          const Fetched fetched = fetch(metrics_url_);
+          if (fetched.status != 200) return false;
+          last = fetched.body;
+          problems = promcheck(last);
+          EXPECT_EQ(problems, "") << "the exposition does not pass promcheck";
+          return condition(last);
+        },
+        [&] { return last; });
+    return last;
+  }
+
+  std::string metrics_url_;
+  std::string probes_url_;
+};
+
+// The whole life of one maintenance, seen through /metrics and the log: held by a foreign
+// node lease (Pending), draining but blocked by a PDB (Running), done (Succeeded).
+TEST_F(MetricsTest, ADrainMovesThePhaseGaugeAndCountsEvictionsAndReconciles) {
+  const std::string node = "node-worker-03";
+  const std::string cr = "metrics-worker-03";
+  const std::string holder = "NodeHealthCheck-metrics";
+  restore_node_at_end(node);
+  TestNamespace ns(kubectl_, "metrics");
+  json::value db = json::parse(deployment_manifest(ns.name(), "db", 1, "db"));
+  db.at("spec").at("template").at("spec").as_object()["nodeSelector"] =
+      json::object{{"kubernetes.io/hostname", node}};
+  kubectl_.apply(json::serialize(db));
+  ASSERT_TRUE(wait_running(ns.name(), "app=db", 1));
+  kubectl_.apply(pod_manifest(ns.name(), "bare-1", node));
+  kubectl_.apply(pod_manifest(ns.name(), "bare-2", node));
+  kubectl_.apply(pdb_manifest(ns.name(), "db-pdb", 1, "db"));
+  ASSERT_TRUE(wait_until("PDB db-pdb allows no disruption", 60s, [&] {
+    auto pdb = kubectl_.get_json({"pdb", "db-pdb", "-n", ns.name()});
+    return pdb && int_at(*pdb, "/status/currentHealthy") == 1 &&
+           int_at(*pdb, "/status/disruptionsAllowed") == 0;
+  }));
+  defer([this, node] {
+    (void)kubectl_.run(
+        {"delete", "lease", "-n", kLeaseNamespace, "node-" + node, "--ignore-not-found"});
+  });
+  kubectl_.apply(foreign_node_lease_manifest(node, holder));
+
+  OperatorProcess& process = start_observed({"--log-format", "json"});
+  const std::string who = "{name=\"" + cr + "\",node=\"" + node + "\"";
+  auto phase = [&](const std::string& text, const std::string& p) {
+    return sample(text, "nodemaintenance_phase" + who + ",phase=\"" + p + "\"}");
+  };
+  auto blocked = [&](const std::string& text, const std::string& reason) {
+    return sample(text, "nodemaintenance_blocked" + who + ",reason=\"" + reason + "\"}");
+  };
+  auto evictions = [&](const std::string& text, const std::string& result) {
+    return sample(text, "nodemaintenance_evictions_total{result=\"" + result + "\"}").value_or(-1);
+  };
+  // Before any maintenance: every eviction result and reconcile result exists, at 0.
+  std::string text = scrape_until("the first scrape", [](const std::string&) { return true; });
+  for (const char* result : {"evicted", "blocked_by_pdb", "deferred", "error"}) {
+    EXPECT_EQ(evictions(text, result), 0) << result;
+  }
+  EXPECT_EQ(sample(text,
+                   "controller_runtime_reconcile_total{controller=\"nodemaintenance\","
+                   "result=\"error\"}"),
+            0);
+
+  ASSERT_TRUE(create_node_maintenance(cr, node, "metrics e2e"));
+  text = scrape_until("Pending, blocked by the node lease", [&](const std::string& t) {
+    return phase(t, "Pending") == 1 && blocked(t, "BlockedByNodeHealthCheck") == 1;
+  });
+  EXPECT_EQ(phase(text, "Running"), 0);
+
+  kubectl_.must({"delete", "lease", "-n", kLeaseNamespace, "node-" + node});
+  text = scrape_until("Running, the bare pods evicted, the db pod blocked by its PDB",
+                      [&](const std::string& t) {
+                        return phase(t, "Running") == 1 && blocked(t, "BlockedByPDB") == 1 &&
+                               evictions(t, "blocked_by_pdb") >= 1 && evictions(t, "evicted") >= 2;
+                      });
+  EXPECT_EQ(phase(text, "Pending"), 0);
+  EXPECT_EQ(blocked(text, "BlockedByNodeHealthCheck"), std::nullopt);
+  EXPECT_EQ(sample(text, "nodemaintenance_pending_pods" + who + "}"), 1);
+
+  kubectl_.must({"delete", "pdb", "db-pdb", "-n", ns.name()});
+  text = scrape_until("Succeeded", [&](const std::string& t) {
+    return phase(t, "Succeeded") == 1 &&
+           sample(t, "nodemaintenance_drain_duration_seconds_count").value_or(0) >= 1;
+  });
+  EXPECT_EQ(phase(text, "Running"), 0);
+  EXPECT_EQ(sample(text, "nodemaintenance_drain_progress_percent" + who + "}"), 100);
+  EXPECT_EQ(sample(text, "nodemaintenance_pending_pods" + who + "}"), 0);
+  EXPECT_EQ(blocked(text, "BlockedByPDB"), std::nullopt);
+  EXPECT_GE(evictions(text, "evicted"), 3);
+  EXPECT_GE(sample(text,
+                   "controller_runtime_reconcile_total{controller=\"nodemaintenance\","
+                   "result=\"success\"}")
+                .value_or(0),
+            3);
+  EXPECT_GE(sample(text, "rest_client_requests_total{code=\"201\",host=\"" +
+                             string_at(json::parse(kubectl_.must({"config", "view", "-o", "json"})),
+                                       "/clusters/0/cluster/server")
+                                 .substr(8) +
+                             "\",method=\"POST\"}")
+                .value_or(0),
+            3)
+      << "evictions are POSTs answered 201";
+  EXPECT_EQ(sample(text, "leader_election_master_status{name=\"135b1886.medik8s.io\"}"), 1);
+  EXPECT_GT(sample(text, "process_resident_memory_bytes").value_or(0), 0);
+
+  // The maintenance ends; its series go with it.
+  remove(cr);
+  ASSERT_TRUE(wait_gone(cr, kReact));
+  text = scrape_until("no series of the deleted maintenance", [&](const std::string& t) {
+    return t.find("name=\"" + cr + "\"") == std::string::npos;
+  });
+
+  // Every log line is a JSON object with ts, level and msg; the lines about the node tell each
+  // decision, in order.
+  std::vector<std::string> decisions;
+  std::istringstream lines(process.log());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;  // the fixture's header line
+    boost::system::error_code ec;
+    json::value entry = json::parse(line, ec);
+    ASSERT_FALSE(ec) << "not JSON: " << line;
+    ASSERT_TRUE(entry.is_object()) << line;
+    for (const char* key : {"ts", "level", "msg"}) {
+      EXPECT_TRUE(entry.as_object().contains(key)) << key << " missing: " << line;
+    }
+    if (string_at(entry, "/node") == node && string_at(entry, "/nodemaintenance") == cr) {
+      decisions.push_back(string_at(entry, "/msg"));
+    }
+  }
+  std::vector<std::string> expected{"maintenance requested",
+                                    "waiting for a maintenance slot or the node lease",
+                                    "admitted: slot and node lease taken",
+                                    "node cordoned and tainted",
+                                    "maintenance succeeded",
+                                    "node uncordoned",
+                                    "maintenance removed"};
+  auto at = decisions.begin();
+  for (const std::string& want : expected) {
+    at = std::find(at, decisions.end(), want);
+    EXPECT_NE(at, decisions.end())
+        << "no \"" << want << "\" (in order) among the lines about " << node;
+  }
+}
+
+TEST_F(MetricsTest, SecureMetricsServeOnlyCallersTheApiServerAllows) {
+  std::vector<std::string> flags = kOperatorFlags;
+  flags.insert(flags.end(),
+               {"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "0"});
+  OperatorProcess& process = start_operator(flags);
+  const int port = served_port(process, "metrics");
+  ASSERT_NE(port, 0);
+  EXPECT_TRUE(process.wait_for_log("tls=true", 10s)) << process.log_tail(10);
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/metrics";
+
+  Fetched anonymous = fetch(url);
+  EXPECT_EQ(anonymous.status, 401);
+  EXPECT_EQ(anonymous.body, "Unauthorized: no bearer token\n");
+  EXPECT_EQ(fetch(url, "not-a-token").status, 401);
+
+  TestNamespace ns(kubectl_, "scrape");
+  kubectl_.must({"create", "serviceaccount", "stranger", "-n", ns.name()});
+  kubectl_.must({"create", "serviceaccount", "prometheus", "-n", ns.name()});
+  const std::string role = ns.name() + "-metrics-reader";
+  defer([this, role] {
+    (void)kubectl_.run({"delete", "clusterrolebinding", role, "--ignore-not-found"});
+    (void)kubectl_.run({"delete", "clusterrole", role, "--ignore-not-found"});
+  });
+  kubectl_.must({"create", "clusterrole", role, "--verb=get", "--non-resource-url=/metrics"});
+  kubectl_.must({"create", "clusterrolebinding", role, "--clusterrole=" + role,
+                 "--serviceaccount=" + ns.name() + ":prometheus"});
+  auto token_of = [&](const std::string& account) {
+    std::string token = kubectl_.must({"create", "token", account, "-n", ns.name()});
+    while (!token.empty() && token.back() == '\n') token.pop_back();
+    return token;
+  };
+
+  const Fetched stranger = fetch(url, token_of("stranger"));
+  EXPECT_EQ(stranger.status, 403);
+  EXPECT_EQ(stranger.body.rfind("Forbidden: user \"system:serviceaccount:" + ns.name() +
+                                    ":stranger\" may not get /metrics",
+                                0),
+            0U)
+      << stranger.body;
+
+  const std::string scraper = token_of("prometheus");
+  Fetched allowed;
+  EXPECT_TRUE(wait_until(
+      "the bound ServiceAccount may scrape", kReact,
+      [&] {
+        allowed = fetch(url, scraper);
+        return allowed.status == 200;
+      },
+      [&] { return std::to_string(allowed.status) + " " + allowed.body; }));
+  EXPECT_NE(allowed.body.find("controller_runtime_reconcile_total{controller=\"nodemaintenance\","
+                              "result=\"success\"}"),
+            std::string::npos);
+  EXPECT_EQ(promcheck(allowed.body), "");
+}
+
+TEST_F(MetricsTest, ReadyzWaitsForTheCachesToSync) {
+  TestNamespace ns(kubectl_, "probes");
+  kubectl_.must({"create", "serviceaccount", "operator", "-n", ns.name()});
+  const std::string kubeconfig = service_account_kubeconfig(kubectl_, ns.name(), "operator");
+  // Without any permission its caches cannot sync.
+  OperatorProcess& process = start_observed({"--kubeconfig", kubeconfig});
+  Fetched readyz;
+  EXPECT_TRUE(wait_until(
+      "/readyz fails while the caches cannot sync", kReact,
+      [&] {
+        readyz = fetch(probes_url_ + "/readyz");
+        return readyz.status == 500;
+      },
+      [&] { return std::to_string(readyz.status) + " " + readyz.body; }));
+  EXPECT_EQ(readyz.body, "readyz check failed: the controller's caches are not synced yet\n");
+  EXPECT_EQ(fetch(probes_url_ + "/healthz").status, 200);
+
+  // Granting the operator's permissions lets the caches sync: ready.
+  const std::string binding = ns.name() + "-operator";
+  defer([this, binding] {
+    (void)kubectl_.run({"delete", "clusterrolebinding", binding, "--ignore-not-found"});
+  });
+  kubectl_.must({"create", "clusterrolebinding", binding, "--clusterrole=cluster-admin",
+                 "--serviceaccount=" + ns.name() + ":operator"});
+  EXPECT_TRUE(wait_until(
+      "/readyz passes once the caches synced", 55s,
+      [&] {
+        readyz = fetch(probes_url_ + "/readyz");
+        return readyz.status == 200;
+      },
+      [&] { return std::to_string(readyz.status) + " " + readyz.body + process.log_tail(5); }));
+  EXPECT_EQ(readyz.body, "ok");
+}
+
+TEST_F(MetricsTest, HealthzFailsWhileAReconcileIsWedged) {
+  const std::string cr = "metrics-wedged";
+  start_observed({"--test-hook-wedge-reconcile", cr, "--healthz-max-stall", "2"});
+  EXPECT_EQ(fetch(probes_url_ + "/healthz").status, 200);
+  EXPECT_TRUE(wait_until("/readyz passes", kReact,
+                         [&] { return fetch(probes_url_ + "/readyz").status == 200; }));
+
+  ASSERT_TRUE(create_node_maintenance(cr, "node-worker-04"));
+  Fetched healthz;
+  EXPECT_TRUE(wait_until(
+      "/healthz fails", kReact,
+      [&] {
+        healthz = fetch(probes_url_ + "/healthz");
+        return healthz.status == 500;
+      },
+      [&] { return std::to_string(healthz.status) + " " + healthz.body; }));
+  EXPECT_EQ(healthz.body, "healthz check failed: a reconcile has been running for more than 2 s\n");
+  const Fetched metrics = fetch(metrics_url_);
+  EXPECT_EQ(
+      sample(metrics.body, "controller_runtime_active_workers{controller=\"nodemaintenance\"}"), 1);
+}
+
+}  // namespace
+}  // namespace nmo::e2e
