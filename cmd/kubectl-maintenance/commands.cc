@@ -1,0 +1,579 @@
+#include "commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "cli/diagnosis.h"
+#include "cli/exit_code.h"
+#include "cli/maintenance_text.h"
+#include "cli/plan.h"
+#include "cli/text.h"
+#include "kube/api/daemon_set.h"
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "operator/drain/eviction_policy.h"
+#include "operator/gates/budget.h"
+#include "operator/gates/etcd_quorum.h"
+#include "operator/gates/node_lease.h"
+
+namespace nmo::cli {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::size_t kMaxEvents = 20;
+constexpr std::size_t kMaxPendingLines = 10;
+constexpr std::string_view kDrainTaint = "medik8s.io/drain";
+
+int report(const Failure& failure) {
+  std::fprintf(stderr, "error: %s\n", failure.message.c_str());
+  return failure.exit_code;
+}
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void print_document(const json::value& value, OutputFormat format) {
+  print(format == OutputFormat::kYaml ? to_yaml(value) : to_pretty_json(value));
+}
+
+kube::Time wall_now() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
+
+std::string node_path(const std::string& node) { return "/api/v1/nodes/" + node; }
+
+bool has_drain_taint(const kube::Node& node) {
+  return std::any_of(node.taints.begin(), node.taints.end(),
+                     [](const kube::Taint& t) { return t.key == kDrainTaint; });
+}
+
+asio::awaitable<void> pause(std::chrono::milliseconds interval) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::steady_timer timer(executor, interval);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+bool timed_out(const std::optional<std::chrono::nanoseconds>& timeout,
+               std::chrono::steady_clock::time_point started) {
+  return timeout && std::chrono::steady_clock::now() - started >= *timeout;
+}
+
+json::value progress_json(const op::NodeMaintenance& nm, std::chrono::seconds elapsed) {
+  json::array pending;
+  for (const auto& ref : nm.status.pending_pods_refs) {
+    pending.push_back(json::object{
+        {"namespace", ref.namespace_},
+        {"name", ref.name},
+        {"reason", ref.reason ? std::string(op::to_string(*ref.reason)) : std::string()},
+        {"message", ref.message}});
+  }
+  return json::object{{"name", nm.meta.name},
+                      {"node", nm.spec.node_name},
+                      {"phase", phase_text(nm)},
+                      {"drainProgress", nm.status.drain_progress},
+                      {"evictionPods", nm.status.eviction_pods},
+                      {"totalPods", nm.status.total_pods},
+                      {"pendingPods", std::move(pending)},
+                      {"lastError", nm.status.last_error},
+                      {"elapsedSeconds", elapsed.count()}};
+}
+
+// Follows a maintenance until it is Succeeded (0) or Failed (1), it disappears (3), or the
+// timeout passes (5): a redrawn progress display on a terminal, a line per change otherwise.
+asio::awaitable<int> follow(Session& session, std::string name, CommandOptions options) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string last_signature;
+  std::size_t drawn = 0;
+  for (;;) {
+    auto found = co_await session.find_maintenance(name);
+    if (!found) co_return report(found.failure());
+    if (!found->has_value()) {
+      co_return report(Failure{.message = "NodeMaintenance \"" + name + "\" not found",
+                               .exit_code = kExitNotFound});
+    }
+    const op::NodeMaintenance& nm = (*found)->nm;
+    const kube::Time now = wall_now();
+    const std::chrono::seconds elapsed =
+        nm.meta.creation_timestamp
+            ? std::chrono::duration_cast<std::chrono::seconds>(now - *nm.meta.creation_timestamp)
+            : std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                               started);
+    std::vector<std::string> lines{progress_line(nm, elapsed)};
+    for (auto& line : pending_lines(nm, kMaxPendingLines)) lines.push_back(std::move(line));
+    std::string signature = fmt::format("{}|{}|{}|{}", phase_text(nm), nm.status.drain_progress,
+                                        nm.status.eviction_pods, nm.status.total_pods);
+    for (std::size_t i = 1; i < lines.size(); ++i) signature += "|" + lines[i];
+    const bool changed = signature != last_signature;
+    last_signature = signature;
+    if (options.output != OutputFormat::kHuman) {
+      if (changed) print(json::serialize(progress_json(nm, elapsed)) + "\n");
+    } else if (options.tty) {
+      std::string text;
+      // Back to the first line of the previous drawing, and clear it and everything below.
+      if (drawn > 0) text += fmt::format("\033[{}F\033[J", drawn);
+      for (const auto& line : lines) text += line + "\n";
+      drawn = lines.size();
+      print(text);
+    } else if (changed) {
+      std::string text;
+      for (const auto& line : lines) text += line + "\n";
+      print(text);
+    }
+    if (nm.status.phase == op::Phase::kSucceeded) co_return kExitOk;
+    if (nm.status.phase == op::Phase::kFailed) {
+      co_return report(
+          Failure{.message = "NodeMaintenance \"" + name + "\" failed: " + nm.status.last_error,
+                  .exit_code = kExitFailed});
+    }
+    if (timed_out(options.timeout, started)) {
+      co_return report(Failure{
+          .message = fmt::format("timed out after {} waiting for NodeMaintenance \"{}\" (phase {})",
+                                 op::format_duration(*options.timeout), name, phase_text(nm)),
+          .exit_code = kExitTimeout});
+    }
+    co_await pause(options.poll_interval);
+  }
+}
+
+// Lists every page of T in `ns` with `options`, as a Failure-carrying outcome.
+template <typename T>
+asio::awaitable<Outcome<std::vector<T>>> list_all(Session& session, std::string ns,
+                                                  kube::ListOptions options) {
+  auto listed = co_await session.client().list_all<T>(ns, options);
+  if (!listed) co_return session.failure(listed.error());
+  co_return std::move(listed->items);
+}
+
+// The node as a projection; std::nullopt when it does not exist.
+asio::awaitable<Outcome<std::optional<kube::Node>>> find_node(Session& session, std::string node) {
+  auto got = co_await session.get_optional(node_path(node));
+  if (!got) co_return got.failure();
+  if (!got->has_value()) co_return std::optional<kube::Node>();
+  auto decoded = kube::decode_node(**got);
+  if (!decoded) co_return session.failure(decoded.error());
+  co_return std::optional<kube::Node>(std::move(*decoded));
+}
+
+asio::awaitable<Outcome<std::vector<kube::Lease>>> leases_in(Session& session, std::string ns) {
+  kube::ListOptions all;
+  co_return co_await list_all<kube::Lease>(session, ns, all);
+}
+
+bool is_slot_lease(const kube::Lease& lease) {
+  return lease.meta.name.rfind("nmo-slot-", 0) == 0 ||
+         lease.meta.name.rfind("nmo-foreign-", 0) == 0;
+}
+
+std::optional<VmiState> vmi_state(const json::value& vmi) {
+  VmiState state;
+  const auto* status = vmi.is_object() ? vmi.get_object().if_contains("status") : nullptr;
+  const auto* conditions =
+      status && status->is_object() ? status->get_object().if_contains("conditions") : nullptr;
+  if (conditions == nullptr || !conditions->is_array()) return state;
+  for (const auto& c : conditions->get_array()) {
+    if (!c.is_object()) continue;
+    const auto& object = c.get_object();
+    const auto* type = object.if_contains("type");
+    if (type == nullptr || !type->is_string() || type->get_string() != "LiveMigratable") continue;
+    const auto* value = object.if_contains("status");
+    state.live_migratable = value != nullptr && value->is_string() && value->get_string() == "True";
+    for (const char* key : {"message", "reason"}) {
+      const auto* text = object.if_contains(key);
+      if (text != nullptr && text->is_string() && !text->get_string().empty()) {
+        state.message = std::string(text->get_string());
+        break;
+      }
+    }
+  }
+  return state;
+}
+
+std::string string_field(const json::object& object, std::string_view key) {
+  const auto* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string(value->get_string()) : "";
+}
+
+std::vector<EventLine> decode_events(const json::value& list) {
+  std::vector<EventLine> events;
+  const auto* items = list.is_object() ? list.get_object().if_contains("items") : nullptr;
+  if (items == nullptr || !items->is_array()) return events;
+  for (const auto& item : items->get_array()) {
+    if (!item.is_object()) continue;
+    const auto& object = item.get_object();
+    const auto* involved = object.if_contains("involvedObject");
+    if (involved == nullptr || !involved->is_object() ||
+        string_field(involved->get_object(), "kind") != op::kKind) {
+      continue;
+    }
+    EventLine event{.type = string_field(object, "type"),
+                    .reason = string_field(object, "reason"),
+                    .message = string_field(object, "message")};
+    if (const auto* count = object.if_contains("count"); count && count->is_int64()) {
+      event.count = count->get_int64();
+    }
+    for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"}) {
+      const std::string text = string_field(object, key);
+      if (text.empty()) continue;
+      if (auto parsed = kube::parse_time(text)) {
+        event.last_seen = *parsed;
+        break;
+      }
+    }
+    events.push_back(std::move(event));
+  }
+  std::stable_sort(events.begin(), events.end(), [](const EventLine& a, const EventLine& b) {
+    return a.last_seen.value_or(kube::Time{}) < b.last_seen.value_or(kube::Time{});
+  });
+  return events;
+}
+
+}  // namespace
+
+asio::awaitable<int> run_list(Session& session, CommandOptions options) {
+  auto all = co_await session.maintenances();
+  if (!all) co_return report(all.failure());
+  if (options.output != OutputFormat::kHuman) {
+    print_document(all->raw, options.output);
+    co_return kExitOk;
+  }
+  if (all->items.empty()) {
+    print("No NodeMaintenances found.\n");
+    co_return kExitOk;
+  }
+  const kube::Time now = wall_now();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& nm : all->items) rows.push_back(list_row(nm, now));
+  print(format_table(list_header(), rows));
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_status(Session& session, std::string name, CommandOptions options) {
+  auto found = co_await session.maintenance(name);
+  if (!found) co_return report(found.failure());
+  if (options.output != OutputFormat::kHuman) {
+    print_document(found->raw, options.output);
+  } else {
+    print(status_report(found->nm, wall_now()));
+  }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_start(Session& session, std::string node, CommandOptions options) {
+  if (!options.drain_timeout.empty()) {
+    if (auto parsed = op::parse_duration(options.drain_timeout); !parsed) {
+      co_return report(Failure{.message = "--drain-timeout: " + parsed.error().message,
+                               .exit_code = kExitUsage});
+    }
+  }
+  auto found = co_await find_node(session, node);
+  if (!found) co_return report(found.failure());
+  if (!found->has_value()) {
+    co_return report(
+        Failure{.message = "node \"" + node + "\" not found", .exit_code = kExitNotFound});
+  }
+  const std::string name = options.name.empty() ? "maintenance-" + node : options.name;
+  json::object spec{{"nodeName", node}};
+  if (!options.reason.empty()) spec["reason"] = options.reason;
+  if (!options.drain_timeout.empty()) spec["drainTimeout"] = options.drain_timeout;
+  json::value body = json::object{{"apiVersion", op::kApiVersion},
+                                  {"kind", op::kKind},
+                                  {"metadata", json::object{{"name", name}}},
+                                  {"spec", std::move(spec)}};
+  auto created = co_await session.client().create(maintenance_path(), std::move(body));
+  if (!created) {
+    const Error& error = created.error();
+    if (error.code == ErrorCode::kNotFound && error.http_status == 404) {
+      co_return report(api_not_installed());
+    }
+    Failure failure = session.failure(error);
+    if (failure.exit_code == kExitNotFound) failure.exit_code = kExitFailed;
+    co_return report(failure);
+  }
+  print("nodemaintenance/" + name + " created (node " + node + ")\n");
+  if (!options.wait) co_return kExitOk;
+  co_return co_await follow(session, name, options);
+}
+
+asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptions options) {
+  std::vector<std::pair<std::string, std::string>> targets;  // name, node
+  auto named = co_await session.find_maintenance(target);
+  if (!named) co_return report(named.failure());
+  if (named->has_value()) {
+    targets.emplace_back(target, (*named)->nm.spec.node_name);
+  } else {
+    auto all = co_await session.maintenances();
+    if (!all) co_return report(all.failure());
+    for (const auto& nm : all->items) {
+      if (nm.spec.node_name == target) targets.emplace_back(nm.meta.name, nm.spec.node_name);
+    }
+  }
+  if (targets.empty()) {
+    co_return report(Failure{
+        .message = "no NodeMaintenance named \"" + target + "\" or for node \"" + target + "\"",
+        .exit_code = kExitNotFound});
+  }
+  for (const auto& [name, node] : targets) {
+    auto removed = co_await session.client().remove(maintenance_path(name));
+    if (!removed && removed.error().code != ErrorCode::kNotFound) {
+      co_return report(session.failure(removed.error()));
+    }
+    print("nodemaintenance/" + name + " deleted (node " + node + ")\n");
+  }
+  if (!options.wait) co_return kExitOk;
+  const auto started = std::chrono::steady_clock::now();
+  for (const auto& [name, node] : targets) {
+    for (;;) {
+      auto still = co_await session.find_maintenance(name);
+      if (!still) co_return report(still.failure());
+      std::optional<kube::Node> node_now;
+      if (!still->has_value()) {
+        auto got = co_await find_node(session, node);
+        if (!got) co_return report(got.failure());
+        node_now = std::move(*got);
+        if (!node_now || !has_drain_taint(*node_now)) break;
+      }
+      if (timed_out(options.timeout, started)) {
+        co_return report(
+            Failure{.message = fmt::format("timed out after {} waiting for node {} to be released",
+                                           op::format_duration(*options.timeout), node),
+                    .exit_code = kExitTimeout});
+      }
+      co_await pause(options.poll_interval);
+    }
+    auto got = co_await find_node(session, node);
+    if (!got) co_return report(got.failure());
+    if (!got->has_value()) {
+      print("node " + node + " no longer exists\n");
+    } else if ((*got)->unschedulable) {
+      print("node " + node +
+            " is released but stays cordoned (it was cordoned before the maintenance)\n");
+    } else {
+      print("node " + node + " is schedulable again\n");
+    }
+  }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_watch(Session& session, std::string name, CommandOptions options) {
+  co_return co_await follow(session, std::move(name), options);
+}
+
+asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions options) {
+  auto found = co_await find_node(session, node);
+  if (!found) co_return report(found.failure());
+  if (!found->has_value()) {
+    co_return report(
+        Failure{.message = "node \"" + node + "\" not found", .exit_code = kExitNotFound});
+  }
+  PlanInput input;
+  input.node = std::move(**found);
+  input.now = wall_now();
+  input.maintenance_name = options.name.empty() ? "maintenance-" + node : options.name;
+  input.operator_namespace = options.operator_namespace;
+  input.lease_namespace = options.lease_namespace;
+  input.max_parallel = options.max_parallel;
+  input.etcd_quorum_check = options.etcd_quorum_check;
+
+  kube::ListOptions on_node;
+  on_node.field_selector = "spec.nodeName=" + node;
+  auto pods = co_await list_all<kube::Pod>(session, "", on_node);
+  if (!pods) co_return report(pods.failure());
+  input.pods = std::move(*pods);
+
+  std::set<std::string> namespaces;
+  std::set<std::pair<std::string, std::string>> daemon_sets;
+  bool any_launcher = false;
+  for (const auto& pod : input.pods) {
+    namespaces.insert(pod.meta.namespace_);
+    if (auto owner = op::daemon_set_owner(pod)) daemon_sets.emplace(owner->namespace_, owner->name);
+    any_launcher = any_launcher || is_virt_launcher(pod);
+  }
+  for (const auto& [ns, name] : daemon_sets) {
+    auto got = co_await session.get_optional(kube::object_path<kube::DaemonSet>(ns, name));
+    if (!got) co_return report(got.failure());
+    if (!got->has_value()) continue;
+    auto decoded = kube::decode_daemon_set(**got);
+    if (!decoded) co_return report(session.failure(decoded.error()));
+    input.daemon_sets.push_back(
+        op::DaemonSetRef{.namespace_ = ns, .name = name, .uid = decoded->meta.uid});
+  }
+  for (const auto& ns : namespaces) {
+    kube::ListOptions all;
+    auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, ns, all);
+    if (!pdbs) co_return report(pdbs.failure());
+    for (auto& pdb : *pdbs) input.pdbs.push_back(std::move(pdb));
+  }
+  if (any_launcher) {
+    auto served = co_await session.served("/apis/kubevirt.io/v1");
+    if (!served) co_return report(served.failure());
+    input.kubevirt_served = *served;
+    for (const auto& pod : input.pods) {
+      if (!input.kubevirt_served || !is_virt_launcher(pod) || vmi_name(pod).empty()) continue;
+      const std::string path = "/apis/kubevirt.io/v1/namespaces/" + pod.meta.namespace_ +
+                               "/virtualmachineinstances/" + vmi_name(pod);
+      auto vmi = co_await session.get_optional(path);
+      if (!vmi) co_return report(vmi.failure());
+      if (vmi->has_value()) {
+        if (auto state = vmi_state(**vmi)) {
+          input.vmis[pod.meta.namespace_ + "/" + vmi_name(pod)] = *state;
+        }
+      }
+    }
+  }
+
+  auto all = co_await session.maintenances();
+  if (!all) co_return report(all.failure());
+  input.maintenances = std::move(all->items);
+  auto slots = co_await leases_in(session, options.operator_namespace);
+  if (!slots) co_return report(slots.failure());
+  for (const auto& lease : *slots) input.slot_leases.insert(lease.meta.name);
+  auto node_leases = co_await leases_in(session, options.lease_namespace);
+  if (!node_leases) co_return report(node_leases.failure());
+  input.node_leases = std::move(*node_leases);
+
+  // The etcd-quorum gate, read as the operator reads it.
+  std::map<std::string, bool> node_ready;
+  for (std::string_view label : {op::kControlPlaneLabel, op::kMasterLabel}) {
+    kube::ListOptions selected;
+    selected.label_selector = std::string(label);
+    auto nodes = co_await list_all<kube::Node>(session, "", selected);
+    if (!nodes) co_return report(nodes.failure());
+    for (const auto& n : *nodes) {
+      input.control_plane_nodes.insert(n.meta.name);
+      node_ready[n.meta.name] = n.is_ready();
+    }
+  }
+  if (!input.control_plane_nodes.empty()) {
+    auto openshift = co_await session.served("/apis/config.openshift.io/v1");
+    if (!openshift) co_return report(openshift.failure());
+    if (*openshift) {
+      kube::ListOptions all_of_ns;
+      auto pdbs = co_await list_all<kube::PodDisruptionBudget>(
+          session, std::string(op::kOpenShiftEtcdNamespace), all_of_ns);
+      if (!pdbs) co_return report(pdbs.failure());
+      auto guard_pods = co_await list_all<kube::Pod>(
+          session, std::string(op::kOpenShiftEtcdNamespace), all_of_ns);
+      if (!guard_pods) co_return report(guard_pods.failure());
+      std::vector<op::GuardPod> guards;
+      if (pdbs->size() == 1) {
+        for (const auto& pod : *guard_pods) {
+          if (op::guard_pdb_selects(pdbs->front(), pod.meta.labels)) {
+            guards.push_back(op::guard_pod(pod));
+          }
+        }
+      }
+      for (const auto& cp : input.control_plane_nodes) {
+        input.quorum_safe[cp] = op::openshift_etcd_disruption_allowed(*pdbs, guards, cp);
+        input.quorum_detail[cp] = "OpenShift etcd guard PDB in openshift-etcd";
+      }
+    } else {
+      kube::ListOptions etcd;
+      etcd.label_selector = "component=etcd";
+      auto etcd_pods = co_await list_all<kube::Pod>(session, std::string(op::kEtcdNamespace), etcd);
+      if (!etcd_pods) co_return report(etcd_pods.failure());
+      std::vector<op::EtcdMember> members;
+      for (const auto& pod : *etcd_pods) {
+        if (!op::is_etcd_member_pod(pod)) continue;
+        const auto ready = node_ready.find(pod.node_name);
+        members.push_back(op::etcd_member(pod, ready != node_ready.end() && ready->second));
+      }
+      for (const auto& cp : input.control_plane_nodes) {
+        const op::QuorumCheck check = op::check_etcd_quorum(members, cp);
+        input.quorum_safe[cp] = check.safe;
+        input.quorum_detail[cp] =
+            check.members == 0
+                ? "no stacked etcd members found (external or managed etcd)"
+                : fmt::format("{} etcd members, {} healthy, {} left while it is down, {} needed",
+                              check.members, check.healthy, check.healthy_after, check.needed);
+      }
+    }
+  }
+
+  const Plan plan = make_plan(input);
+  if (options.output != OutputFormat::kHuman) {
+    print_document(plan_to_json(plan), options.output);
+  } else {
+    print(plan_report(plan));
+  }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options) {
+  auto found = co_await session.maintenance(name);
+  if (!found) co_return report(found.failure());
+  DiagnosisInput input;
+  input.nm = found->nm;
+  input.now = wall_now();
+  input.max_parallel = options.max_parallel;
+  const std::string& node = input.nm.spec.node_name;
+
+  const std::string events_path = "/api/v1/namespaces/default/events?fieldSelector=" +
+                                  kube::query_escape("involvedObject.name=" + name);
+  auto events = co_await session.get(events_path);
+  if (!events) co_return report(events.failure());
+  input.events = decode_events(*events);
+
+  auto node_now = co_await find_node(session, node);
+  if (!node_now) co_return report(node_now.failure());
+  input.node = std::move(*node_now);
+
+  const std::string lease_name = op::node_lease_name(node);
+  input.lease_ref = options.lease_namespace + "/" + lease_name;
+  auto lease = co_await session.get_optional(
+      kube::object_path<kube::Lease>(options.lease_namespace, lease_name));
+  if (!lease) co_return report(lease.failure());
+  if (lease->has_value()) {
+    auto decoded = kube::decode_lease(**lease);
+    if (!decoded) co_return report(session.failure(decoded.error()));
+    input.node_lease = std::move(*decoded);
+  }
+  auto slots = co_await leases_in(session, options.operator_namespace);
+  if (!slots) co_return report(slots.failure());
+  for (const auto& slot : *slots) {
+    if (is_slot_lease(slot)) input.slot_holders.push_back(op::lease_holder(slot));
+  }
+
+  std::map<std::string, std::vector<kube::PodDisruptionBudget>> pdbs_by_namespace;
+  for (const auto& ref : input.nm.status.pending_pods_refs) {
+    StuckPod stuck{.ref = ref};
+    auto pod =
+        co_await session.get_optional(kube::object_path<kube::Pod>(ref.namespace_, ref.name));
+    if (!pod) co_return report(pod.failure());
+    stuck.exists = pod->has_value();
+    if (stuck.exists) {
+      auto decoded = kube::decode_pod(**pod);
+      if (!decoded) co_return report(session.failure(decoded.error()));
+      if (!pdbs_by_namespace.contains(ref.namespace_)) {
+        kube::ListOptions all;
+        auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, ref.namespace_, all);
+        if (!pdbs) co_return report(pdbs.failure());
+        pdbs_by_namespace[ref.namespace_] = std::move(*pdbs);
+      }
+      stuck.pdbs = op::covering_pdbs(*decoded, pdbs_by_namespace[ref.namespace_]);
+    }
+    input.pods.push_back(std::move(stuck));
+  }
+
+  if (options.output != OutputFormat::kHuman) {
+    print_document(diagnosis_to_json(input), options.output);
+  } else {
+    print(diagnosis_report(input, kMaxEvents));
+  }
+  co_return kExitOk;
+}
+
+}  // namespace nmo::cli

@@ -1,0 +1,241 @@
+// kubectl-maintenance: the admin's command-line tool for NodeMaintenances (SPEC §7). On PATH it
+// is also `kubectl maintenance ...` (kubectl's plugin mechanism). It finds the cluster as kubectl
+// does (--kubeconfig, $KUBECONFIG, ~/.kube/config; --context), answers in human form by default
+// and as JSON or YAML with -o, and exits with the statuses of src/cli/exit_code.h, listed in
+// --help.
+//
+// Threading: one io_context on the main thread runs the chosen subcommand's coroutine.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/log.h"
+#include "cli/exit_code.h"
+#include "commands.h"
+#include "http/asio.h"
+#include "kube/client/client.h"
+#include "kube/config/load_rest_config.h"
+#include "operator/api/node_maintenance.h"
+#include "operator/gates/budget.h"
+#include "operator/gates/node_lease.h"
+#include "session.h"
+
+#ifndef NMO_VERSION
+#error "NMO_VERSION must be defined by the build (cmd/kubectl-maintenance/CMakeLists.txt)"
+#endif
+
+namespace nmo::cli {
+namespace {
+
+constexpr const char* kExitCodesHelp =
+    "Exit status:\n"
+    "  0  success (watch, start --wait: the maintenance Succeeded)\n"
+    "  1  the operation failed: the maintenance Failed, or the API server refused a write\n"
+    "  2  bad command line\n"
+    "  3  the node or NodeMaintenance named does not exist\n"
+    "  4  the cluster cannot be used: API server unreachable, kubeconfig or credentials\n"
+    "     unusable, or the NodeMaintenance API (CRD) is not installed\n"
+    "  5  --timeout passed before the awaited state was reached\n";
+
+struct Flags {
+  std::string kubeconfig;
+  std::string context;
+  std::string output;
+  std::string timeout;
+  int verbosity = 0;
+  CommandOptions options;
+};
+
+using Command = std::function<asio::awaitable<int>(Session&, CommandOptions)>;
+
+int run_command(const Flags& flags, const Command& command) {
+  CommandOptions options = flags.options;
+  if (flags.output == "json") options.output = OutputFormat::kJson;
+  if (flags.output == "yaml") options.output = OutputFormat::kYaml;
+  options.tty = isatty(STDOUT_FILENO) == 1;
+  if (!flags.timeout.empty()) {
+    auto timeout = op::parse_duration(flags.timeout);
+    if (!timeout) {
+      std::fprintf(stderr, "error: --timeout: %s\n", timeout.error().message.c_str());
+      return kExitUsage;
+    }
+    options.timeout = *timeout;
+  }
+  // Client retries and warnings are logged; a command-line tool shows them only with -v.
+  log::configure(log::Format::kText, flags.verbosity);
+  if (flags.verbosity == 0) log::set_writer([](std::string_view) {});
+
+  auto rest = kube::load_rest_config({.path = flags.kubeconfig, .context = flags.context});
+  if (!rest) {
+    std::fprintf(stderr, "error: %s\n", rest.error().message.c_str());
+    return kExitUnavailable;
+  }
+  asio::io_context io;
+  kube::ClientOptions client_options;
+  client_options.user_agent = "kubectl-maintenance/" NMO_VERSION;
+  // Fail fast when the API server is down: one retry, short timeouts.
+  client_options.max_retries = 1;
+  client_options.request_timeout = std::chrono::seconds(15);
+  client_options.qps = 50.0;
+  client_options.burst = 100;
+  auto client = kube::Client::create(io.get_executor(), *rest, client_options);
+  if (!client) {
+    std::fprintf(stderr, "error: %s\n", client.error().describe().c_str());
+    return kExitUnavailable;
+  }
+  Session session(**client, rest->server);
+  int status = kExitFailed;
+  asio::co_spawn(io, command(session, options), [&](std::exception_ptr error, int result) {
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: internal error: %s\n", e.what());
+      }
+    } else {
+      status = result;
+    }
+    (*client)->shutdown();
+  });
+  io.run();
+  return status;
+}
+
+void add_output(CLI::App& command, Flags& flags, const char* formats) {
+  command.add_option("-o,--output", flags.output, formats)->check(CLI::IsMember({"json", "yaml"}));
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "kubectl-maintenance: start, follow, explain and stop NodeMaintenances "
+      "(nodemaintenance.medik8s.io) — also `kubectl maintenance` when on PATH.",
+      "kubectl-maintenance"};
+  app.set_version_flag("--version", std::string("kubectl-maintenance ") + NMO_VERSION);
+  app.footer(kExitCodesHelp);
+  app.require_subcommand(1);
+  Flags flags;
+  flags.options.operator_namespace = std::string(op::kDefaultOperatorNamespace);
+  flags.options.lease_namespace = std::string(op::kDefaultLeaseNamespace);
+  app.add_option("--kubeconfig", flags.kubeconfig,
+                 "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)");
+  app.add_option("--context", flags.context, "kubeconfig context (default: current-context)");
+  app.add_option("--operator-namespace", flags.options.operator_namespace,
+                 "the operator's namespace (budget slot Leases)")
+      ->capture_default_str();
+  app.add_option("--lease-namespace", flags.options.lease_namespace,
+                 "namespace of the medik8s node leases")
+      ->capture_default_str();
+  app.add_option("-v,--v", flags.verbosity, "log client requests and retries to stderr")
+      ->check(CLI::Range(0, 10));
+
+  std::string arg;
+  Command command;
+
+  auto* start = app.add_subcommand("start", "create a NodeMaintenance for a node");
+  start->add_option("node", arg, "the node to take out")->required();
+  start->add_option("--reason", flags.options.reason, "why (spec.reason)");
+  start->add_option("--name", flags.options.name, "the NodeMaintenance's name")
+      ->default_str("maintenance-<node>");
+  start->add_option("--drain-timeout", flags.options.drain_timeout,
+                    "give up the drain after this long (spec.drainTimeout, e.g. 90m, 2h)");
+  start->add_flag("--wait", flags.options.wait,
+                  "follow it like `watch` until Succeeded (exit 0) or Failed (exit 1)");
+  start->add_option("--timeout", flags.timeout, "with --wait: give up after this long (exit 5)");
+  start->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_start(s, arg, std::move(o)); };
+  });
+
+  auto* stop = app.add_subcommand("stop", "delete the NodeMaintenance of a node (or by name)");
+  stop->add_option("target", arg, "a NodeMaintenance name or a node name")->required();
+  stop->add_flag("--wait", flags.options.wait, "return once the operator has released the node");
+  stop->add_option("--timeout", flags.timeout, "with --wait: give up after this long (exit 5)");
+  stop->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_stop(s, arg, std::move(o)); };
+  });
+
+  auto* list = app.add_subcommand("list",
+                                  "every NodeMaintenance: node, phase, progress, "
+                                  "pending pods, age, what blocks it");
+  add_output(*list, flags, "json|yaml: the NodeMaintenanceList");
+  list->callback(
+      [&] { command = [](Session& s, CommandOptions o) { return run_list(s, std::move(o)); }; });
+
+  auto* status = app.add_subcommand("status", "a NodeMaintenance's status in human form");
+  status->add_option("name", arg, "the NodeMaintenance")->required();
+  add_output(*status, flags, "json|yaml: the NodeMaintenance object");
+  status->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_status(s, arg, std::move(o)); };
+  });
+
+  auto* watch = app.add_subcommand(
+      "watch",
+      "a live progress bar until Succeeded (exit 0) or Failed (exit 1); plain lines "
+      "when stdout is not a terminal");
+  watch->add_option("name", arg, "the NodeMaintenance")->required();
+  add_output(*watch, flags, "json|yaml: one JSON line per change");
+  watch->add_option("--timeout", flags.timeout, "give up after this long (exit 5)");
+  watch->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_watch(s, arg, std::move(o)); };
+  });
+
+  auto* plan = app.add_subcommand(
+      "plan",
+      "dry run, changes nothing: the pods that would be evicted, skipped or block, and "
+      "the gates that would keep the maintenance Pending");
+  plan->add_option("node", arg, "the node")->required();
+  plan->add_option("--name", flags.options.name, "the NodeMaintenance's name")
+      ->default_str("maintenance-<node>");
+  plan->add_option("--max-parallel", flags.options.max_parallel,
+                   "the operator's --max-parallel-maintenances")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  plan->add_option("--etcd-quorum-check", flags.options.etcd_quorum_check,
+                   "the operator's --etcd-quorum-check (true = auto)")
+      ->capture_default_str();
+  add_output(*plan, flags, "json|yaml: the plan");
+  plan->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_plan(s, arg, std::move(o)); };
+  });
+
+  auto* diagnose = app.add_subcommand(
+      "diagnose",
+      "why a maintenance is stuck: status, events, leases, node, pending pods with "
+      "their PDBs, and what to do next");
+  diagnose->add_option("name", arg, "the NodeMaintenance")->required();
+  add_output(*diagnose, flags, "json|yaml: the diagnosis");
+  diagnose->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_diagnose(s, arg, std::move(o)); };
+  });
+
+  for (CLI::App* sub : {start, stop, list, status, watch, plan, diagnose}) {
+    sub->fallthrough();
+    sub->footer(kExitCodesHelp);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  return run_command(flags, command);
+}
+
+}  // namespace
+}  // namespace nmo::cli
+
+int main(int argc, char** argv) {
+  try {
+    return nmo::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fputs("error: internal error: unknown exception\n", stderr);
+  }
+  return 1;
+}

@@ -1,0 +1,96 @@
+#include "session.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "kube/api/resource.h"
+
+namespace nmo::cli {
+
+std::string maintenance_path(const std::string& name) {
+  std::string path = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kVersion) + "/" +
+                     std::string(op::kPlural);
+  if (!name.empty()) path += "/" + name;
+  return path;
+}
+
+asio::awaitable<Outcome<std::optional<boost::json::value>>> Session::get_optional(
+    std::string path) {
+  auto got = co_await client_.get_json(path);
+  if (got) co_return std::optional<boost::json::value>(std::move(*got));
+  if (got.error().code == ErrorCode::kNotFound && got.error().http_status == 404) {
+    co_return std::optional<boost::json::value>();
+  }
+  co_return failure(got.error());
+}
+
+asio::awaitable<Outcome<boost::json::value>> Session::get(std::string path) {
+  auto got = co_await client_.get_json(path);
+  if (!got) co_return failure(got.error());
+  co_return std::move(*got);
+}
+
+asio::awaitable<Outcome<bool>> Session::served(std::string path) {
+  auto got = co_await get_optional(std::move(path));
+  if (!got) co_return got.failure();
+  co_return got->has_value();
+}
+
+asio::awaitable<Outcome<Done>> Session::require_api() {
+  const std::string root = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kVersion);
+  auto served_now = co_await served(root);
+  if (!served_now) co_return served_now.failure();
+  if (!*served_now) co_return api_not_installed();
+  co_return Done{};
+}
+
+asio::awaitable<Outcome<std::optional<Session::Maintenance>>> Session::find_maintenance(
+    std::string name) {
+  auto got = co_await get_optional(maintenance_path(name));
+  if (!got) co_return got.failure();
+  if (!got->has_value()) {
+    // A 404 also comes when the CRD is missing; tell the two apart.
+    auto api = co_await require_api();
+    if (!api) co_return api.failure();
+    co_return std::optional<Maintenance>();
+  }
+  auto decoded = op::decode_node_maintenance(**got);
+  if (!decoded) co_return failure(decoded.error());
+  co_return std::optional<Maintenance>(Maintenance{.raw = std::move(**got), .nm = *decoded});
+}
+
+asio::awaitable<Outcome<Session::Maintenance>> Session::maintenance(std::string name) {
+  auto found = co_await find_maintenance(name);
+  if (!found) co_return found.failure();
+  if (!found->has_value()) {
+    co_return Failure{
+        .message = "NodeMaintenance \"" + name + "\" not found",
+        .exit_code = describe_api_error(Error(ErrorCode::kNotFound, "", 404), "").exit_code};
+  }
+  co_return std::move(**found);
+}
+
+asio::awaitable<Outcome<Session::Maintenances>> Session::maintenances() {
+  auto got = co_await get_optional(maintenance_path());
+  if (!got) co_return got.failure();
+  if (!got->has_value()) co_return api_not_installed();
+  Maintenances all{.raw = std::move(**got), .items = {}};
+  if (const auto* object = all.raw.if_object()) {
+    if (const auto* items = object->if_contains("items"); items && items->is_array()) {
+      for (const auto& item : items->get_array()) {
+        auto decoded = op::decode_node_maintenance(item);
+        if (!decoded) co_return failure(decoded.error());
+        all.items.push_back(std::move(*decoded));
+      }
+    }
+  }
+  std::sort(all.items.begin(), all.items.end(),
+            [](const op::NodeMaintenance& a, const op::NodeMaintenance& b) {
+              const kube::Time ta = a.meta.creation_timestamp.value_or(kube::Time{});
+              const kube::Time tb = b.meta.creation_timestamp.value_or(kube::Time{});
+              return std::tie(ta, a.meta.name) < std::tie(tb, b.meta.name);
+            });
+  co_return all;
+}
+
+}  // namespace nmo::cli

@@ -1,0 +1,85 @@
+// Session: one API server connection of kubectl-maintenance and the reads its commands share,
+// with every failure already turned into a one-line message and an exit status (cli::Failure).
+//
+// Threading: used by one command coroutine on the io_context's single thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "cli/api_error.h"
+#include "http/asio.h"
+#include "kube/client/client.h"
+#include "operator/api/node_maintenance.h"
+
+namespace nmo::cli {
+
+// A value, or the Failure to report and exit with.
+template <typename T>
+class Outcome {
+ public:
+  Outcome(T value) : value_(std::move(value)) {}              // NOLINT(google-explicit-constructor)
+  Outcome(Failure failure) : failure_(std::move(failure)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] explicit operator bool() const noexcept { return value_.has_value(); }
+  [[nodiscard]] T& operator*() { return *value_; }
+  [[nodiscard]] T* operator->() { return &*value_; }
+  [[nodiscard]] const Failure& failure() const { return failure_; }
+
+ private:
+  std::optional<T> value_;
+  Failure failure_;
+};
+
+// Outcome<Done> for steps without a value.
+struct Done {};
+
+class Session {
+ public:
+  Session(kube::Client& client, std::string server) : client_(client), server_(std::move(server)) {}
+
+  [[nodiscard]] kube::Client& client() { return client_; }
+  [[nodiscard]] const std::string& server() const { return server_; }
+  [[nodiscard]] Failure failure(const Error& error) const {
+    return describe_api_error(error, server_);
+  }
+
+  // GET `path`; std::nullopt when it answers 404.
+  asio::awaitable<Outcome<std::optional<boost::json::value>>> get_optional(std::string path);
+  // GET `path`; 404 is a Failure (exit 3) with the server's message.
+  asio::awaitable<Outcome<boost::json::value>> get(std::string path);
+  // True when GET `path` (an API group/version root) answers, false on 404.
+  asio::awaitable<Outcome<bool>> served(std::string path);
+
+  // The NodeMaintenance `name` (raw and decoded); a missing one is exit 3
+  // (`NodeMaintenance "x" not found`), a missing API exit 4.
+  struct Maintenance {
+    boost::json::value raw;
+    op::NodeMaintenance nm;
+  };
+  asio::awaitable<Outcome<Maintenance>> maintenance(std::string name);
+  // The NodeMaintenance `name`, std::nullopt when it does not exist.
+  asio::awaitable<Outcome<std::optional<Maintenance>>> find_maintenance(std::string name);
+  // Every NodeMaintenance: the raw list and the decoded items, oldest first.
+  struct Maintenances {
+    boost::json::value raw;
+    std::vector<op::NodeMaintenance> items;
+  };
+  asio::awaitable<Outcome<Maintenances>> maintenances();
+
+ private:
+  // Whether the NodeMaintenance API is served (a 404 on it means the CRD is missing).
+  asio::awaitable<Outcome<Done>> require_api();
+
+  kube::Client& client_;
+  std::string server_;
+};
+
+// The URL path of the NodeMaintenance collection, or of one object.
+[[nodiscard]] std::string maintenance_path(const std::string& name = {});
+
+}  // namespace nmo::cli

@@ -1,0 +1,277 @@
+#include "cli/diagnosis.h"
+
+#include <algorithm>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "cli/maintenance_text.h"
+#include "operator/gates/node_lease.h"
+
+namespace nmo::cli {
+
+namespace {
+
+std::string pdb_name(const kube::PodDisruptionBudget& pdb) {
+  return pdb.meta.namespace_ + "/" + pdb.meta.name;
+}
+
+std::string pdb_counts(const kube::PodDisruptionBudget& pdb) {
+  return fmt::format("{} disruption{} allowed: {} healthy, {} desired", pdb.disruptions_allowed,
+                     pdb.disruptions_allowed == 1 ? "" : "s", pdb.current_healthy,
+                     pdb.desired_healthy);
+}
+
+std::string pod_key(const op::PendingPodRef& ref) { return ref.namespace_ + "/" + ref.name; }
+
+std::string lease_state(const DiagnosisInput& input) {
+  if (!input.node_lease) return "none";
+  const std::string holder = op::lease_holder(*input.node_lease);
+  switch (op::classify_node_lease(input.node_lease, input.now)) {
+    case op::NodeLeaseState::kFree:
+      return "free";
+    case op::NodeLeaseState::kOurs:
+      return "held by " + holder + " (the operator)";
+    case op::NodeLeaseState::kHeldByOther:
+      return "held by " + holder;
+    case op::NodeLeaseState::kExpiredForeign:
+      return "expired (last holder " + holder + ")";
+  }
+  return "unknown";
+}
+
+bool has_taint(const kube::Node& node, std::string_view key) {
+  return std::any_of(node.taints.begin(), node.taints.end(),
+                     [key](const kube::Taint& t) { return t.key == key; });
+}
+
+std::string verdict_for_pod(const StuckPod& pod) {
+  const std::string name = pod_key(pod.ref);
+  const op::PendingPodReason reason = pod.ref.reason.value_or(op::PendingPodReason::kEvicting);
+  switch (reason) {
+    case op::PendingPodReason::kBlockedByPdb: {
+      if (pod.pdbs.size() == 1) {
+        return fmt::format(
+            "pod {} is protected by PDB {} ({}): scale up, migrate the VM, or relax the PDB", name,
+            pdb_name(pod.pdbs.front()), pdb_counts(pod.pdbs.front()));
+      }
+      return fmt::format(
+          "pod {} is protected by a PDB ({}): scale up, migrate the VM, or relax "
+          "the PDB",
+          name, pod.ref.message);
+    }
+    case op::PendingPodReason::kMultiplePdbs: {
+      std::string names;
+      for (const auto& pdb : pod.pdbs) names += (names.empty() ? "" : ", ") + pdb_name(pdb);
+      return fmt::format(
+          "pod {} is selected by more than one PDB ({}), which the Eviction API "
+          "refuses: keep one PDB for it",
+          name, names.empty() ? pod.ref.message : names);
+    }
+    case op::PendingPodReason::kEvictionDeferred:
+      return fmt::format(
+          "pod {}: an admission webhook deferred its eviction ({}): wait for it "
+          "(KubeVirt live-migrates the VM), or check the webhook",
+          name, pod.ref.message);
+    case op::PendingPodReason::kNamespaceTerminating:
+      return fmt::format(
+          "pod {}: its namespace is being deleted: wait for the namespace "
+          "controller to remove it",
+          name);
+    case op::PendingPodReason::kError:
+      return fmt::format("pod {}: its eviction failed ({}): see the events", name, pod.ref.message);
+    case op::PendingPodReason::kWaitingForTermination:
+      return fmt::format("pod {} is terminating ({}): wait, or check the kubelet of its node", name,
+                         pod.ref.message);
+    case op::PendingPodReason::kEvicting:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string diagnosis_verdict(const DiagnosisInput& input) {
+  const op::NodeMaintenance& nm = input.nm;
+  const std::string& node = nm.spec.node_name;
+  if (nm.meta.deletion_timestamp) {
+    return "being deleted: the operator is restoring node " + node +
+           " (if this lasts, check that the operator runs)";
+  }
+  if (!nm.status.phase) {
+    return "the operator has not picked it up yet: check that it runs (kubectl get deploy -n "
+           "node-maintenance-operator-system)";
+  }
+  switch (*nm.status.phase) {
+    case op::Phase::kSucceeded:
+      return "node " + node + " is drained: do the maintenance, then `kubectl maintenance stop " +
+             nm.meta.name + "` to return it to service";
+    case op::Phase::kFailed:
+      if (!input.node) {
+        return "failed: node " + node + " does not exist: delete the NodeMaintenance";
+      }
+      return "failed: " + nm.status.last_error +
+             ": fix the cause, then delete the NodeMaintenance (and create it again if needed)";
+    case op::Phase::kPending: {
+      if (!input.node) return "node " + node + " does not exist: delete the NodeMaintenance";
+      const op::Condition* blocked =
+          op::find_condition(nm.status.conditions, op::kConditionBlocked);
+      if (blocked != nullptr && blocked->reason == "EtcdQuorum") {
+        return blocked->message +
+               ": bring the other control-plane nodes back to Ready; it proceeds by itself";
+      }
+      if (input.node_lease && op::classify_node_lease(input.node_lease, input.now) ==
+                                  op::NodeLeaseState::kHeldByOther) {
+        return "node lease " + input.lease_ref + " is held by " +
+               op::lease_holder(*input.node_lease) +
+               ": wait until that remediation ends; it proceeds by itself";
+      }
+      std::string holders;
+      for (const auto& h : input.slot_holders) holders += (holders.empty() ? "" : ", ") + h;
+      if (!holders.empty()) {
+        return fmt::format(
+            "waiting for a maintenance slot ({} in use: {}): wait for them to be "
+            "deleted, or raise --max-parallel-maintenances",
+            input.slot_holders.size(), holders);
+      }
+      return "waiting for its gates: " + blocking_summary(nm);
+    }
+    case op::Phase::kRunning:
+      break;
+  }
+  for (const auto& pod : input.pods) {
+    if (!pod.ref.reason || *pod.ref.reason == op::PendingPodReason::kEvicting ||
+        *pod.ref.reason == op::PendingPodReason::kWaitingForTermination) {
+      continue;
+    }
+    return verdict_for_pod(pod);
+  }
+  for (const auto& pod : input.pods) {
+    if (pod.ref.reason == op::PendingPodReason::kWaitingForTermination) {
+      return verdict_for_pod(pod);
+    }
+  }
+  if (nm.status.error_on_lease_count > 0) {
+    return fmt::format("the node lease was found held by another holder {} time(s): check {}",
+                       nm.status.error_on_lease_count, input.lease_ref);
+  }
+  return fmt::format(
+      "draining, nothing blocks: {} of {} pods gone; watch it with `kubectl "
+      "maintenance watch {}`",
+      nm.status.eviction_pods, nm.status.total_pods, nm.meta.name);
+}
+
+std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events) {
+  std::string out = status_report(input.nm, input.now);
+  out += "\nEvents (oldest first):\n";
+  if (input.events.empty()) out += "  none\n";
+  const std::size_t first = input.events.size() > max_events ? input.events.size() - max_events : 0;
+  for (std::size_t i = first; i < input.events.size(); ++i) {
+    const EventLine& e = input.events[i];
+    std::string when = e.last_seen ? kube::format_time(*e.last_seen) : "<unknown>";
+    out += fmt::format("  {}  {:<7} {:<24} {}{}\n", when, e.type, e.reason, e.message,
+                       e.count > 1 ? fmt::format(" (x{})", e.count) : "");
+  }
+  out += "\nNode " + input.nm.spec.node_name + ":\n";
+  if (!input.node) {
+    out += "  does not exist\n";
+  } else {
+    out += fmt::format("  schedulable:  {}\n", input.node->unschedulable ? "no (cordoned)" : "yes");
+    out += fmt::format("  ready:        {}\n",
+                       input.node->ready_status.empty() ? "unknown" : input.node->ready_status);
+    std::string taints;
+    for (const auto& t : input.node->taints) {
+      taints += (taints.empty() ? "" : ", ") + t.key + (t.value.empty() ? "" : "=" + t.value) +
+                ":" + t.effect;
+    }
+    out += "  taints:       " + (taints.empty() ? std::string("none") : taints) + "\n";
+    if (input.nm.status.phase == op::Phase::kRunning &&
+        !has_taint(*input.node, "medik8s.io/drain")) {
+      out += "  note:         the maintenance taint medik8s.io/drain is missing\n";
+    }
+  }
+  out += "\nLeases:\n";
+  out += "  node lease:   " + input.lease_ref + ": " + lease_state(input) + "\n";
+  std::string holders;
+  for (const auto& h : input.slot_holders) holders += (holders.empty() ? "" : ", ") + h;
+  out += fmt::format("  slots:        {} in use{}\n", input.slot_holders.size(),
+                     holders.empty() ? "" : ": " + holders);
+  if (!input.pods.empty()) {
+    out += "\nPending pods:\n";
+    for (const auto& pod : input.pods) {
+      out += fmt::format("  {}: {}{}\n", pod_key(pod.ref),
+                         pod.ref.reason ? std::string(op::to_string(*pod.ref.reason)) : "Pending",
+                         pod.exists ? "" : " (the pod no longer exists)");
+      if (!pod.ref.message.empty()) out += "    message: " + pod.ref.message + "\n";
+      if (pod.pdbs.empty()) out += "    PDB: none\n";
+      for (const auto& pdb : pod.pdbs) {
+        out += fmt::format("    PDB {}: {}\n", pdb_name(pdb), pdb_counts(pdb));
+      }
+    }
+  }
+  out += "\nVerdict: " + diagnosis_verdict(input) + "\n";
+  return out;
+}
+
+boost::json::value diagnosis_to_json(const DiagnosisInput& input) {
+  const op::NodeMaintenance& nm = input.nm;
+  boost::json::array events;
+  for (const auto& e : input.events) {
+    events.push_back(boost::json::object{
+        {"type", e.type},
+        {"reason", e.reason},
+        {"message", e.message},
+        {"count", e.count},
+        {"lastSeen", e.last_seen ? kube::format_time(*e.last_seen) : std::string()}});
+  }
+  boost::json::array slots;
+  for (const auto& h : input.slot_holders) slots.emplace_back(h);
+  boost::json::object node{{"exists", input.node.has_value()}};
+  if (input.node) {
+    boost::json::array taints;
+    for (const auto& t : input.node->taints) {
+      taints.push_back(
+          boost::json::object{{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+    }
+    node["unschedulable"] = input.node->unschedulable;
+    node["ready"] = input.node->ready_status;
+    node["taints"] = std::move(taints);
+  }
+  boost::json::array pods;
+  for (const auto& pod : input.pods) {
+    boost::json::array pdbs;
+    for (const auto& pdb : pod.pdbs) {
+      pdbs.push_back(boost::json::object{{"name", pdb_name(pdb)},
+                                         {"disruptionsAllowed", pdb.disruptions_allowed},
+                                         {"currentHealthy", pdb.current_healthy},
+                                         {"desiredHealthy", pdb.desired_healthy}});
+    }
+    pods.push_back(boost::json::object{
+        {"namespace", pod.ref.namespace_},
+        {"name", pod.ref.name},
+        {"reason", pod.ref.reason ? std::string(op::to_string(*pod.ref.reason)) : std::string()},
+        {"message", pod.ref.message},
+        {"exists", pod.exists},
+        {"pdbs", std::move(pdbs)}});
+  }
+  return boost::json::object{
+      {"name", nm.meta.name},
+      {"node", nm.spec.node_name},
+      {"phase", phase_text(nm)},
+      {"drainProgress", nm.status.drain_progress},
+      {"totalPods", nm.status.total_pods},
+      {"evictionPods", nm.status.eviction_pods},
+      {"lastError", nm.status.last_error},
+      {"events", std::move(events)},
+      {"nodeLease",
+       boost::json::object{
+           {"name", input.lease_ref},
+           {"holder", input.node_lease ? op::lease_holder(*input.node_lease) : std::string()},
+           {"state", lease_state(input)}}},
+      {"slots", std::move(slots)},
+      {"nodeState", std::move(node)},
+      {"pendingPods", std::move(pods)},
+      {"verdict", diagnosis_verdict(input)}};
+}
+
+}  // namespace nmo::cli

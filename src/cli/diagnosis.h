@@ -1,0 +1,70 @@
+// `kubectl maintenance diagnose <name>`: the story's chapter-9 checklist in one report — the
+// maintenance's status, its recent Events in order, who holds the node lease and the budget
+// slots, the node's taints and schedulability, each pod still pending with the PDBs that cover
+// it — and a one-line verdict with the next action, e.g.
+//   pod default/vm-db is protected by PDB default/db-pdb (0 disruptions allowed: 1 healthy,
+//   1 desired): scale up, migrate the VM, or relax the PDB
+//
+// Threading: pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "kube/api/time.h"
+#include "operator/api/node_maintenance.h"
+
+namespace nmo::cli {
+
+// One core/v1 Event about the maintenance.
+struct EventLine {
+  std::string type;  // Normal, Warning
+  std::string reason;
+  std::string message;
+  std::int64_t count = 1;
+  std::optional<kube::Time> last_seen;  // lastTimestamp, else eventTime, else firstTimestamp
+
+  friend bool operator==(const EventLine&, const EventLine&) = default;
+};
+
+// A pod the maintenance still waits for, with the budgets that select it.
+struct StuckPod {
+  op::PendingPodRef ref;
+  bool exists = true;  // the Pod object was found
+  std::vector<kube::PodDisruptionBudget> pdbs;
+
+  friend bool operator==(const StuckPod&, const StuckPod&) = default;
+};
+
+struct DiagnosisInput {
+  op::NodeMaintenance nm;
+  kube::Time now{};
+  std::vector<EventLine> events;  // oldest first
+  std::string lease_ref;          // "medik8s-leases/node-<node>"
+  std::optional<kube::Lease> node_lease;
+  std::vector<std::string> slot_holders;  // holderIdentity of each slot Lease
+  int max_parallel = 1;
+  std::optional<kube::Node> node;  // std::nullopt: the node does not exist
+  std::vector<StuckPod> pods;
+};
+
+// The one-line verdict with the next action.
+[[nodiscard]] std::string diagnosis_verdict(const DiagnosisInput& input);
+
+// The human report, lines ending in '\n'; at most `max_events` events (the most recent).
+[[nodiscard]] std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events);
+
+// For -o json|yaml: {name, node, phase, progress, totalPods, evictionPods, lastError, events:
+// [...], nodeLease: {name, holder, state}, slots: [...], nodeState: {exists, unschedulable,
+// taints}, pendingPods: [{namespace, name, reason, message, pdbs: [{name, disruptionsAllowed,
+// currentHealthy, desiredHealthy}]}], verdict}.
+[[nodiscard]] boost::json::value diagnosis_to_json(const DiagnosisInput& input);
+
+}  // namespace nmo::cli

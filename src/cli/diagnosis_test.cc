@@ -1,0 +1,109 @@
+#include "cli/diagnosis.h"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "base/testing/status_matchers.h"
+
+namespace nmo::cli {
+namespace {
+
+op::NodeMaintenance decode(std::string_view json) {
+  auto nm = op::decode_node_maintenance(boost::json::parse(json));
+  EXPECT_OK(nm);
+  return nm ? *nm : op::NodeMaintenance{};
+}
+
+kube::PodDisruptionBudget db_pdb() {
+  kube::PodDisruptionBudget pdb;
+  pdb.meta.namespace_ = "vms";
+  pdb.meta.name = "db-pdb";
+  pdb.disruptions_allowed = 0;
+  pdb.current_healthy = 1;
+  pdb.desired_healthy = 1;
+  return pdb;
+}
+
+DiagnosisInput blocked_input() {
+  DiagnosisInput input;
+  input.nm = decode(R"json({"metadata":{"name":"m1"},"spec":{"nodeName":"n1"},
+    "status":{"phase":"Running","totalPods":2,"evictionPods":1,"drainProgress":50,
+      "pendingPodsRefs":[{"namespace":"vms","name":"vm-db","reason":"BlockedByPDB",
+        "message":"PDB vms/db-pdb: 0 disruptions allowed (1 healthy, 1 desired)"}]}})json");
+  input.now = *kube::parse_time("2024-05-01T10:00:00Z");
+  input.lease_ref = "medik8s-leases/node-n1";
+  kube::Lease lease;
+  lease.meta.name = "node-n1";
+  lease.holder_identity = "node-maintenance";
+  lease.lease_duration_seconds = 3600;
+  lease.renew_time = input.now;
+  input.node_lease = lease;
+  input.slot_holders = {"m1 (node n1)"};
+  kube::Node node;
+  node.meta.name = "n1";
+  node.unschedulable = true;
+  node.taints = {{.key = "medik8s.io/drain", .value = "draining", .effect = "NoSchedule"}};
+  input.node = node;
+  input.pods = {StuckPod{.ref = input.nm.status.pending_pods_refs.front(), .pdbs = {db_pdb()}}};
+  input.events = {
+      EventLine{.type = "Normal", .reason = "BeginMaintenance", .message = "begin"},
+      EventLine{
+          .type = "Warning", .reason = "DrainError", .message = "Cannot evict pod", .count = 4}};
+  return input;
+}
+
+TEST(DiagnosisVerdict, NamesThePodItsPdbAndTheAction) {
+  EXPECT_EQ(diagnosis_verdict(blocked_input()),
+            "pod vms/vm-db is protected by PDB vms/db-pdb (0 disruptions allowed: 1 healthy, 1 "
+            "desired): scale up, migrate the VM, or relax the PDB");
+}
+
+TEST(DiagnosisVerdict, PendingOnAForeignLeaseOrTheBudget) {
+  DiagnosisInput input = blocked_input();
+  input.nm = decode(R"json({"metadata":{"name":"m2"},"spec":{"nodeName":"n1"},
+    "status":{"phase":"Pending"}})json");
+  input.pods.clear();
+  input.node_lease->holder_identity = "NodeHealthCheck-x";
+  EXPECT_EQ(diagnosis_verdict(input),
+            "node lease medik8s-leases/node-n1 is held by NodeHealthCheck-x: wait until that "
+            "remediation ends; it proceeds by itself");
+  input.node_lease.reset();
+  EXPECT_EQ(diagnosis_verdict(input),
+            "waiting for a maintenance slot (1 in use: m1 (node n1)): wait for them to be deleted, "
+            "or raise --max-parallel-maintenances");
+}
+
+TEST(DiagnosisVerdict, FinalPhases) {
+  DiagnosisInput input = blocked_input();
+  input.nm.status.phase = op::Phase::kSucceeded;
+  EXPECT_EQ(diagnosis_verdict(input).rfind("node n1 is drained", 0), 0U);
+  input.nm.status.phase = op::Phase::kFailed;
+  input.nm.status.last_error = "drain did not complete within 1m0s: 1 pods pending";
+  EXPECT_EQ(diagnosis_verdict(input).rfind("failed: drain did not complete within 1m0s", 0), 0U);
+}
+
+TEST(DiagnosisReport, HasEverySection) {
+  const std::string report = diagnosis_report(blocked_input(), 10);
+  for (const char* expected :
+       {"Events (oldest first):\n", "DrainError", "(x4)", "  schedulable:  no (cordoned)\n",
+        "  taints:       medik8s.io/drain=draining:NoSchedule\n",
+        "  node lease:   medik8s-leases/node-n1: held by node-maintenance (the operator)\n",
+        "  slots:        1 in use: m1 (node n1)\n",
+        "    PDB vms/db-pdb: 0 disruptions allowed: 1 healthy, 1 desired\n",
+        "Verdict: pod vms/vm-db is protected by PDB vms/db-pdb"}) {
+    EXPECT_NE(report.find(expected), std::string::npos) << expected << "\n" << report;
+  }
+  EXPECT_LT(report.find("BeginMaintenance"), report.find("DrainError"));
+}
+
+TEST(DiagnosisJson, CarriesTheFacts) {
+  const boost::json::value json = diagnosis_to_json(blocked_input());
+  EXPECT_EQ(json.at("pendingPods").at(0).at("pdbs").at(0).at("name"), "vms/db-pdb");
+  EXPECT_EQ(json.at("pendingPods").at(0).at("pdbs").at(0).at("disruptionsAllowed"), 0);
+  EXPECT_EQ(json.at("nodeLease").at("holder"), "node-maintenance");
+  EXPECT_EQ(json.at("nodeState").at("unschedulable"), true);
+  EXPECT_EQ(json.at("events").as_array().size(), 2U);
+}
+
+}  // namespace
+}  // namespace nmo::cli

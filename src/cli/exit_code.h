@@ -1,0 +1,23 @@
+// The exit statuses of kubectl-maintenance, documented in its --help (SPEC §7: meaningful exit
+// codes a script can branch on).
+//
+// Threading: compile-time constants.
+#pragma once
+
+namespace nmo::cli {
+
+inline constexpr int kExitOk = 0;
+// The operation failed: the maintenance ended Failed, the API server refused a write, or
+// (for `plan`) it predicts that the maintenance would not finish on its own.
+inline constexpr int kExitFailed = 1;
+// Bad command line (CLI11's own code for usage errors is 106; we map it to 2, as kubectl does).
+inline constexpr int kExitUsage = 2;
+// The node or the NodeMaintenance named on the command line does not exist.
+inline constexpr int kExitNotFound = 3;
+// The cluster cannot be used: API server unreachable, kubeconfig unusable, credentials refused,
+// or the NodeMaintenance API (CRD) not installed.
+inline constexpr int kExitUnavailable = 4;
+// --timeout passed before the awaited state was reached.
+inline constexpr int kExitTimeout = 5;
+
+}  // namespace nmo::cli

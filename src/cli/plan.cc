@@ -1,0 +1,422 @@
+#include "cli/plan.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "operator/drain/eviction_policy.h"
+#include "operator/gates/budget.h"
+#include "operator/gates/node_lease.h"
+
+namespace nmo::cli {
+
+namespace {
+
+std::string key_of(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + std::string(name);
+}
+
+int rank(PodVerdict verdict) {
+  switch (verdict) {
+    case PodVerdict::kEvict:
+      return 0;
+    case PodVerdict::kBlock:
+      return 1;
+    case PodVerdict::kUnknown:
+      return 2;
+    case PodVerdict::kSkip:
+      return 3;
+  }
+  return 4;
+}
+
+// The budget a pod's eviction needs, as the API server judges it (policy/v1 eviction REST):
+// an unhealthy pod may go when the budget is healthy (IfHealthyBudget, the default) or always
+// (AlwaysAllow); a healthy one needs a disruption left.
+bool unhealthy_pod_may_go(const kube::Pod& pod, const kube::PodDisruptionBudget& pdb) {
+  if (pod.ready) return false;
+  if (pdb.unhealthy_pod_eviction_policy == "AlwaysAllow") return true;
+  return pdb.current_healthy >= pdb.desired_healthy;
+}
+
+PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
+                 std::map<std::string, std::int32_t>& allowance) {
+  PodPlan plan{.namespace_ = pod.meta.namespace_, .name = pod.meta.name};
+  const op::PodAction action = op::classify_pod(pod, [&input](const op::DaemonSetRef& ref) {
+    return std::any_of(input.daemon_sets.begin(), input.daemon_sets.end(),
+                       [&ref](const op::DaemonSetRef& ds) {
+                         return ds.namespace_ == ref.namespace_ && ds.name == ref.name &&
+                                (ref.uid.empty() || ds.uid == ref.uid);
+                       });
+  });
+  if (action == op::PodAction::kSkipMirror) {
+    plan.verdict = PodVerdict::kSkip;
+    plan.reason = "MirrorPod";
+    plan.detail = "mirror (static) pod: the kubelet owns it";
+    return plan;
+  }
+  if (action == op::PodAction::kSkipDaemonSet) {
+    plan.verdict = PodVerdict::kSkip;
+    plan.reason = "DaemonSet";
+    plan.detail =
+        "managed by DaemonSet " + key_of(pod.meta.namespace_, op::daemon_set_owner(pod)->name);
+    return plan;
+  }
+  const std::vector<kube::PodDisruptionBudget> covering = op::covering_pdbs(pod, input.pdbs);
+  for (const auto& pdb : covering) plan.pdbs.push_back(key_of(pdb.meta.namespace_, pdb.meta.name));
+  if (op::has_finished(pod)) {
+    plan.reason = "Finished";
+    plan.detail = "phase " + pod.phase + ": counts as gone at once";
+    return plan;
+  }
+  if (is_virt_launcher(pod)) {
+    const std::string vmi = key_of(pod.meta.namespace_, vmi_name(pod));
+    if (!input.kubevirt_served) {
+      plan.verdict = PodVerdict::kUnknown;
+      plan.reason = "VMMigrationUnknown";
+      plan.detail = "virt-launcher of VMI " + vmi +
+                    ": whether it can live-migrate is unknown (kubevirt.io/v1 is not served)";
+      return plan;
+    }
+    const auto found = input.vmis.find(vmi);
+    if (found == input.vmis.end() || !found->second.live_migratable) {
+      plan.verdict = PodVerdict::kUnknown;
+      plan.reason = "VMMigrationUnknown";
+      plan.detail = "virt-launcher of VMI " + vmi +
+                    (found == input.vmis.end() ? ": the VMI was not found"
+                                               : ": the VMI reports no LiveMigratable condition");
+      return plan;
+    }
+    if (!*found->second.live_migratable) {
+      plan.verdict = PodVerdict::kBlock;
+      plan.reason = "VMNotMigratable";
+      plan.detail = "VMI " + vmi + " cannot live-migrate" +
+                    (found->second.message.empty() ? "" : ": " + found->second.message);
+      return plan;
+    }
+    plan.reason = "LiveMigration";
+    plan.detail =
+        "KubeVirt live-migrates VMI " + vmi + "; the eviction is deferred until the migration ends";
+    return plan;
+  }
+  if (covering.size() > 1) {
+    plan.verdict = PodVerdict::kBlock;
+    plan.reason = "MultiplePDBs";
+    std::string names;
+    for (const auto& name : plan.pdbs) names += (names.empty() ? "" : ", ") + name;
+    plan.detail = "the Eviction API refuses a pod under more than one PDB: " + names;
+    return plan;
+  }
+  if (covering.size() == 1) {
+    const kube::PodDisruptionBudget& pdb = covering.front();
+    if (unhealthy_pod_may_go(pod, pdb)) {
+      plan.detail = "not ready: PDB " + plan.pdbs.front() + " lets it go";
+      return plan;
+    }
+    std::int32_t& left =
+        allowance.try_emplace(plan.pdbs.front(), pdb.disruptions_allowed).first->second;
+    if (left > 0) {
+      --left;
+      return plan;
+    }
+    if (pdb.disruptions_allowed <= 0) {
+      plan.verdict = PodVerdict::kBlock;
+      plan.reason = "BlockedByPDB";
+      plan.detail = op::describe_pdb(pdb);
+      return plan;
+    }
+    plan.reason = "WaitsForPDB";
+    plan.detail = "waits until earlier evictions under PDB " + plan.pdbs.front() +
+                  " are replaced by healthy pods (" + op::describe_pdb(pdb) + ")";
+    return plan;
+  }
+  if (pod.has_empty_dir) plan.detail = "emptyDir data is lost";
+  if (pod.controller() == nullptr && plan.detail.empty()) {
+    plan.detail = "no controller: it is not recreated elsewhere";
+  }
+  return plan;
+}
+
+op::BudgetPhase budget_phase(const std::optional<op::Phase>& phase) {
+  if (!phase) return op::BudgetPhase::kNew;
+  switch (*phase) {
+    case op::Phase::kPending:
+      return op::BudgetPhase::kPending;
+    case op::Phase::kRunning:
+      return op::BudgetPhase::kRunning;
+    case op::Phase::kSucceeded:
+      return op::BudgetPhase::kSucceeded;
+    case op::Phase::kFailed:
+      return op::BudgetPhase::kFailed;
+  }
+  return op::BudgetPhase::kNew;
+}
+
+// The controller's reading of a Failed maintenance whose changes are already undone (node gone,
+// lease lost, duplicate, invalid spec): everything but a drain timeout.
+bool cleanup_finished(const op::NodeMaintenance& nm) {
+  if (nm.status.phase != op::Phase::kFailed) return false;
+  return nm.status.last_error.rfind("drain did not complete within", 0) != 0;
+}
+
+std::optional<kube::Lease> lease_of(const PlanInput& input, const std::string& node) {
+  const std::string name = op::node_lease_name(node);
+  for (const auto& lease : input.node_leases) {
+    if (lease.meta.name == name) return lease;
+  }
+  return std::nullopt;
+}
+
+bool node_checks_pass(const PlanInput& input, const std::string& node) {
+  if (!op::node_lease_available(op::classify_node_lease(lease_of(input, node), input.now))) {
+    return false;
+  }
+  if (!input.etcd_quorum_check || !input.control_plane_nodes.contains(node)) return true;
+  const auto safe = input.quorum_safe.find(node);
+  return safe != input.quorum_safe.end() && safe->second;
+}
+
+GatePlan budget_gate(const PlanInput& input) {
+  std::vector<op::BudgetCandidate> candidates;
+  for (const auto& nm : input.maintenances) {
+    op::BudgetCandidate c{
+        .name = nm.meta.name,
+        .uid = nm.meta.uid,
+        .node = nm.spec.node_name,
+        .creation_time = nm.meta.creation_timestamp.value_or(kube::Time{}),
+        .phase = budget_phase(nm.status.phase),
+        .holds_slot = input.slot_leases.contains(op::slot_lease_name(nm.meta.name)),
+        .cleanup_finished = cleanup_finished(nm),
+        .deleting = nm.meta.deletion_timestamp.has_value()};
+    if (c.phase == op::BudgetPhase::kNew || c.phase == op::BudgetPhase::kPending) {
+      c.node_checks_pass = node_checks_pass(input, c.node);
+    }
+    candidates.push_back(std::move(c));
+  }
+  candidates.push_back(op::BudgetCandidate{.name = input.maintenance_name,
+                                           .node = input.node.meta.name,
+                                           .creation_time = input.now,
+                                           .phase = op::BudgetPhase::kNew,
+                                           .node_checks_pass = true});
+  std::vector<op::ForeignNodeLease> foreign;
+  for (const auto& lease : input.node_leases) {
+    if (op::classify_node_lease(lease, input.now) != op::NodeLeaseState::kHeldByOther) continue;
+    if (lease.meta.name.rfind("node-", 0) != 0) continue;
+    foreign.push_back(
+        op::ForeignNodeLease{.node = lease.meta.name.substr(5), .holder = op::lease_holder(lease)});
+  }
+  const op::BudgetDecision decision =
+      op::decide_admissions(candidates, foreign, input.max_parallel);
+  std::string users;
+  for (const op::SlotUse& use : decision.in_use) {
+    users += (users.empty() ? "" : ", ") + use.holder + " (node " + use.node + ")";
+  }
+  const bool admitted = std::find(decision.admit.begin(), decision.admit.end(),
+                                  input.maintenance_name) != decision.admit.end();
+  std::string detail = fmt::format("{} of {} slots in use (--max-parallel-maintenances {})",
+                                   decision.slots_used, input.max_parallel, input.max_parallel);
+  if (!users.empty()) detail += ": " + users;
+  if (!admitted) {
+    const std::size_t ahead = decision.admit.size();
+    detail += ahead > 0 ? fmt::format("; {} older maintenance(s) would be admitted first", ahead)
+                        : "; it would wait for a slot (BlockedByNodeHealthCheck)";
+  }
+  return GatePlan{.gate = "budget", .open = admitted, .detail = detail};
+}
+
+}  // namespace
+
+bool is_virt_launcher(const kube::Pod& pod) {
+  const std::string* value = pod.meta.labels.find(kVirtLauncherLabel);
+  return value != nullptr && *value == kVirtLauncherValue;
+}
+
+std::string vmi_name(const kube::Pod& pod) {
+  if (const std::string* name = pod.meta.annotations.find(kVmiNameAnnotation)) return *name;
+  if (const std::string* name = pod.meta.labels.find(kVmNameLabel)) return *name;
+  return "";
+}
+
+std::string_view to_string(PodVerdict verdict) noexcept {
+  switch (verdict) {
+    case PodVerdict::kEvict:
+      return "evict";
+    case PodVerdict::kSkip:
+      return "skip";
+    case PodVerdict::kBlock:
+      return "block";
+    case PodVerdict::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+bool Plan::would_start() const {
+  return std::all_of(gates.begin(), gates.end(), [](const GatePlan& g) { return g.open; });
+}
+
+std::size_t Plan::count(PodVerdict verdict) const {
+  return static_cast<std::size_t>(std::count_if(
+      pods.begin(), pods.end(), [verdict](const PodPlan& p) { return p.verdict == verdict; }));
+}
+
+Plan make_plan(const PlanInput& input) {
+  Plan plan{.node = input.node.meta.name, .maintenance_name = input.maintenance_name};
+  std::vector<const kube::Pod*> pods;
+  for (const auto& pod : input.pods) pods.push_back(&pod);
+  std::sort(pods.begin(), pods.end(), [](const kube::Pod* a, const kube::Pod* b) {
+    return std::tie(a->meta.namespace_, a->meta.name) < std::tie(b->meta.namespace_, b->meta.name);
+  });
+  std::map<std::string, std::int32_t> allowance;
+  for (const kube::Pod* pod : pods) plan.pods.push_back(plan_pod(input, *pod, allowance));
+  std::stable_sort(plan.pods.begin(), plan.pods.end(), [](const PodPlan& a, const PodPlan& b) {
+    return rank(a.verdict) < rank(b.verdict);
+  });
+
+  const std::string& node = input.node.meta.name;
+  std::string holder;
+  for (const auto& nm : input.maintenances) {
+    if (nm.spec.node_name == node) {
+      holder = nm.meta.name;
+      break;
+    }
+  }
+  plan.gates.push_back(GatePlan{
+      .gate = "existing maintenance",
+      .open = holder.empty(),
+      .detail = holder.empty()
+                    ? "none for node " + node
+                    : "node \"" + node + "\" is already under maintenance by NodeMaintenance \"" +
+                          holder + "\""});
+
+  const std::optional<kube::Lease> lease = lease_of(input, node);
+  const op::NodeLeaseState state = op::classify_node_lease(lease, input.now);
+  const std::string lease_ref = input.lease_namespace + "/" + op::node_lease_name(node);
+  std::string lease_detail;
+  switch (state) {
+    case op::NodeLeaseState::kFree:
+      lease_detail = "Lease " + lease_ref + " is free";
+      break;
+    case op::NodeLeaseState::kOurs:
+      lease_detail = "Lease " + lease_ref + " is held by " + std::string(op::kNodeLeaseHolder);
+      break;
+    case op::NodeLeaseState::kHeldByOther: {
+      lease_detail = "Lease " + lease_ref + " is held by " + op::lease_holder(*lease);
+      if (auto expiry = op::lease_expiry(*lease)) {
+        lease_detail += " until " + kube::format_time(*expiry);
+      }
+      break;
+    }
+    case op::NodeLeaseState::kExpiredForeign:
+      lease_detail = "Lease " + lease_ref + " of " + op::lease_holder(*lease) +
+                     " has expired and would be taken over";
+      break;
+  }
+  plan.gates.push_back(GatePlan{
+      .gate = "node lease", .open = op::node_lease_available(state), .detail = lease_detail});
+
+  if (!input.control_plane_nodes.contains(node)) {
+    plan.gates.push_back(
+        GatePlan{.gate = "etcd quorum", .open = true, .detail = "not a control-plane node"});
+  } else if (!input.etcd_quorum_check) {
+    plan.gates.push_back(GatePlan{
+        .gate = "etcd quorum", .open = true, .detail = "check disabled (--etcd-quorum-check=off)"});
+  } else {
+    const auto safe = input.quorum_safe.find(node);
+    const bool open = safe != input.quorum_safe.end() && safe->second;
+    std::string detail;
+    if (auto why = input.quorum_detail.find(node); why != input.quorum_detail.end()) {
+      detail = why->second;
+    }
+    if (!open) {
+      detail = "etcd quorum is not maintained when node " + node + " is remediated" +
+               (detail.empty() ? "" : " (" + detail + ")");
+    }
+    plan.gates.push_back(GatePlan{.gate = "etcd quorum", .open = open, .detail = detail});
+  }
+  plan.gates.push_back(budget_gate(input));
+  return plan;
+}
+
+std::string plan_verdict(const Plan& plan) {
+  for (const auto& gate : plan.gates) {
+    if (!gate.open) return "would stay Pending: " + gate.detail;
+  }
+  const std::size_t blocked = plan.count(PodVerdict::kBlock);
+  if (blocked > 0) {
+    for (const auto& pod : plan.pods) {
+      if (pod.verdict != PodVerdict::kBlock) continue;
+      return fmt::format("would start, then block on {} pod{} (first: {}/{}: {})", blocked,
+                         blocked == 1 ? "" : "s", pod.namespace_, pod.name, pod.detail);
+    }
+  }
+  const std::size_t unknown = plan.count(PodVerdict::kUnknown);
+  const std::size_t evicted = plan.count(PodVerdict::kEvict);
+  if (unknown > 0) {
+    return fmt::format("would start and drain {} pod{}; {} more may block (see above)", evicted,
+                       evicted == 1 ? "" : "s", unknown);
+  }
+  return fmt::format("would start at once and drain {} pod{}", evicted, evicted == 1 ? "" : "s");
+}
+
+std::string plan_report(const Plan& plan) {
+  std::string out =
+      fmt::format("Plan for node {} (NodeMaintenance {}; a dry run: nothing was changed)\n",
+                  plan.node, plan.maintenance_name);
+  auto section = [&](PodVerdict verdict, std::string_view title) {
+    const std::size_t n = plan.count(verdict);
+    out += fmt::format("\n{} ({}):\n", title, n);
+    if (n == 0) {
+      out += "  none\n";
+      return;
+    }
+    for (const auto& pod : plan.pods) {
+      if (pod.verdict != verdict) continue;
+      std::string line = fmt::format("  {}/{}", pod.namespace_, pod.name);
+      if (!pod.reason.empty() && verdict != PodVerdict::kSkip) line += "  " + pod.reason;
+      if (!pod.detail.empty()) line += "  " + pod.detail;
+      out += line + "\n";
+    }
+  };
+  section(PodVerdict::kEvict, "Pods to evict");
+  section(PodVerdict::kBlock, "Pods that will block the drain");
+  if (plan.count(PodVerdict::kUnknown) > 0) section(PodVerdict::kUnknown, "Pods that may block");
+  section(PodVerdict::kSkip, "Pods skipped");
+  out += "\nGates:\n";
+  for (const auto& gate : plan.gates) {
+    out +=
+        fmt::format("  {:<7} {:<21} {}\n", gate.open ? "open" : "CLOSED", gate.gate, gate.detail);
+  }
+  out += "\nVerdict: " + plan_verdict(plan) + "\n";
+  return out;
+}
+
+boost::json::value plan_to_json(const Plan& plan) {
+  boost::json::array pods;
+  for (const auto& pod : plan.pods) {
+    boost::json::array pdbs;
+    for (const auto& pdb : pod.pdbs) pdbs.emplace_back(pdb);
+    pods.push_back(boost::json::object{{"namespace", pod.namespace_},
+                                       {"name", pod.name},
+                                       {"action", to_string(pod.verdict)},
+                                       {"reason", pod.reason},
+                                       {"detail", pod.detail},
+                                       {"pdbs", std::move(pdbs)}});
+  }
+  boost::json::array gates;
+  for (const auto& gate : plan.gates) {
+    gates.push_back(
+        boost::json::object{{"gate", gate.gate}, {"open", gate.open}, {"detail", gate.detail}});
+  }
+  return boost::json::object{{"node", plan.node},
+                             {"maintenance", plan.maintenance_name},
+                             {"pods", std::move(pods)},
+                             {"gates", std::move(gates)},
+                             {"wouldStart", plan.would_start()},
+                             {"verdict", plan_verdict(plan)}};
+}
+
+}  // namespace nmo::cli

@@ -1,0 +1,133 @@
+// `kubectl maintenance plan <node>`: a dry run of a NodeMaintenance that changes nothing. From a
+// snapshot of the cluster it predicts what the operator would do, with the operator's own rules:
+//   - which pods must leave (operator/drain/pod_policy.h: mirror pods and pods of an existing
+//     DaemonSet are skipped, everything else is evicted);
+//   - which of those will block the drain, as the Eviction API would answer: a pod under more
+//     than one PodDisruptionBudget (MultiplePDBs), a pod whose only budget allows no disruption
+//     now (BlockedByPDB; an unhealthy pod passes as the API server lets it), a KubeVirt
+//     virt-launcher pod whose VirtualMachineInstance cannot live-migrate (unknown when the
+//     kubevirt.io/v1 API is not served); budgets are consumed pod after pod, so a second pod
+//     under a budget allowing one disruption waits for the first one's replacement;
+//   - which gates would hold the maintenance Pending (operator/gates): an existing maintenance of
+//     the node, the medik8s node lease held by another component, etcd quorum for a
+//     control-plane node, and the cluster disruption budget (decide_admissions() with this
+//     maintenance added as the youngest candidate).
+//
+// Threading: pure functions; safe from any thread.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "kube/api/time.h"
+#include "operator/api/node_maintenance.h"
+#include "operator/drain/pod_policy.h"
+
+namespace nmo::cli {
+
+// The label KubeVirt puts on the pod that runs a VM, and how the pod names its VMI.
+inline constexpr std::string_view kVirtLauncherLabel = "kubevirt.io";
+inline constexpr std::string_view kVirtLauncherValue = "virt-launcher";
+inline constexpr std::string_view kVmiNameAnnotation = "kubevirt.io/domain";
+inline constexpr std::string_view kVmNameLabel = "vm.kubevirt.io/name";
+
+// True for a KubeVirt virt-launcher pod (label kubevirt.io=virt-launcher).
+[[nodiscard]] bool is_virt_launcher(const kube::Pod& pod);
+
+// The name of the VirtualMachineInstance a virt-launcher pod runs (annotation kubevirt.io/domain,
+// else label vm.kubevirt.io/name), "" when neither is set.
+[[nodiscard]] std::string vmi_name(const kube::Pod& pod);
+
+// What is known about one VirtualMachineInstance.
+struct VmiState {
+  // The LiveMigratable condition: true/false, std::nullopt when the VMI has none.
+  std::optional<bool> live_migratable;
+  std::string message;  // the condition's message (or reason), "" when none
+};
+
+// The cluster as `plan` read it.
+struct PlanInput {
+  std::string maintenance_name;  // the CR `start` would create
+  kube::Node node;
+  kube::Time now{};
+  std::vector<kube::Pod> pods;                    // bound to the node
+  std::vector<op::DaemonSetRef> daemon_sets;      // existing DaemonSets (namespace, name, uid)
+  std::vector<kube::PodDisruptionBudget> pdbs;    // of the pods' namespaces
+  bool kubevirt_served = false;                   // kubevirt.io/v1 is served
+  std::map<std::string, VmiState> vmis;           // "namespace/name" -> state, when found
+  std::vector<op::NodeMaintenance> maintenances;  // every NodeMaintenance
+  std::string operator_namespace;
+  std::set<std::string> slot_leases;  // names of the Leases in the operator namespace
+  std::string lease_namespace;
+  std::vector<kube::Lease> node_leases;  // every Lease of the lease namespace
+  int max_parallel = 1;
+  bool etcd_quorum_check = true;
+  std::set<std::string> control_plane_nodes;  // every control-plane node
+  // For each control-plane node: whether etcd quorum survives taking it down, and why (the
+  // caller applies op::check_etcd_quorum or the OpenShift guard rule).
+  std::map<std::string, bool> quorum_safe;
+  std::map<std::string, std::string> quorum_detail;
+};
+
+enum class PodVerdict { kEvict, kSkip, kBlock, kUnknown };
+
+// "evict", "skip", "block", "unknown".
+[[nodiscard]] std::string_view to_string(PodVerdict verdict) noexcept;
+
+struct PodPlan {
+  std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
+  std::string name;
+  PodVerdict verdict = PodVerdict::kEvict;
+  // Skip: "DaemonSet", "MirrorPod". Block: "BlockedByPDB", "MultiplePDBs", "VMNotMigratable".
+  // Unknown: "VMMigrationUnknown". Evict: "" or "Finished", "LiveMigration", "WaitsForPDB".
+  std::string reason;
+  std::string detail;             // one line for humans
+  std::vector<std::string> pdbs;  // "namespace/name" of the budgets covering the pod
+
+  friend bool operator==(const PodPlan&, const PodPlan&) = default;
+};
+
+struct GatePlan {
+  std::string gate;  // "existing maintenance", "node lease", "etcd quorum", "budget"
+  bool open = true;
+  std::string detail;
+
+  friend bool operator==(const GatePlan&, const GatePlan&) = default;
+};
+
+struct Plan {
+  std::string node;
+  std::string maintenance_name;
+  std::vector<PodPlan> pods;  // evict first, then block, unknown, skip; by namespace/name within
+  std::vector<GatePlan> gates;
+
+  [[nodiscard]] bool would_start() const;
+  [[nodiscard]] std::size_t count(PodVerdict verdict) const;
+};
+
+[[nodiscard]] Plan make_plan(const PlanInput& input);
+
+// The one-line summary:
+//   would stay Pending: <first closed gate's detail>
+//   would start, then block on 2 pods (first: default/vm-db: <detail>)
+//   would start at once and drain 5 pods
+[[nodiscard]] std::string plan_verdict(const Plan& plan);
+
+// The human report (sections for evicted, blocking, unknown and skipped pods, the gates, the
+// verdict), lines ending in '\n'.
+[[nodiscard]] std::string plan_report(const Plan& plan);
+
+// The plan for -o json|yaml: {node, maintenance, pods: [{namespace, name, action, reason,
+// detail, pdbs}], gates: [{gate, open, detail}], wouldStart, verdict}.
+[[nodiscard]] boost::json::value plan_to_json(const Plan& plan);
+
+}  // namespace nmo::cli
