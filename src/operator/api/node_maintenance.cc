@@ -147,6 +147,13 @@ void decode_drain_timeout(const boost::json::object& object, const FieldPath& pa
             .message;
     return;
   }
+  if (*duration > kMaxDrainTimeout) {
+    spec.drain_timeout_error =
+        kube::internal::field_error(here, "must be at most " + format_duration(kMaxDrainTimeout) +
+                                              " (10 years), got " + quoted(spec.drain_timeout_text))
+            .message;
+    return;
+  }
   spec.drain_timeout = *duration;
 }
 

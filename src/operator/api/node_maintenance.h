@@ -14,7 +14,7 @@
 // would stay cordoned and the CR undeletable). Such a value is kept as written and explained in
 // NodeMaintenanceSpec::validation_error(), so the controller can set the CR Failed with that text
 // as lastError. The CRD schema rejects these values already; this covers what a pattern cannot
-// (overflow, "0s") and objects stored before the schema said so.
+// (overflow, "0s", more than kMaxDrainTimeout) and objects stored before the schema said so.
 //
 // Threading: plain value types and pure functions; safe to use from any thread as values.
 #pragma once
@@ -117,12 +117,18 @@ using Duration = std::chrono::nanoseconds;
 // way ("drain did not complete within 1h30m0s"), which is also what a Go client would print.
 [[nodiscard]] std::string format_duration(Duration duration);
 
+// The longest spec.drainTimeout accepted: 10 years, far beyond any real drain. Go's syntax allows
+// up to 2562047h (292 years), but the controller adds the timeout to a monotonic clock in
+// nanoseconds to schedule its next look, and a timeout that long would overflow that deadline.
+inline constexpr Duration kMaxDrainTimeout = std::chrono::hours{10 * 365 * 24};
+
 // spec: what to maintain and how.
 struct NodeMaintenanceSpec {
   std::string node_name;  // spec.nodeName: required, immutable (webhook)
   std::string reason;     // spec.reason: free text, "" when unset
 
-  // spec.drainTimeout, parsed: set when the field is present, valid and positive.
+  // spec.drainTimeout, parsed: set when the field is present, valid, positive and at most
+  // kMaxDrainTimeout.
   std::optional<Duration> drain_timeout;
   // spec.drainTimeout as written ("" when absent; a non-string value serialised as JSON), so
   // messages can quote what the user wrote.

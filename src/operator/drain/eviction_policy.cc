@@ -1,6 +1,7 @@
 #include "operator/drain/eviction_policy.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -48,6 +49,14 @@ std::string pdb_blocked_message(const Error& status,
     return cause->message;
   }
   return api_text(status);
+}
+
+// format_duration() of a span in seconds, which may come from any pod's metadata: negative spans
+// print as 0s and spans beyond a Go duration's range (about 292 years) as that range, instead of
+// overflowing in the conversion to nanoseconds.
+std::string format_seconds(seconds span) {
+  constexpr seconds kLongest = std::chrono::floor<seconds>(Duration::max());
+  return format_duration(std::clamp(span, seconds{0}, kLongest));
 }
 
 }  // namespace
@@ -141,19 +150,19 @@ std::string describe_pdb(const kube::PodDisruptionBudget& pdb) {
 
 std::optional<kube::Time> terminating_since(const kube::Pod& pod) {
   if (!pod.meta.deletion_timestamp) return std::nullopt;
-  const seconds grace{pod.meta.deletion_grace_period_seconds.value_or(0)};
-  return *pod.meta.deletion_timestamp - std::max(grace, seconds{0});
+  const seconds grace{std::clamp<std::int64_t>(pod.meta.deletion_grace_period_seconds.value_or(0),
+                                               0, kMaxTerminationGracePeriod.count())};
+  return *pod.meta.deletion_timestamp - grace;
 }
 
 std::string termination_message(const kube::Pod& pod, kube::Time now) {
   const std::optional<kube::Time> since = terminating_since(pod);
   if (!since) return "eviction accepted, waiting for the pod to terminate";
   const auto elapsed = std::chrono::floor<seconds>(now - *since);
-  std::string message =
-      fmt::format("terminating for {}", format_duration(std::max(elapsed, seconds{0})));
+  std::string message = fmt::format("terminating for {}", format_seconds(elapsed));
   if (pod.meta.deletion_grace_period_seconds && now > *pod.meta.deletion_timestamp) {
     message += fmt::format(" (past its {} grace period)",
-                           format_duration(seconds{*pod.meta.deletion_grace_period_seconds}));
+                           format_seconds(seconds{*pod.meta.deletion_grace_period_seconds}));
   }
   return message;
 }

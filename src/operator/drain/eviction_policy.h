@@ -87,8 +87,14 @@ struct EvictionDecision {
 //   PDB kubevirt-system/vm-order-processing-pdb: 0 disruptions allowed (1 healthy, 1 desired)
 [[nodiscard]] std::string describe_pdb(const kube::PodDisruptionBudget& pdb);
 
+// The longest deletionGracePeriodSeconds terminating_since() takes at its word (100 years, far
+// beyond any real grace period). The field is an int64 set from whatever the deleting client
+// asked for; a larger value would overflow the microsecond clock of kube::Time.
+inline constexpr std::chrono::seconds kMaxTerminationGracePeriod{100LL * 365 * 24 * 3600};
+
 // When the pod started terminating: deletionTimestamp minus deletionGracePeriodSeconds (the API
-// server sets deletionTimestamp to the end of the grace period). std::nullopt when the pod is not
+// server sets deletionTimestamp to the end of the grace period), the grace period taken as 0 when
+// negative and as kMaxTerminationGracePeriod when larger. std::nullopt when the pod is not
 // terminating.
 [[nodiscard]] std::optional<kube::Time> terminating_since(const kube::Pod& pod);
 
@@ -96,6 +102,7 @@ struct EvictionDecision {
 //   terminating for 2m5s
 //   terminating for 2m5s (past its 30s grace period)      once the grace period is over
 //   eviction accepted, waiting for the pod to terminate   before deletionTimestamp is seen
+// Spans beyond format_duration()'s range print as its longest duration, 2562047h47m16s.
 [[nodiscard]] std::string termination_message(const kube::Pod& pod, kube::Time now);
 
 }  // namespace nmo::op

@@ -1,6 +1,8 @@
 #include "operator/drain/eviction_policy.h"
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -236,6 +238,33 @@ TEST(TerminationMessageTest, HowLongThePodHasBeenTerminating) {
   // Without a grace period the deletion timestamp is the start.
   pod.meta.deletion_grace_period_seconds.reset();
   EXPECT_EQ(termination_message(pod, start + seconds{700}), "terminating for 1m40s");
+}
+
+// deletionGracePeriodSeconds is any int64 a deleting client asked for, and timestamps span years
+// 0001-9999: found by operator_drain_fuzz as signed overflows (UBSan) in the conversions to
+// microseconds and nanoseconds.
+TEST(TerminationMessageTest, AbsurdGracePeriodsAndTimestampsSaturate) {
+  using std::chrono::sys_days;
+  using std::chrono::year;
+  const kube::Time start = sys_days{year{2026} / 11 / 30};
+  kube::Pod pod;
+  pod.meta.deletion_timestamp = start;
+  pod.meta.deletion_grace_period_seconds = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(terminating_since(pod), start - kMaxTerminationGracePeriod);
+  EXPECT_EQ(termination_message(pod, start + seconds{1}),
+            "terminating for 876000h0m1s (past its 2562047h47m16s grace period)");
+
+  pod.meta.deletion_grace_period_seconds = std::numeric_limits<std::int64_t>::min();
+  EXPECT_EQ(terminating_since(pod), start);
+  EXPECT_EQ(termination_message(pod, start + seconds{1}),
+            "terminating for 1s (past its 0s grace period)");
+
+  // Deleted in year 1, looked at in 2026: more than a Go duration can hold.
+  pod.meta.deletion_timestamp = sys_days{year{1} / 1 / 1};
+  pod.meta.deletion_grace_period_seconds.reset();
+  EXPECT_EQ(termination_message(pod, start), "terminating for 2562047h47m16s");
+  // And a clock behind the deletion.
+  EXPECT_EQ(termination_message(pod, sys_days{year{1} / 1 / 1} - seconds{5}), "terminating for 0s");
 }
 
 }  // namespace
