@@ -165,22 +165,19 @@ operator_kubeconfig="$(hack/operator-kubeconfig.sh --output "${dir}/operator.kub
 say "identity: system:serviceaccount:${namespace}:${service_account} (${operator_kubeconfig})"
 
 # --- run --------------------------------------------------------------------------------
-# The operator's own flags that this binary knows already (newer flags are passed when present).
-help="$("${binary}" --help 2>&1 || true)"
-args=(--kubeconfig="${operator_kubeconfig}" --log-format=text)
+# Metrics over plain HTTP and the probes, on the cluster's loopback ports (so two checkouts never
+# collide on 8080/8081).
 # shellcheck source=/dev/null
 source "${dir}/ports.env"
-if grep -q -- --metrics-bind-address <<<"${help}"; then
-  args+=(--metrics-bind-address="127.0.0.1:${METRICS_PORT}")
-  grep -q -- --metrics-secure <<<"${help}" && args+=(--metrics-secure=false)
-fi
-grep -q -- --health-probe-bind-address <<<"${help}" &&
-  args+=(--health-probe-bind-address="127.0.0.1:${HEALTH_PORT}")
+args=(--kubeconfig="${operator_kubeconfig}" --log-format=text
+  --metrics-bind-address="127.0.0.1:${METRICS_PORT}" --metrics-secure=false
+  --health-probe-bind-address="127.0.0.1:${HEALTH_PORT}")
+say "metrics: curl -s http://127.0.0.1:${METRICS_PORT}/metrics | grep nodemaintenance_"
+say "probes:  curl -s http://127.0.0.1:${HEALTH_PORT}/readyz"
 
 # The webhook: on 127.0.0.1 and the cluster's spare webhook port (so two checkouts never both
 # take 9443), unless the operator flags say --webhook-port=0.
-webhook=0
-grep -q -- --webhook-cert-dir <<<"${help}" && webhook=1
+webhook=1
 for ((i = 0; i < ${#operator_args[@]}; i++)); do
   case "${operator_args[i]}" in
     --webhook-port=0) webhook=0 ;;

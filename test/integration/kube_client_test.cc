@@ -91,6 +91,32 @@ TEST_F(KubeClientTest, TypedGetOfNamespaceAndNode) {
   EXPECT_EQ(missing.error().message, R"(nodes "node-that-does-not-exist" not found)");
 }
 
+// Every HTTP attempt reaches ClientOptions::on_attempt with client-go's labels (the source of
+// rest_client_requests_total), watches included.
+TEST_F(KubeClientTest, EachAttemptIsReportedWithMethodAndCode) {
+  std::vector<std::string> attempts;
+  ClientOptions options;
+  options.on_attempt = [&attempts](std::string_view method, std::string_view code) {
+    attempts.push_back(std::string(method) + " " + std::string(code));
+  };
+  auto config = load_kubeconfig({});
+  ASSERT_TRUE(config) << config.error().describe();
+  auto observed = Client::create(io_.get_executor(), std::move(*config), options);
+  ASSERT_TRUE(observed) << observed.error().describe();
+  Client& client = **observed;
+
+  (void)run(io_, [&](auto) { return client.get<Namespace>("", "default"); });
+  (void)run(io_, [&](auto) { return client.get<Node>("", "node-that-does-not-exist"); });
+  TestNamespace ns(kubectl_, "itest-attempts");
+  const std::string collection = collection_path<ConfigMap>(ns.name());
+  (void)run(io_, [&](auto) { return client.create(collection, config_map(ns.name(), "cm")); });
+  auto watch = run(
+      io_, [&](auto) { return client.watch(collection, WatchOptions{.resource_version = "0"}); });
+  ASSERT_TRUE(watch) << watch.error().describe();
+  (*watch)->cancel();
+  EXPECT_EQ(attempts, (std::vector<std::string>{"GET 200", "GET 404", "POST 201", "GET 200"}));
+}
+
 TEST_F(KubeClientTest, CreateUpdatePatchDeleteSemantics) {
   TestNamespace ns(kubectl_, "itest-crud");
   const std::string path = object_path<ConfigMap>(ns.name(), "cm");
