@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Drain latency, side by side with `kubectl drain` in the same run (issue 8, scenario 1): a fresh
+# kwok node with 110 pods (three Deployments of 20 pinned to the node, one DaemonSet pod, 49 bare
+# pods; the default 30 s grace period, which kwok's delete stage completes at once), drained
+#   - by the operator: from `kubectl create` of a NodeMaintenance to `kubectl wait` seeing
+#     Succeeded;
+#   - by `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` on an identical node.
+# Each side runs NMO_BENCH_DRAIN_RUNS times (default 5), alternating; prints the medians, their
+# ratio, the client QPS/burst of both sides and the API requests the operator sent per
+# maintenance (from its rest_client_requests_total). Needs the local cluster (brings it up);
+# holds /tmp/nmo-cluster.lock while it runs so that no test shares the cluster with it.
+#   NMO_BENCH_DRAIN_RUNS   runs per side (default 5)
+#   NMO_BENCH_DRAIN_PODS   pods per node (default 110, the kubelet's default maximum)
+#   NMO_OPERATOR_BIN       the operator binary (default build-release/bin/node-maintenance-operator)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+# shellcheck source=hack/testenv-lib.sh
+source "${root}/hack/testenv-lib.sh"
+log() { printf '[bench-drain %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+runs="${NMO_BENCH_DRAIN_RUNS:-5}"
+pods="${NMO_BENCH_DRAIN_PODS:-110}"
+binary="${NMO_OPERATOR_BIN:-${root}/build-release/bin/node-maintenance-operator}"
+[[ -x "${binary}" ]] || die "${binary} not found: build the release preset first (make bench does)"
+# Both sides' client rate limits, stated in the table. kubectl's are its built-in defaults.
+operator_qps=50
+operator_burst=300
+kubectl_qps="50 (kubectl default)"
+kubectl_burst="300 (kubectl default)"
+deployments=3
+per_deployment=20
+bare=$((pods - deployments * per_deployment - 1))
+((bare >= 0)) || die "NMO_BENCH_DRAIN_PODS must be at least $((deployments * per_deployment + 1))"
+
+hack/cluster-status.sh >/dev/null 2>&1 || hack/cluster-up.sh >/dev/null
+eval "$(hack/cluster-env.sh)"
+operator_kubeconfig="$(hack/operator-kubeconfig.sh)"
+dir="$(cluster_dir)"
+# shellcheck source=/dev/null
+source "${dir}/ports.env"
+exec 9>/tmp/nmo-cluster.lock
+log "waiting for the cluster lock (tests running?)"
+flock 9
+
+ns=bench-drain
+work="$(mktemp -d)"
+operator_pid=""
+cleanup() {
+  [[ -n "${operator_pid}" ]] && kill "${operator_pid}" 2>/dev/null && wait "${operator_pid}" 2>/dev/null
+  kubectl delete nm -l bench=drain --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace "${ns}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete nodes -l bench=drain --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  rm -rf "${work}"
+}
+trap cleanup EXIT
+
+now() { date +%s.%N; }
+elapsed() { awk -v from="$1" -v to="$2" 'BEGIN { printf "%.3f", to - from }'; }
+# Waits until `kubectl get pods` on node $1 shows $2 Running pods.
+wait_running() {
+  local deadline=$((SECONDS + 180)) n=0
+  while ((SECONDS < deadline)); do
+    n="$(kubectl get pods -A --field-selector "spec.nodeName=$1,status.phase=Running" \
+      --no-headers 2>/dev/null | wc -l)"
+    ((n >= $2)) && return 0
+    sleep 0.5
+  done
+  die "node $1: ${n} of $2 pods Running after 180 s"
+}
+
+kubectl create namespace "${ns}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: ${ns}}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      nodeSelector: {bench: drain}
+      tolerations: [{operator: Exists}]
+      containers: [{name: agent, image: agent}]
+EOF
+
+# Creates node $1 with its pods and waits until all of them run.
+prepare_node() {
+  local node="$1" i
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: ${node}
+  labels: {kubernetes.io/hostname: ${node}, kubernetes.io/os: linux, bench: drain,
+           node-role.kubernetes.io/worker: ""}
+  annotations: {node.alpha.kubernetes.io/ttl: "0", kwok.x-k8s.io/node: fake}
+EOF
+  for ((i = 1; i <= deployments; i++)); do
+    kubectl apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${node}-web-${i}, namespace: ${ns}}
+spec:
+  replicas: ${per_deployment}
+  selector: {matchLabels: {app: ${node}-web-${i}}}
+  template:
+    metadata: {labels: {app: ${node}-web-${i}}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: ${node}}
+      containers: [{name: web, image: web}]
+EOF
+  done
+  {
+    for ((i = 1; i <= bare; i++)); do
+      printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-bare-%d, namespace: %s}\n' \
+        "${node}" "${i}" "${ns}"
+      printf 'spec: {nodeName: %s, containers: [{name: c, image: c}]}\n' "${node}"
+    done
+  } | kubectl apply -f - >/dev/null
+  wait_running "${node}" "${pods}"
+}
+
+requests_sent() { # the operator's API requests so far (all codes and methods)
+  curl -s "http://127.0.0.1:${METRICS_PORT}/metrics" |
+    awk '/^rest_client_requests_total\{/ {sum += $NF} END {printf "%d", sum}'
+}
+
+log "starting the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst})"
+"${binary}" --kubeconfig="${operator_kubeconfig}" --webhook-port=0 --log-format=text \
+  --metrics-bind-address="127.0.0.1:${METRICS_PORT}" --metrics-secure=false \
+  --health-probe-bind-address="127.0.0.1:${HEALTH_PORT}" \
+  --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}" \
+  >"${work}/operator.log" 2>&1 &
+operator_pid=$!
+deadline=$((SECONDS + 60))
+until curl -sf "http://127.0.0.1:${HEALTH_PORT}/readyz" >/dev/null 2>&1; do
+  ((SECONDS < deadline)) || { tail "${work}/operator.log" >&2; die "the operator did not become ready"; }
+  sleep 0.2
+done
+
+operator_times=()
+kubectl_times=()
+operator_requests=()
+for ((run = 1; run <= runs; run++)); do
+  node="bench-op-${run}"
+  log "run ${run}/${runs}: operator on ${node}"
+  prepare_node "${node}"
+  before="$(requests_sent)"
+  t0="$(now)"
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: ${node}, labels: {bench: drain}}
+spec: {nodeName: ${node}, reason: bench}
+EOF
+  kubectl wait "nodemaintenance/${node}" --for=jsonpath='{.status.phase}'=Succeeded --timeout=300s >/dev/null
+  t1="$(now)"
+  operator_times+=("$(elapsed "${t0}" "${t1}")")
+  operator_requests+=("$(($(requests_sent) - before))")
+  # The workloads first, so that nothing is scheduled back when the node is uncordoned.
+  kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
+  kubectl delete "nodemaintenance/${node}" --wait=true --timeout=120s >/dev/null
+
+  node="bench-kubectl-${run}"
+  log "run ${run}/${runs}: kubectl drain on ${node}"
+  prepare_node "${node}"
+  t0="$(now)"
+  kubectl drain "${node}" --ignore-daemonsets --delete-emptydir-data --force --timeout=300s \
+    >/dev/null 2>&1
+  t1="$(now)"
+  kubectl_times+=("$(elapsed "${t0}" "${t1}")")
+  kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f", m}'; }
+op="$(median "${operator_times[@]}")"
+kc="$(median "${kubectl_times[@]}")"
+req="$(median "${operator_requests[@]}")"
+ratio="$(awk -v a="${op}" -v b="${kc}" 'BEGIN { printf "%.2f", a / b }')"
+printf '\nDrain latency: %d pods per node (%d Deployment, 1 DaemonSet, %d bare), %d runs per side\n' \
+  "${pods}" "$((deployments * per_deployment))" "${bare}" "${runs}"
+printf '%-44s %-12s %-10s %-22s %s\n' "side" "median s" "runs s" "client qps / burst" "API requests per drain"
+printf '%-44s %-12s %-10s %-22s %s\n' "operator (NodeMaintenance → Succeeded)" "${op}" \
+  "$(printf '%.1f ' "${operator_times[@]}")" "${operator_qps} / ${operator_burst}" "${req}"
+printf '%-44s %-12s %-10s %-22s %s\n' "kubectl drain --ignore-daemonsets --force" "${kc}" \
+  "$(printf '%.1f ' "${kubectl_times[@]}")" "${kubectl_qps} / ${kubectl_burst}" "-"
+printf 'ratio operator / kubectl drain: %.2f\n' "${ratio}"
