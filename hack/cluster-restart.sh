@@ -69,8 +69,8 @@ else
   mapfile -d '' args <"${saved}"
 fi
 
-setsid "${args[@]}" >>"${dir}/logs/${name}.log" 2>&1 </dev/null &
-new_pid=$!
+start_detached "${dir}/logs/${name}.log" 1 "${args[@]}"
+new_pid="${START_DETACHED_PID}"
 sed -i "s/^${name} ${pid}\$/${name} ${new_pid}/" "${dir}/pids"
 rm -f "${saved}"
 if [[ "${name}" == kube-apiserver ]]; then

@@ -78,8 +78,8 @@ kubeconfig="${dir}/admin.kubeconfig"
 start() { # start <name> <binary> [args...]
   local name="$1"
   shift
-  setsid "$@" >"${dir}/logs/${name}.log" 2>&1 </dev/null &
-  echo "${name} $!" >>"${dir}/pids"
+  start_detached "${dir}/logs/${name}.log" 0 "$@"
+  echo "${name} ${START_DETACHED_PID}" >>"${dir}/pids"
 }
 
 failed() { # failed <name> <why>

@@ -44,3 +44,22 @@ port_in_use() {
   awk -v p=":${hex}" 'NR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p {found = 1} END {exit !found}' \
     /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
+
+# start_detached <log file> <append: 0|1> <command...>: runs the command in its own session with
+# stdin from /dev/null and stdout/stderr to the log, without any other file the caller has
+# open: a lock held by the caller (`flock /tmp/nmo-cluster.lock make test` restarting the API
+# server in a test) must not live on in a cluster component. Sets START_DETACHED_PID.
+start_detached() {
+  local log_file="$1" append="$2"
+  shift 2
+  (
+    for fd_path in /proc/"${BASHPID}"/fd/*; do
+      fd="${fd_path##*/}"
+      ((fd > 2)) && eval "exec ${fd}>&-" 2>/dev/null
+    done
+    if ((append)); then exec setsid "$@" >>"${log_file}" 2>&1 </dev/null; fi
+    exec setsid "$@" >"${log_file}" 2>&1 </dev/null
+  ) &
+  START_DETACHED_PID=$!  # read by the callers
+  export START_DETACHED_PID
+}
