@@ -1,5 +1,8 @@
 #include "commands.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -67,6 +70,13 @@ asio::awaitable<void> pause(std::chrono::milliseconds interval) {
   co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
+// The terminal's width in columns, 0 when unknown.
+std::size_t terminal_width() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
 bool timed_out(const std::optional<std::chrono::nanoseconds>& timeout,
                std::chrono::steady_clock::time_point started) {
   return timeout && std::chrono::steady_clock::now() - started >= *timeout;
@@ -125,7 +135,11 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
       std::string text;
       // Back to the first line of the previous drawing, and clear it and everything below.
       if (drawn > 0) text += fmt::format("\033[{}F\033[J", drawn);
-      for (const auto& line : lines) text += line + "\n";
+      // Lines cut to the terminal's width, so none wraps and the count above stays right.
+      const std::size_t width = terminal_width();
+      for (const auto& line : lines) {
+        text += (width > 1 && line.size() >= width ? line.substr(0, width - 1) : line) + "\n";
+      }
       drawn = lines.size();
       print(text);
     } else if (changed) {
@@ -160,7 +174,8 @@ asio::awaitable<Outcome<std::vector<T>>> list_all(Session& session, std::string 
 
 // The node as a projection; std::nullopt when it does not exist.
 asio::awaitable<Outcome<std::optional<kube::Node>>> find_node(Session& session, std::string node) {
-  auto got = co_await session.get_optional(node_path(node));
+  std::string path = node_path(node);
+  auto got = co_await session.get_optional(path);
   if (!got) co_return got.failure();
   if (!got->has_value()) co_return std::optional<kube::Node>();
   auto decoded = kube::decode_node(**got);
@@ -293,7 +308,10 @@ asio::awaitable<int> run_start(Session& session, std::string node, CommandOption
                                   {"kind", op::kKind},
                                   {"metadata", json::object{{"name", name}}},
                                   {"spec", std::move(spec)}};
-  auto created = co_await session.client().create(maintenance_path(), std::move(body));
+  // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+  std::string collection = maintenance_path();
+  kube::WriteOptions write;
+  auto created = co_await session.client().create(collection, body, write);
   if (!created) {
     const Error& error = created.error();
     if (error.code == ErrorCode::kNotFound && error.http_status == 404) {
@@ -327,7 +345,9 @@ asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptio
         .exit_code = kExitNotFound});
   }
   for (const auto& [name, node] : targets) {
-    auto removed = co_await session.client().remove(maintenance_path(name));
+    std::string path = maintenance_path(name);
+    kube::DeleteOptions background;
+    auto removed = co_await session.client().remove(path, background);
     if (!removed && removed.error().code != ErrorCode::kNotFound) {
       co_return report(session.failure(removed.error()));
     }
@@ -369,7 +389,7 @@ asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptio
 }
 
 asio::awaitable<int> run_watch(Session& session, std::string name, CommandOptions options) {
-  co_return co_await follow(session, std::move(name), options);
+  co_return co_await follow(session, name, options);
 }
 
 asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions options) {
@@ -390,7 +410,8 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
 
   kube::ListOptions on_node;
   on_node.field_selector = "spec.nodeName=" + node;
-  auto pods = co_await list_all<kube::Pod>(session, "", on_node);
+  std::string all_namespaces;
+  auto pods = co_await list_all<kube::Pod>(session, all_namespaces, on_node);
   if (!pods) co_return report(pods.failure());
   input.pods = std::move(*pods);
 
@@ -403,7 +424,8 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
     any_launcher = any_launcher || is_virt_launcher(pod);
   }
   for (const auto& [ns, name] : daemon_sets) {
-    auto got = co_await session.get_optional(kube::object_path<kube::DaemonSet>(ns, name));
+    std::string path = kube::object_path<kube::DaemonSet>(ns, name);
+    auto got = co_await session.get_optional(path);
     if (!got) co_return report(got.failure());
     if (!got->has_value()) continue;
     auto decoded = kube::decode_daemon_set(**got);
@@ -418,7 +440,8 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
     for (auto& pdb : *pdbs) input.pdbs.push_back(std::move(pdb));
   }
   if (any_launcher) {
-    auto served = co_await session.served("/apis/kubevirt.io/v1");
+    std::string kubevirt = "/apis/kubevirt.io/v1";
+    auto served = co_await session.served(kubevirt);
     if (!served) co_return report(served.failure());
     input.kubevirt_served = *served;
     for (const auto& pod : input.pods) {
@@ -450,7 +473,7 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   for (std::string_view label : {op::kControlPlaneLabel, op::kMasterLabel}) {
     kube::ListOptions selected;
     selected.label_selector = std::string(label);
-    auto nodes = co_await list_all<kube::Node>(session, "", selected);
+    auto nodes = co_await list_all<kube::Node>(session, all_namespaces, selected);
     if (!nodes) co_return report(nodes.failure());
     for (const auto& n : *nodes) {
       input.control_plane_nodes.insert(n.meta.name);
@@ -458,15 +481,15 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
     }
   }
   if (!input.control_plane_nodes.empty()) {
-    auto openshift = co_await session.served("/apis/config.openshift.io/v1");
+    std::string openshift_config = "/apis/config.openshift.io/v1";
+    auto openshift = co_await session.served(openshift_config);
     if (!openshift) co_return report(openshift.failure());
     if (*openshift) {
       kube::ListOptions all_of_ns;
-      auto pdbs = co_await list_all<kube::PodDisruptionBudget>(
-          session, std::string(op::kOpenShiftEtcdNamespace), all_of_ns);
+      std::string etcd_namespace(op::kOpenShiftEtcdNamespace);
+      auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, etcd_namespace, all_of_ns);
       if (!pdbs) co_return report(pdbs.failure());
-      auto guard_pods = co_await list_all<kube::Pod>(
-          session, std::string(op::kOpenShiftEtcdNamespace), all_of_ns);
+      auto guard_pods = co_await list_all<kube::Pod>(session, etcd_namespace, all_of_ns);
       if (!guard_pods) co_return report(guard_pods.failure());
       std::vector<op::GuardPod> guards;
       if (pdbs->size() == 1) {
@@ -483,7 +506,8 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
     } else {
       kube::ListOptions etcd;
       etcd.label_selector = "component=etcd";
-      auto etcd_pods = co_await list_all<kube::Pod>(session, std::string(op::kEtcdNamespace), etcd);
+      std::string etcd_namespace(op::kEtcdNamespace);
+      auto etcd_pods = co_await list_all<kube::Pod>(session, etcd_namespace, etcd);
       if (!etcd_pods) co_return report(etcd_pods.failure());
       std::vector<op::EtcdMember> members;
       for (const auto& pod : *etcd_pods) {
@@ -533,8 +557,8 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
 
   const std::string lease_name = op::node_lease_name(node);
   input.lease_ref = options.lease_namespace + "/" + lease_name;
-  auto lease = co_await session.get_optional(
-      kube::object_path<kube::Lease>(options.lease_namespace, lease_name));
+  std::string lease_path = kube::object_path<kube::Lease>(options.lease_namespace, lease_name);
+  auto lease = co_await session.get_optional(lease_path);
   if (!lease) co_return report(lease.failure());
   if (lease->has_value()) {
     auto decoded = kube::decode_lease(**lease);
@@ -550,8 +574,8 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
   std::map<std::string, std::vector<kube::PodDisruptionBudget>> pdbs_by_namespace;
   for (const auto& ref : input.nm.status.pending_pods_refs) {
     StuckPod stuck{.ref = ref};
-    auto pod =
-        co_await session.get_optional(kube::object_path<kube::Pod>(ref.namespace_, ref.name));
+    std::string pod_path = kube::object_path<kube::Pod>(ref.namespace_, ref.name);
+    auto pod = co_await session.get_optional(pod_path);
     if (!pod) co_return report(pod.failure());
     stuck.exists = pod->has_value();
     if (stuck.exists) {

@@ -48,6 +48,7 @@ struct Flags {
   std::string context;
   std::string output;
   std::string timeout;
+  std::string etcd_quorum_check = "auto";
   int verbosity = 0;
   CommandOptions options;
 };
@@ -59,6 +60,7 @@ int run_command(const Flags& flags, const Command& command) {
   if (flags.output == "json") options.output = OutputFormat::kJson;
   if (flags.output == "yaml") options.output = OutputFormat::kYaml;
   options.tty = isatty(STDOUT_FILENO) == 1;
+  options.etcd_quorum_check = flags.etcd_quorum_check == "auto";
   if (!flags.timeout.empty()) {
     auto timeout = op::parse_duration(flags.timeout);
     if (!timeout) {
@@ -195,8 +197,9 @@ int run(int argc, char** argv) {
                    "the operator's --max-parallel-maintenances")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  plan->add_option("--etcd-quorum-check", flags.options.etcd_quorum_check,
-                   "the operator's --etcd-quorum-check (true = auto)")
+  plan->add_option("--etcd-quorum-check", flags.etcd_quorum_check,
+                   "the operator's --etcd-quorum-check: auto|off")
+      ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
   add_output(*plan, flags, "json|yaml: the plan");
   plan->callback([&] {

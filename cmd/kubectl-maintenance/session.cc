@@ -31,7 +31,7 @@ asio::awaitable<Outcome<boost::json::value>> Session::get(std::string path) {
 }
 
 asio::awaitable<Outcome<bool>> Session::served(std::string path) {
-  auto got = co_await get_optional(std::move(path));
+  auto got = co_await get_optional(path);
   if (!got) co_return got.failure();
   co_return got->has_value();
 }
@@ -46,7 +46,8 @@ asio::awaitable<Outcome<Done>> Session::require_api() {
 
 asio::awaitable<Outcome<std::optional<Session::Maintenance>>> Session::find_maintenance(
     std::string name) {
-  auto got = co_await get_optional(maintenance_path(name));
+  std::string path = maintenance_path(name);
+  auto got = co_await get_optional(path);
   if (!got) co_return got.failure();
   if (!got->has_value()) {
     // A 404 also comes when the CRD is missing; tell the two apart.
@@ -71,7 +72,8 @@ asio::awaitable<Outcome<Session::Maintenance>> Session::maintenance(std::string 
 }
 
 asio::awaitable<Outcome<Session::Maintenances>> Session::maintenances() {
-  auto got = co_await get_optional(maintenance_path());
+  std::string path = maintenance_path();
+  auto got = co_await get_optional(path);
   if (!got) co_return got.failure();
   if (!got->has_value()) co_return api_not_installed();
   Maintenances all{.raw = std::move(**got), .items = {}};

@@ -139,16 +139,13 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
     case op::Phase::kRunning:
       break;
   }
-  for (const auto& pod : input.pods) {
-    if (!pod.ref.reason || *pod.ref.reason == op::PendingPodReason::kEvicting ||
-        *pod.ref.reason == op::PendingPodReason::kWaitingForTermination) {
-      continue;
-    }
-    return verdict_for_pod(pod);
-  }
-  for (const auto& pod : input.pods) {
-    if (pod.ref.reason == op::PendingPodReason::kWaitingForTermination) {
-      return verdict_for_pod(pod);
+  // The most actionable blocker first: a PDB the admin can relax, then the rest.
+  for (const op::PendingPodReason reason :
+       {op::PendingPodReason::kBlockedByPdb, op::PendingPodReason::kMultiplePdbs,
+        op::PendingPodReason::kEvictionDeferred, op::PendingPodReason::kNamespaceTerminating,
+        op::PendingPodReason::kError, op::PendingPodReason::kWaitingForTermination}) {
+    for (const auto& pod : input.pods) {
+      if (pod.ref.reason == reason) return verdict_for_pod(pod);
     }
   }
   if (nm.status.error_on_lease_count > 0) {

@@ -55,7 +55,9 @@ struct DiagnosisInput {
   std::vector<StuckPod> pods;
 };
 
-// The one-line verdict with the next action.
+// The one-line verdict with the next action. While Running, the pod it names is the first one
+// blocked by a PDB, else by several PDBs, a deferring webhook, a terminating namespace, an
+// eviction error, and last a pod still terminating.
 [[nodiscard]] std::string diagnosis_verdict(const DiagnosisInput& input);
 
 // The human report, lines ending in '\n'; at most `max_events` events (the most recent).

@@ -58,6 +58,18 @@ TEST(DiagnosisVerdict, NamesThePodItsPdbAndTheAction) {
             "desired): scale up, migrate the VM, or relax the PDB");
 }
 
+TEST(DiagnosisVerdict, PdbBlockerComesFirst) {
+  DiagnosisInput input = blocked_input();
+  StuckPod multiple{.ref = {.namespace_ = "w",
+                            .name = "a-0",
+                            .reason = op::PendingPodReason::kMultiplePdbs,
+                            .message = "more than one PodDisruptionBudget"}};
+  input.pods.insert(input.pods.begin(), multiple);
+  EXPECT_EQ(diagnosis_verdict(input).rfind("pod vms/vm-db is protected by PDB vms/db-pdb", 0), 0U);
+  input.pods.pop_back();
+  EXPECT_EQ(diagnosis_verdict(input).rfind("pod w/a-0 is selected by more than one PDB", 0), 0U);
+}
+
 TEST(DiagnosisVerdict, PendingOnAForeignLeaseOrTheBudget) {
   DiagnosisInput input = blocked_input();
   input.nm = decode(R"json({"metadata":{"name":"m2"},"spec":{"nodeName":"n1"},

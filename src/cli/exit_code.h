@@ -7,8 +7,8 @@
 namespace nmo::cli {
 
 inline constexpr int kExitOk = 0;
-// The operation failed: the maintenance ended Failed, the API server refused a write, or
-// (for `plan`) it predicts that the maintenance would not finish on its own.
+// The operation failed: the maintenance ended Failed, or the API server refused a write. (`plan`
+// exits 0 whatever it predicts: its verdict is in the output.)
 inline constexpr int kExitFailed = 1;
 // Bad command line (CLI11's own code for usage errors is 106; we map it to 2, as kubectl does).
 inline constexpr int kExitUsage = 2;

@@ -1,0 +1,603 @@
+// kubectl-maintenance against the real local cluster (SPEC §7, §10 S7): every command with its
+// output and exit status, on kwok nodes and NodeMaintenances of its own (prefix `cli-`), with the
+// operator binary running as in production.
+//   - start --wait / list / status / watch / stop --wait on a node that drains completely;
+//   - plan predicts exactly the pods that later block, and diagnose names the blocking pod, its
+//     PDB with its counts and the node lease holder (S7);
+//   - watch in a pseudo-terminal (script(1)) redraws a progress bar whose percentage advances;
+//   - a maintenance that times out makes start --wait exit 1; --timeout exits 5;
+//   - bad input: unknown node or CR, the API not installed, the API server down.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "http/server.h"
+#include "http/testing/run.h"
+#include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/subprocess.h"
+
+#ifndef NMO_CLI_BIN
+#error "NMO_CLI_BIN must be defined by the build (test/CMakeLists.txt)"
+#endif
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): for posix_spawnp
+
+namespace nmo::e2e {
+namespace {
+
+namespace json = boost::json;
+
+std::string cli_binary() {
+  if (const char* bin = std::getenv("NMO_CLI_BIN"); bin != nullptr && *bin != '\0') return bin;
+  return NMO_CLI_BIN;
+}
+
+ProcessResult cli(std::vector<std::string> args) {
+  args.insert(args.begin(), cli_binary());
+  return run_process(args);
+}
+
+std::string describe(const ProcessResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A bare pod bound to `node` with labels and annotations.
+std::string labelled_pod(const std::string& ns, const std::string& name, const std::string& node,
+                         const std::map<std::string, std::string>& labels,
+                         const std::map<std::string, std::string>& annotations = {}) {
+  json::object label_map;
+  for (const auto& [k, v] : labels) label_map[k] = v;
+  json::object annotation_map;
+  for (const auto& [k, v] : annotations) annotation_map[k] = v;
+  json::object pod{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name}, {"namespace", ns}, {"labels", label_map}, {"annotations", annotation_map}}},
+      {"spec",
+       {{"nodeName", node},
+        {"terminationGracePeriodSeconds", 1},
+        {"containers", json::array{{{"name", "c"}, {"image", "registry.invalid/c:1"}}}}}}};
+  return json::serialize(pod);
+}
+
+// A PodDisruptionBudget over the pods labelled app=<app>.
+std::string budget(const std::string& ns, const std::string& name, const std::string& app,
+                   int min_available) {
+  return json::serialize(json::object{
+      {"apiVersion", "policy/v1"},
+      {"kind", "PodDisruptionBudget"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"minAvailable", min_available}, {"selector", {{"matchLabels", {{"app", app}}}}}}}});
+}
+
+class CliTest : public OperatorFixture {
+ protected:
+  // A fresh kwok node, deleted at the end (after the test's NodeMaintenances).
+  std::string make_node() {
+    const std::string node = unique_name("cli-node");
+    kubectl_.apply(node_manifest(node));
+    defer([this, node] {
+      (void)kubectl_.run({"delete", "node", node, "--ignore-not-found", "--timeout=60s"});
+    });
+    EXPECT_TRUE(wait_until("node " + node + " Ready", kReact, [&] {
+      auto n = kubectl_.get_json({"node", node});
+      return n && node_ready_status(n->as_object()) == "True";
+    }));
+    return node;
+  }
+
+  // A NodeMaintenance created by the CLI is deleted at the end, while the operator runs.
+  void delete_at_end(const std::string& name) {
+    defer([this, name] { (void)delete_node_maintenances(kubectl_, {name}, 60s); });
+  }
+
+  bool wait_pods_running(const std::string& ns, std::size_t count) {
+    return wait_until(std::to_string(count) + " pods running in " + ns, kDrain, [&] {
+      auto pods = list_pods(kubectl_, ns, "");
+      std::size_t running = 0;
+      for (const auto& p : pods) running += pod_running_ready(p) ? 1U : 0U;
+      return running == count;
+    });
+  }
+
+  // Waits until the PDB's status is computed with `allowed` disruptions.
+  bool wait_pdb(const std::string& ns, const std::string& name, int allowed, int healthy) {
+    return wait_until("PDB " + ns + "/" + name + " computed", kReact, [&] {
+      auto pdb = kubectl_.get_json({"pdb", "-n", ns, name});
+      return pdb && int_at(*pdb, "/status/disruptionsAllowed") == allowed &&
+             int_at(*pdb, "/status/currentHealthy") == healthy;
+    });
+  }
+};
+
+// The reasons of status.pendingPodsRefs, by pod name.
+std::map<std::string, std::string> pending_reasons(const json::value& nm) {
+  std::map<std::string, std::string> reasons;
+  boost::system::error_code ec;
+  const auto* refs = nm.find_pointer("/status/pendingPodsRefs", ec);
+  if (refs == nullptr || !refs->is_array()) return reasons;
+  for (const auto& ref : refs->as_array()) {
+    reasons[string_at(ref, "/name")] = string_at(ref, "/reason");
+  }
+  return reasons;
+}
+
+TEST_F(CliTest, StartWaitListStatusWatchStop) {
+  start_operator(kOperatorFlags);
+  const std::string node = make_node();
+  TestNamespace ns(kubectl_, "cli-drain");
+  kubectl_.apply(labelled_pod(ns.name(), "web-0", node, {{"app", "web"}}));
+  kubectl_.apply(labelled_pod(ns.name(), "web-1", node, {{"app", "web"}}));
+  kubectl_.apply(
+      labelled_pod(ns.name(), "static-0", node, {{"app", "static"}}, {{kMirrorAnnotation, "x"}}));
+  ASSERT_TRUE(wait_pods_running(ns.name(), 3));
+  const std::string name = "maintenance-" + node;
+  delete_at_end(name);
+
+  const ProcessResult started =
+      cli({"start", node, "--reason", "cli e2e", "--wait", "--timeout", "90s"});
+  ASSERT_EQ(started.exit_code, 0) << describe(started);
+  EXPECT_TRUE(contains(started.out, "nodemaintenance/" + name + " created (node " + node + ")"))
+      << describe(started);
+  EXPECT_TRUE(contains(started.out, "Succeeded")) << describe(started);
+  EXPECT_TRUE(contains(started.out, "100%  2/2 pods")) << describe(started);
+  EXPECT_FALSE(contains(started.out, "\033[")) << "escape codes in a pipe: " << started.out;
+
+  const ProcessResult listed = cli({"list"});
+  ASSERT_EQ(listed.exit_code, 0) << describe(listed);
+  EXPECT_TRUE(contains(listed.out, "NAME")) << listed.out;
+  std::istringstream lines(listed.out);
+  std::string line;
+  bool row = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + " ", 0) != 0) continue;
+    row = true;
+    EXPECT_TRUE(contains(line, node) && contains(line, "Succeeded") && contains(line, "100%"))
+        << line;
+  }
+  EXPECT_TRUE(row) << listed.out;
+  const ProcessResult listed_json = cli({"list", "-o", "json"});
+  ASSERT_EQ(listed_json.exit_code, 0) << describe(listed_json);
+  bool in_json = false;
+  const json::value list = json::parse(listed_json.out);
+  for (const auto& item : list.at("items").as_array()) {
+    in_json = in_json || name_of(item) == name;
+  }
+  EXPECT_TRUE(in_json) << listed_json.out;
+
+  const ProcessResult status = cli({"status", name});
+  ASSERT_EQ(status.exit_code, 0) << describe(status);
+  EXPECT_TRUE(contains(status.out, "Phase:        Succeeded\n")) << status.out;
+  EXPECT_TRUE(contains(status.out, "Progress:     100% (2 of 2 pods gone)\n")) << status.out;
+  EXPECT_TRUE(contains(status.out, "Reason:       cli e2e\n")) << status.out;
+  const ProcessResult status_yaml = cli({"status", name, "-o", "yaml"});
+  ASSERT_EQ(status_yaml.exit_code, 0) << describe(status_yaml);
+  EXPECT_TRUE(contains(status_yaml.out, "  phase: Succeeded\n")) << status_yaml.out;
+  EXPECT_TRUE(contains(status_yaml.out, "  nodeName: " + node + "\n")) << status_yaml.out;
+
+  // watch of a finished maintenance: one plain line, exit 0; JSON lines with -o json.
+  const ProcessResult watched = cli({"watch", name});
+  ASSERT_EQ(watched.exit_code, 0) << describe(watched);
+  EXPECT_TRUE(contains(watched.out, "Succeeded  [####################]  100%  2/2 pods"))
+      << watched.out;
+  const ProcessResult watched_json = cli({"watch", name, "-o", "json"});
+  ASSERT_EQ(watched_json.exit_code, 0) << describe(watched_json);
+  const json::value progress = json::parse(watched_json.out);
+  EXPECT_EQ(progress.at("phase"), "Succeeded");
+  EXPECT_EQ(progress.at("drainProgress"), 100);
+
+  // A second start for the same node is refused by the API (AlreadyExists): exit 1.
+  const ProcessResult again = cli({"start", node});
+  EXPECT_EQ(again.exit_code, 1) << describe(again);
+  EXPECT_TRUE(contains(again.err, "error: ")) << describe(again);
+
+  // stop by node name, waiting until the operator has released the node.
+  const ProcessResult stopped = cli({"stop", node, "--wait", "--timeout", "60s"});
+  ASSERT_EQ(stopped.exit_code, 0) << describe(stopped);
+  EXPECT_TRUE(contains(stopped.out, "nodemaintenance/" + name + " deleted")) << stopped.out;
+  EXPECT_TRUE(contains(stopped.out, "node " + node + " is schedulable again")) << stopped.out;
+  EXPECT_FALSE(get_node_maintenance(name).has_value());
+  auto after = get_node(node);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_FALSE(unschedulable(*after)) << describe_node(*after);
+  EXPECT_FALSE(drain_tainted(*after)) << describe_node(*after);
+}
+
+TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
+  start_operator(kOperatorFlags);
+  const std::string node = make_node();
+  TestNamespace ns(kubectl_, "cli-plan");
+  kubectl_.apply(labelled_pod(ns.name(), "free-0", node, {{"app", "free"}}));
+  kubectl_.apply(labelled_pod(ns.name(), "guarded-0", node, {{"app", "guarded"}}));
+  kubectl_.apply(labelled_pod(ns.name(), "twice-0", node, {{"app", "twice"}}));
+  kubectl_.apply(
+      labelled_pod(ns.name(), "static-0", node, {{"app", "static"}}, {{kMirrorAnnotation, "x"}}));
+  kubectl_.apply(labelled_pod(ns.name(), "virt-launcher-db-x", node,
+                              {{"app", "vm"}, {"kubevirt.io", "virt-launcher"}},
+                              {{"kubevirt.io/domain", "db"}}));
+  kubectl_.apply(budget(ns.name(), "guarded-pdb", "guarded", 1));
+  kubectl_.apply(budget(ns.name(), "twice-a", "twice", 0));
+  kubectl_.apply(budget(ns.name(), "twice-b", "twice", 0));
+  ASSERT_TRUE(wait_pods_running(ns.name(), 5));
+  ASSERT_TRUE(wait_pdb(ns.name(), "guarded-pdb", 0, 1));
+  ASSERT_TRUE(wait_pdb(ns.name(), "twice-a", 1, 1));
+  ASSERT_TRUE(wait_pdb(ns.name(), "twice-b", 1, 1));
+  const std::string name = "cli-" + node;
+
+  // plan: a dry run that changes nothing.
+  const ProcessResult planned = cli({"plan", node, "--name", name, "-o", "json"});
+  ASSERT_EQ(planned.exit_code, 0) << describe(planned);
+  const json::value plan = json::parse(planned.out);
+  std::map<std::string, std::string> action;
+  std::map<std::string, std::string> reason;
+  for (const auto& p : plan.at("pods").as_array()) {
+    action[string_at(p, "/name")] = string_at(p, "/action");
+    reason[string_at(p, "/name")] = string_at(p, "/reason");
+  }
+  EXPECT_EQ(action["free-0"], "evict") << planned.out;
+  EXPECT_EQ(action["guarded-0"], "block") << planned.out;
+  EXPECT_EQ(reason["guarded-0"], "BlockedByPDB") << planned.out;
+  EXPECT_EQ(action["twice-0"], "block") << planned.out;
+  EXPECT_EQ(reason["twice-0"], "MultiplePDBs") << planned.out;
+  EXPECT_EQ(action["static-0"], "skip") << planned.out;
+  EXPECT_EQ(reason["static-0"], "MirrorPod") << planned.out;
+  // No KubeVirt API in this cluster: whether the VM can migrate is unknown, and said so.
+  EXPECT_EQ(action["virt-launcher-db-x"], "unknown") << planned.out;
+  for (const auto& gate : plan.at("gates").as_array()) {
+    if (string_at(gate, "/gate") == "budget") continue;  // depends on the cluster's other CRs
+    EXPECT_TRUE(gate.at("open").as_bool()) << planned.out;
+  }
+  const ProcessResult planned_text = cli({"plan", node, "--name", name});
+  ASSERT_EQ(planned_text.exit_code, 0) << describe(planned_text);
+  EXPECT_TRUE(contains(planned_text.out, "Pods that will block the drain (2):\n  " + ns.name() +
+                                             "/guarded-0  BlockedByPDB  PDB " + ns.name() +
+                                             "/guarded-pdb: 0 disruptions allowed (1 healthy, 1 "
+                                             "desired)\n"))
+      << planned_text.out;
+  EXPECT_FALSE(get_node_maintenance(name).has_value()) << "plan created a NodeMaintenance";
+  auto untouched = get_node(node);
+  ASSERT_TRUE(untouched.has_value());
+  EXPECT_FALSE(unschedulable(*untouched)) << "plan cordoned the node";
+
+  // The maintenance blocks on exactly the pods the plan said would block.
+  delete_at_end(name);
+  const ProcessResult started = cli({"start", node, "--name", name});
+  ASSERT_EQ(started.exit_code, 0) << describe(started);
+  std::optional<json::value> seen;
+  ASSERT_TRUE(wait_until(
+      "the drain blocked on its two pods", kDrain,
+      [&] {
+        seen = get_node_maintenance(name);
+        if (!seen) return false;
+        const auto reasons = pending_reasons(*seen);
+        return reasons.size() == 2 && reasons.count("guarded-0") &&
+               reasons.at("guarded-0") == "BlockedByPDB" && reasons.count("twice-0") &&
+               reasons.at("twice-0") == "MultiplePDBs";
+      },
+      [&] { return seen ? json::serialize(*seen) : std::string("no NodeMaintenance"); }));
+  std::set<std::string> predicted;
+  for (const auto& [pod, verdict] : action) {
+    if (verdict == "block") predicted.insert(pod);
+  }
+  std::set<std::string> blocked;
+  for (const auto& [pod, why] : pending_reasons(*seen)) blocked.insert(pod);
+  EXPECT_EQ(predicted, blocked);
+
+  // S7: diagnose names the blocking pod, its PDB with its counts, and the lease holder.
+  const ProcessResult diagnosed = cli({"diagnose", name});
+  ASSERT_EQ(diagnosed.exit_code, 0) << describe(diagnosed);
+  const std::string& report = diagnosed.out;
+  for (const std::string& expected : std::vector<std::string>{
+           "Phase:        Running\n", "  " + ns.name() + "/guarded-0: BlockedByPDB\n",
+           "    PDB " + ns.name() + "/guarded-pdb: 0 disruptions allowed: 1 healthy, 1 desired\n",
+           "  " + ns.name() + "/twice-0: MultiplePDBs\n",
+           "  node lease:   medik8s-leases/node-" + node +
+               ": held by node-maintenance (the operator)\n",
+           "  slots:        ", "  schedulable:  no (cordoned)\n",
+           "medik8s.io/drain=draining:NoSchedule", "BeginMaintenance", "DrainError",
+           "Verdict: pod " + ns.name() + "/guarded-0 is protected by PDB " + ns.name() +
+               "/guarded-pdb (0 disruptions allowed: 1 healthy, 1 desired): scale up, migrate the "
+               "VM, or relax the PDB\n"}) {
+    EXPECT_TRUE(contains(report, expected)) << "missing: " << expected << "\n" << report;
+  }
+  EXPECT_LT(report.find("BeginMaintenance"), report.find("DrainError")) << report;
+  const ProcessResult diagnosed_json = cli({"diagnose", name, "-o", "json"});
+  ASSERT_EQ(diagnosed_json.exit_code, 0) << describe(diagnosed_json);
+  const json::value diagnosis = json::parse(diagnosed_json.out);
+  EXPECT_EQ(diagnosis.at("nodeLease").at("holder"), "node-maintenance");
+  bool pdb_reported = false;
+  for (const auto& p : diagnosis.at("pendingPods").as_array()) {
+    if (string_at(p, "/name") != "guarded-0") continue;
+    pdb_reported = string_at(p, "/pdbs/0/name") == ns.name() + "/guarded-pdb" &&
+                   int_at(p, "/pdbs/0/disruptionsAllowed") == 0;
+  }
+  EXPECT_TRUE(pdb_reported) << diagnosed_json.out;
+
+  // list shows what blocks it; watch gives up at --timeout with exit 5.
+  const ProcessResult listed = cli({"list"});
+  EXPECT_TRUE(contains(listed.out, "BlockedByPDB (1), MultiplePDBs (1)")) << listed.out;
+  const ProcessResult watched = cli({"watch", name, "--timeout", "2s"});
+  EXPECT_EQ(watched.exit_code, 5) << describe(watched);
+  EXPECT_TRUE(contains(watched.err, "error: timed out after 2s waiting for NodeMaintenance \"" +
+                                        name + "\" (phase Running)"))
+      << describe(watched);
+  EXPECT_TRUE(contains(watched.out, "pending " + ns.name() + "/guarded-0: BlockedByPDB"))
+      << watched.out;
+}
+
+// A child process running in the background with stdout (and stderr) in a file.
+class Background {
+ public:
+  Background(const std::vector<std::string>& argv, std::filesystem::path out)
+      : out_(std::move(out)) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  ~Background() {
+    if (pid_ > 0 && !done_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  [[nodiscard]] bool started() const { return pid_ > 0; }
+  // True once the child has exited (its status in exit_code()).
+  bool finished() {
+    if (done_ || pid_ <= 0) return done_;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      done_ = true;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return done_;
+  }
+  [[nodiscard]] int exit_code() const { return exit_code_; }
+  [[nodiscard]] std::string output() const {
+    std::ifstream in(out_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+ private:
+  std::filesystem::path out_;
+  pid_t pid_ = -1;
+  bool done_ = false;
+  int exit_code_ = -1;
+};
+
+TEST_F(CliTest, WatchRedrawsAnAdvancingProgressBarOnATerminal) {
+  start_operator(kOperatorFlags);
+  const std::string node = make_node();
+  TestNamespace ns(kubectl_, "cli-watch");
+  for (int i = 0; i < 4; ++i) {
+    kubectl_.apply(labelled_pod(ns.name(), "held-" + std::to_string(i), node, {{"app", "held"}}));
+  }
+  kubectl_.apply(budget(ns.name(), "held-pdb", "held", 4));
+  ASSERT_TRUE(wait_pods_running(ns.name(), 4));
+  ASSERT_TRUE(wait_pdb(ns.name(), "held-pdb", 0, 4));
+  const std::string name = "cli-" + node;
+  ASSERT_TRUE(create_node_maintenance(name, node));
+  ASSERT_TRUE(wait_until("all four pods blocked", kDrain, [&] {
+    auto nm = get_node_maintenance(name);
+    return nm && pending_reasons(*nm).size() == 4 && phase_of(*nm) == "Running";
+  }));
+
+  // script(1) gives the command a pseudo-terminal and copies what it draws to our file.
+  const std::filesystem::path out = e2e_log_dir() / (name + ".watch.typescript");
+  Background watch({"script", "-q", "-e", "-c", cli_binary() + " watch " + name + " --timeout 120s",
+                    "/dev/null"},
+                   out);
+  ASSERT_TRUE(watch.started());
+  ASSERT_TRUE(wait_until(
+      "the first drawing", kReact, [&] { return contains(watch.output(), "  0%  0/4 pods"); },
+      [&] { return watch.output(); }));
+  // Each pod that goes (here: deleted by hand) moves the bar on by a quarter.
+  for (int i = 0; i < 4; ++i) {
+    kubectl_.must({"delete", "pod", "-n", ns.name(), "held-" + std::to_string(i), "--wait=false"});
+    const std::string percent = std::to_string(25 * (i + 1)) + "%  " + std::to_string(i + 1) + "/4";
+    ASSERT_TRUE(wait_until(
+        "watch shows " + percent, kDrain, [&] { return contains(watch.output(), percent); },
+        [&] { return watch.output(); }));
+  }
+  ASSERT_TRUE(wait_until("watch exits", kReact, [&] { return watch.finished(); }));
+  EXPECT_EQ(watch.exit_code(), 0) << watch.output();
+  const std::string drawn = watch.output();
+  // Redrawn in place: the cursor goes back up over the previous drawing.
+  EXPECT_TRUE(contains(drawn, "\033[")) << drawn;
+  std::size_t previous = 0;
+  for (const char* percent : {"  0%", " 25%", " 50%", " 75%", "100%"}) {
+    const std::size_t at = drawn.find(percent);
+    ASSERT_NE(at, std::string::npos) << percent << " never drawn:\n" << drawn;
+    EXPECT_GE(at, previous) << percent << " drawn before a smaller percentage:\n" << drawn;
+    previous = at;
+  }
+  EXPECT_TRUE(contains(drawn, "pending " + ns.name() + "/held-")) << drawn;
+  EXPECT_TRUE(contains(drawn, "BlockedByPDB")) << drawn;
+}
+
+TEST_F(CliTest, StartWaitExitsOneWhenTheMaintenanceFails) {
+  start_operator(kOperatorFlags);
+  const std::string node = make_node();
+  TestNamespace ns(kubectl_, "cli-fail");
+  kubectl_.apply(labelled_pod(ns.name(), "guarded-0", node, {{"app", "guarded"}}));
+  kubectl_.apply(budget(ns.name(), "guarded-pdb", "guarded", 1));
+  ASSERT_TRUE(wait_pods_running(ns.name(), 1));
+  ASSERT_TRUE(wait_pdb(ns.name(), "guarded-pdb", 0, 1));
+  const std::string name = "cli-" + node;
+  delete_at_end(name);
+  const ProcessResult started =
+      cli({"start", node, "--name", name, "--drain-timeout", "3s", "--wait", "--timeout", "90s"});
+  EXPECT_EQ(started.exit_code, 1) << describe(started);
+  EXPECT_TRUE(contains(started.err, "error: NodeMaintenance \"" + name +
+                                        "\" failed: drain did not complete within 3s"))
+      << describe(started);
+  const ProcessResult diagnosed = cli({"diagnose", name});
+  EXPECT_EQ(diagnosed.exit_code, 0) << describe(diagnosed);
+  EXPECT_TRUE(contains(diagnosed.out, "Verdict: failed: drain did not complete within 3s"))
+      << diagnosed.out;
+}
+
+// A plain HTTP server answering 404 to everything, as an API server that does not serve the
+// NodeMaintenance API (its CRD not installed) answers for that group.
+class NoSuchApiServer {
+ public:
+  NoSuchApiServer() {
+    http::ServerOptions options;
+    options.name = "no-such-api";
+    options.bind_address = "127.0.0.1";
+    auto started = http::Server::start(
+        io_.executor(), options, [](http::Request) -> asio::awaitable<http::Response> {
+          http::Response response;
+          response.status = 404;
+          response.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+          response.body = "404 page not found\n";
+          co_return response;
+        });
+    if (!started) {
+      ADD_FAILURE() << "the fake API server did not start: " << started.error().describe();
+      return;
+    }
+    server_ = std::move(*started);
+  }
+  NoSuchApiServer(const NoSuchApiServer&) = delete;
+  NoSuchApiServer& operator=(const NoSuchApiServer&) = delete;
+  ~NoSuchApiServer() {
+    if (server_) io_.spawn(server_->stop(std::chrono::milliseconds(1000))).wait();
+  }
+  [[nodiscard]] std::uint16_t port() const { return server_ ? server_->port() : 0; }
+
+ private:
+  http::test::IoThread io_;  // before server_: the server is destroyed first
+  std::unique_ptr<http::Server> server_;
+};
+
+// A kubeconfig for `server` without credentials, in a temporary file removed at the end.
+class Kubeconfig {
+ public:
+  explicit Kubeconfig(const std::string& server)
+      : path_(e2e_log_dir() / (unique_name("cli-kubeconfig") + ".yaml")) {
+    std::ofstream(path_) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                            "    server: "
+                         << server
+                         << "\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user: {}\n"
+                            "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                            "current-context: x\n";
+  }
+  Kubeconfig(const Kubeconfig&) = delete;
+  Kubeconfig& operator=(const Kubeconfig&) = delete;
+  ~Kubeconfig() { std::filesystem::remove(path_); }
+  [[nodiscard]] std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A local TCP port nobody listens on: bound, then closed.
+int closed_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+TEST_F(ClusterTest, CliBadInputGivesOneLineErrors) {
+  install_operator_prerequisites(kubectl_);
+  const std::string missing = unique_name("cli-missing");
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string err;
+  };
+  const std::vector<Case> cases = {
+      {{"start", missing}, 3, "error: node \"" + missing + "\" not found\n"},
+      {{"plan", missing}, 3, "error: node \"" + missing + "\" not found\n"},
+      {{"status", missing}, 3, "error: NodeMaintenance \"" + missing + "\" not found\n"},
+      {{"diagnose", missing}, 3, "error: NodeMaintenance \"" + missing + "\" not found\n"},
+      {{"watch", missing}, 3, "error: NodeMaintenance \"" + missing + "\" not found\n"},
+      {{"stop", missing},
+       3,
+       "error: no NodeMaintenance named \"" + missing + "\" or for node \"" + missing + "\"\n"},
+      {{"start", "node-worker-01", "--drain-timeout", "1d"},
+       2,
+       "error: --drain-timeout: invalid duration \"1d\": unknown unit \"d\" (use h, m, s, ms, us "
+       "or ns)\n"},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = cli(c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args.front() << ": " << describe(r);
+    EXPECT_EQ(r.err, c.err) << c.args.front() << ": " << describe(r);
+  }
+  const ProcessResult usage = cli({"start"});
+  EXPECT_EQ(usage.exit_code, 2) << describe(usage);
+  const ProcessResult help = cli({"--help"});
+  EXPECT_EQ(help.exit_code, 0) << describe(help);
+  EXPECT_TRUE(contains(help.out, "Exit status:")) << help.out;
+
+  // The API server down.
+  const std::string down = "https://127.0.0.1:" + std::to_string(closed_port());
+  Kubeconfig down_config(down);
+  for (const std::string command : {"list", "status", "plan", "diagnose", "start", "stop"}) {
+    std::vector<std::string> args{"--kubeconfig", down_config.path(), command};
+    if (command != "list") args.emplace_back("x");
+    const ProcessResult r = cli(args);
+    EXPECT_EQ(r.exit_code, 4) << command << ": " << describe(r);
+    EXPECT_EQ(r.err, "error: cannot reach the API server at " + down + ": connection refused\n")
+        << command << ": " << describe(r);
+  }
+
+  // The NodeMaintenance API not served.
+  NoSuchApiServer no_api;
+  Kubeconfig no_api_config("http://127.0.0.1:" + std::to_string(no_api.port()));
+  for (const std::string command : {"list", "status", "diagnose", "stop"}) {
+    std::vector<std::string> args{"--kubeconfig", no_api_config.path(), command};
+    if (command != "list") args.emplace_back("x");
+    const ProcessResult r = cli(args);
+    EXPECT_EQ(r.exit_code, 4) << command << ": " << describe(r);
+    EXPECT_EQ(r.err,
+              "error: the NodeMaintenance API is not installed in this cluster "
+              "(nodemaintenances.nodemaintenance.medik8s.io): apply deploy/crd\n")
+        << command << ": " << describe(r);
+  }
+}
+
+}  // namespace
+}  // namespace nmo::e2e
