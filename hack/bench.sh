@@ -4,6 +4,8 @@
 # the same list into a full JSON DOM). Raw results stay in build-release/bench/*.json.
 #   NMO_BENCH_MIN_TIME   seconds per benchmark (default 1; e.g. 0.05 for a quick look)
 #   NMO_BENCH_FILTER     regular expression passed to --benchmark_filter (default: all)
+#   NMO_BENCH_SCENARIOS  0 skips the scenarios on the local cluster (default 1): drain latency
+#                        against kubectl drain (hack/bench-drain.sh)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
@@ -17,7 +19,7 @@ log "building the release preset"
 cmake --preset release >/dev/null
 mapfile -t targets < <(ninja -C build-release -t targets all | sed -n 's/^bin\/\([a-z0-9_]*_benchmark\): .*/\1/p' | sort -u)
 ((${#targets[@]} > 0)) || { log "no benchmark targets found"; exit 1; }
-cmake --build --preset release --target "${targets[@]}"
+cmake --build --preset release --target "${targets[@]}" node-maintenance-operator
 
 mkdir -p "${out_dir}"
 for t in "${targets[@]}"; do
@@ -61,3 +63,8 @@ jq -rs '
   | if $p and $d and $p.heap_per_pod > 0 and $d.heap_per_pod > 0 then
       "memory per cached pod: projection \($p.heap_per_pod | round) B, DOM \($d.heap_per_pod | round) B (\(($d.heap_per_pod / $p.heap_per_pod) * 10 | round / 10)x smaller); JSON \($p.json_bytes_per_pod | round) B per pod"
     else empty end' "${out_dir}"/*.json
+
+if [[ "${NMO_BENCH_SCENARIOS:-1}" != 0 ]]; then
+  log "scenario: drain latency against kubectl drain (hack/bench-drain.sh)"
+  hack/bench-drain.sh
+fi
