@@ -351,7 +351,7 @@ asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptio
     if (!removed && removed.error().code != ErrorCode::kNotFound) {
       co_return report(session.failure(removed.error()));
     }
-    print("nodemaintenance/" + name + " deleted (node " + node + ")\n");
+    print(fmt::format("nodemaintenance/{} deleted (node {})\n", name, node));
   }
   if (!options.wait) co_return kExitOk;
   const auto started = std::chrono::steady_clock::now();

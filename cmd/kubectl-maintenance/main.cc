@@ -93,7 +93,7 @@ int run_command(const Flags& flags, const Command& command) {
   }
   Session session(**client, rest->server);
   int status = kExitFailed;
-  asio::co_spawn(io, command(session, options), [&](std::exception_ptr error, int result) {
+  asio::co_spawn(io, command(session, options), [&](const std::exception_ptr& error, int result) {
     if (error) {
       try {
         std::rethrow_exception(error);

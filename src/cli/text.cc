@@ -48,7 +48,7 @@ std::string format_age(std::chrono::seconds age) {
   if (h < 8) return m % 60 == 0 ? str(h) + "h" : str(h) + "h" + str(m % 60) + "m";
   if (h < 48) return str(h) + "h";
   if (d < 8) return h % 24 == 0 ? str(d) + "d" : str(d) + "d" + str(h % 24) + "h";
-  if (d < 365 * 2) return str(d) + "d";
+  if (d < 365LL * 2) return str(d) + "d";
   return str(d / 365) + "y";
 }
 

@@ -3,7 +3,7 @@
 // operator binary running as in production.
 //   - start --wait / list / status / watch / stop --wait on a node that drains completely;
 //   - plan predicts exactly the pods that later block, and diagnose names the blocking pod, its
-//     PDB with its counts and the node lease holder (S7);
+//     PDB with its counts and the node lease holder (S7); plan reads KubeVirt's live migration;
 //   - watch in a pseudo-terminal (script(1)) redraws a progress bar whose percentage advances;
 //   - a maintenance that times out makes start --wait exit 1; --timeout exits 5;
 //   - bad input: unknown node or CR, the API not installed, the API server down.
@@ -96,7 +96,7 @@ class CliTest : public OperatorFixture {
  protected:
   // A fresh kwok node, deleted at the end (after the test's NodeMaintenances).
   std::string make_node() {
-    const std::string node = unique_name("cli-node");
+    std::string node = unique_name("cli-node");
     kubectl_.apply(node_manifest(node));
     defer([this, node] {
       (void)kubectl_.run({"delete", "node", node, "--ignore-not-found", "--timeout=60s"});
@@ -347,6 +347,81 @@ TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
       << watched.out;
 }
 
+// With the kubevirt.io/v1 API served (here by a CRD standing in for KubeVirt), plan reads each
+// launcher's VirtualMachineInstance: LiveMigratable False blocks, True leaves by live migration,
+// a missing VMI is unknown.
+TEST_F(CliTest, PlanReadsLiveMigrationFromTheVirtualMachineInstance) {
+  kubectl_.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: virtualmachineinstances.kubevirt.io
+spec:
+  group: kubevirt.io
+  scope: Namespaced
+  names: {plural: virtualmachineinstances, singular: virtualmachineinstance,
+          kind: VirtualMachineInstance, shortNames: [vmi]}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+)");
+  defer([this] {
+    (void)kubectl_.run(
+        {"delete", "crd", "virtualmachineinstances.kubevirt.io", "--wait=true", "--timeout=60s"});
+  });
+  ASSERT_TRUE(wait_until("kubevirt.io/v1 served", kReact, [&] {
+    return kubectl_.run({"get", "--raw", "/apis/kubevirt.io/v1/virtualmachineinstances"}).ok();
+  }));
+  const std::string node = make_node();
+  TestNamespace ns(kubectl_, "cli-vm");
+  auto vmi = [&ns](const std::string& name, const std::string& migratable,
+                   const std::string& message) {
+    json::object condition{{"type", "LiveMigratable"},
+                           {"status", migratable},
+                           {"reason", "DisksNotLiveMigratable"},
+                           {"message", message}};
+    json::object status{{"conditions", json::array{condition}}};
+    json::object metadata{{"name", name}, {"namespace", ns.name()}};
+    json::object object{{"apiVersion", "kubevirt.io/v1"},
+                        {"kind", "VirtualMachineInstance"},
+                        {"metadata", metadata},
+                        {"status", status}};
+    return json::serialize(object);
+  };
+  kubectl_.apply(vmi("db", "False", "cannot migrate VMI: PVC db-disk is not shared"));
+  kubectl_.apply(vmi("web", "True", ""));
+  for (const std::string vm : {"db", "web", "gone"}) {
+    kubectl_.apply(labelled_pod(ns.name(), "virt-launcher-" + vm + "-x", node,
+                                {{"kubevirt.io", "virt-launcher"}}, {{"kubevirt.io/domain", vm}}));
+  }
+  ASSERT_TRUE(wait_pods_running(ns.name(), 3));
+
+  const ProcessResult planned = cli({"plan", node, "-o", "yaml"});
+  ASSERT_EQ(planned.exit_code, 0) << describe(planned);
+  const ProcessResult planned_json = cli({"plan", node, "-o", "json"});
+  ASSERT_EQ(planned_json.exit_code, 0) << describe(planned_json);
+  const json::value plan = json::parse(planned_json.out);
+  std::map<std::string, std::string> action;
+  std::map<std::string, std::string> detail;
+  for (const auto& p : plan.at("pods").as_array()) {
+    action[string_at(p, "/name")] = string_at(p, "/action");
+    detail[string_at(p, "/name")] = string_at(p, "/detail");
+  }
+  EXPECT_EQ(action["virt-launcher-db-x"], "block") << planned_json.out;
+  EXPECT_EQ(detail["virt-launcher-db-x"],
+            "VMI " + ns.name() +
+                "/db cannot live-migrate: cannot migrate VMI: PVC db-disk is not shared");
+  EXPECT_EQ(action["virt-launcher-web-x"], "evict") << planned_json.out;
+  EXPECT_TRUE(
+      contains(detail["virt-launcher-web-x"], "KubeVirt live-migrates VMI " + ns.name() + "/web"))
+      << planned_json.out;
+  EXPECT_EQ(action["virt-launcher-gone-x"], "unknown") << planned_json.out;
+  EXPECT_TRUE(contains(planned.out, "action: block")) << planned.out;
+  EXPECT_TRUE(contains(planned.out, "reason: VMNotMigratable")) << planned.out;
+}
+
 // A child process running in the background with stdout (and stderr) in a file.
 class Background {
  public:
@@ -359,6 +434,7 @@ class Background {
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     if (posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
@@ -539,7 +615,10 @@ int closed_port() {
   return port;
 }
 
-TEST_F(ClusterTest, CliBadInputGivesOneLineErrors) {
+// Needs no operator: nothing is created.
+class CliErrorTest : public ClusterTest {};
+
+TEST_F(CliErrorTest, BadInputGivesOneLineErrors) {
   install_operator_prerequisites(kubectl_);
   const std::string missing = unique_name("cli-missing");
   struct Case {
