@@ -1,5 +1,7 @@
 #include "http/self_signed.h"
 
+#include <memory>
+
 #include <boost/asio/ip/address.hpp>
 #include <openssl/asn1.h>
 #include <openssl/bn.h>
@@ -51,8 +53,16 @@ Result<CertificatePair> make_self_signed_certificate(const std::string& common_n
     names += (names.empty() ? "IP:" : ",IP:") + ip;
   }
   ERR_clear_error();
-  const EvpPkeyPtr key(EVP_EC_gen("P-256"));
-  if (!key) return openssl_failure("cannot generate a key");
+  // EVP_EC_gen() is a macro whose cast trips -Wcast-qual; the context API says the same.
+  const std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> keygen(
+      EVP_PKEY_CTX_new_from_name(nullptr, "EC", nullptr), &EVP_PKEY_CTX_free);
+  EVP_PKEY* generated = nullptr;
+  if (!keygen || EVP_PKEY_keygen_init(keygen.get()) <= 0 ||
+      EVP_PKEY_CTX_set_group_name(keygen.get(), "P-256") <= 0 ||
+      EVP_PKEY_generate(keygen.get(), &generated) <= 0) {
+    return openssl_failure("cannot generate a key");
+  }
+  const EvpPkeyPtr key(generated);
   const X509Ptr certificate(X509_new());
   if (!certificate) return openssl_failure("cannot allocate");
   X509* cert = certificate.get();
