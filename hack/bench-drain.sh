@@ -7,7 +7,8 @@
 #   - by `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` on an identical node.
 # Each side runs NMO_BENCH_DRAIN_RUNS times (default 5), alternating; prints the medians, their
 # ratio, the client QPS/burst of both sides and the API requests the operator sent per
-# maintenance (from its rest_client_requests_total). Needs the local cluster (brings it up);
+# maintenance (from its rest_client_requests_total); also the operator's start-up time (process
+# start to /readyz 200), its RSS then, and the stripped binary sizes. Needs the local cluster (brings it up);
 # holds /tmp/nmo-cluster.lock while it runs so that no test shares the cluster with it.
 #   NMO_BENCH_DRAIN_RUNS   runs per side (default 5)
 #   NMO_BENCH_DRAIN_PODS   pods per node (default 110, the kubelet's default maximum)
@@ -137,11 +138,14 @@ log "starting the operator (${binary##*/}, as its ServiceAccount, qps ${operator
   --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}" \
   >"${work}/operator.log" 2>&1 &
 operator_pid=$!
+started="$(now)"
 deadline=$((SECONDS + 60))
 until curl -sf "http://127.0.0.1:${HEALTH_PORT}/readyz" >/dev/null 2>&1; do
   ((SECONDS < deadline)) || { tail "${work}/operator.log" >&2; die "the operator did not become ready"; }
-  sleep 0.2
+  sleep 0.02
 done
+startup="$(elapsed "${started}" "$(now)")"
+idle_rss_kb="$(awk '/^VmRSS:/ {print $2}' "/proc/${operator_pid}/status")"
 
 operator_times=()
 kubectl_times=()
@@ -190,3 +194,11 @@ printf '%-44s %-12s %-10s %-22s %s\n' "operator (NodeMaintenance → Succeeded)"
 printf '%-44s %-12s %-10s %-22s %s\n' "kubectl drain --ignore-daemonsets --force" "${kc}" \
   "$(printf '%.1f ' "${kubectl_times[@]}")" "${kubectl_qps} / ${kubectl_burst}" "-"
 printf 'ratio operator / kubectl drain: %.2f\n' "${ratio}"
+stripped() { strip -o "${work}/stripped" "$1" && stat -c %s "${work}/stripped"; }
+printf '\nOperator start-up: process start to /readyz 200 in %.2f s (polled every 20 ms); RSS when ready %d KiB\n' \
+  "${startup}" "${idle_rss_kb}"
+printf 'Binary sizes, stripped: node-maintenance-operator %d bytes' "$(stripped "${binary}")"
+cli="$(dirname "${binary}")/kubectl-maintenance"
+[[ -x "${cli}" ]] && printf ', kubectl-maintenance %d bytes' "$(stripped "${cli}")"
+printf '\n'
+

@@ -19,7 +19,7 @@ log "building the release preset"
 cmake --preset release >/dev/null
 mapfile -t targets < <(ninja -C build-release -t targets all | sed -n 's/^bin\/\([a-z0-9_]*_benchmark\): .*/\1/p' | sort -u)
 ((${#targets[@]} > 0)) || { log "no benchmark targets found"; exit 1; }
-cmake --build --preset release --target "${targets[@]}" node-maintenance-operator
+cmake --build --preset release --target "${targets[@]}" node-maintenance-operator kubectl-maintenance
 
 mkdir -p "${out_dir}"
 for t in "${targets[@]}"; do
