@@ -217,45 +217,6 @@ std::optional<VmiState> vmi_state(const json::value& vmi) {
   return state;
 }
 
-std::string string_field(const json::object& object, std::string_view key) {
-  const auto* value = object.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string(value->get_string()) : "";
-}
-
-std::vector<EventLine> decode_events(const json::value& list) {
-  std::vector<EventLine> events;
-  const auto* items = list.is_object() ? list.get_object().if_contains("items") : nullptr;
-  if (items == nullptr || !items->is_array()) return events;
-  for (const auto& item : items->get_array()) {
-    if (!item.is_object()) continue;
-    const auto& object = item.get_object();
-    const auto* involved = object.if_contains("involvedObject");
-    if (involved == nullptr || !involved->is_object() ||
-        string_field(involved->get_object(), "kind") != op::kKind) {
-      continue;
-    }
-    EventLine event{.type = string_field(object, "type"),
-                    .reason = string_field(object, "reason"),
-                    .message = string_field(object, "message")};
-    if (const auto* count = object.if_contains("count"); count && count->is_int64()) {
-      event.count = count->get_int64();
-    }
-    for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"}) {
-      const std::string text = string_field(object, key);
-      if (text.empty()) continue;
-      if (auto parsed = kube::parse_time(text)) {
-        event.last_seen = *parsed;
-        break;
-      }
-    }
-    events.push_back(std::move(event));
-  }
-  std::stable_sort(events.begin(), events.end(), [](const EventLine& a, const EventLine& b) {
-    return a.last_seen.value_or(kube::Time{}) < b.last_seen.value_or(kube::Time{});
-  });
-  return events;
-}
-
 }  // namespace
 
 asio::awaitable<int> run_list(Session& session, CommandOptions options) {
@@ -549,7 +510,7 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
                                   kube::query_escape("involvedObject.name=" + name);
   auto events = co_await session.get(events_path);
   if (!events) co_return report(events.failure());
-  input.events = decode_events(*events);
+  input.events = events_from_list(*events);
 
   auto node_now = co_await find_node(session, node);
   if (!node_now) co_return report(node_now.failure());

@@ -1,6 +1,8 @@
 #include "cli/diagnosis.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -11,6 +13,20 @@
 namespace nmo::cli {
 
 namespace {
+
+std::string string_field(const boost::json::object& object, std::string_view key) {
+  const auto* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string(value->get_string()) : "";
+}
+
+std::uint64_t resource_version_number(const boost::json::object& event) {
+  const auto* meta = event.if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return 0;
+  const std::string text = string_field(meta->get_object(), "resourceVersion");
+  std::uint64_t number = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  return error == std::errc{} && end == text.data() + text.size() ? number : 0;
+}
 
 std::string pdb_name(const kube::PodDisruptionBudget& pdb) {
   return pdb.meta.namespace_ + "/" + pdb.meta.name;
@@ -156,6 +172,44 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
       "draining, nothing blocks: {} of {} pods gone; watch it with `kubectl "
       "maintenance watch {}`",
       nm.status.eviction_pods, nm.status.total_pods, nm.meta.name);
+}
+
+std::vector<EventLine> events_from_list(const boost::json::value& list) {
+  std::vector<EventLine> events;
+  const auto* items = list.is_object() ? list.get_object().if_contains("items") : nullptr;
+  if (items == nullptr || !items->is_array()) return events;
+  for (const auto& item : items->get_array()) {
+    if (!item.is_object()) continue;
+    const auto& object = item.get_object();
+    const auto* involved = object.if_contains("involvedObject");
+    if (involved == nullptr || !involved->is_object() ||
+        string_field(involved->get_object(), "kind") != op::kKind) {
+      continue;
+    }
+    EventLine event{.type = string_field(object, "type"),
+                    .reason = string_field(object, "reason"),
+                    .message = string_field(object, "message"),
+                    .resource_version = resource_version_number(object)};
+    if (const auto* count = object.if_contains("count"); count && count->is_int64()) {
+      event.count = count->get_int64();
+    }
+    for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"}) {
+      const std::string text = string_field(object, key);
+      if (text.empty()) continue;
+      if (auto parsed = kube::parse_time(text)) {
+        event.last_seen = *parsed;
+        break;
+      }
+    }
+    events.push_back(std::move(event));
+  }
+  std::stable_sort(events.begin(), events.end(), [](const EventLine& a, const EventLine& b) {
+    const kube::Time a_seen = a.last_seen.value_or(kube::Time{});
+    const kube::Time b_seen = b.last_seen.value_or(kube::Time{});
+    if (a_seen != b_seen) return a_seen < b_seen;
+    return a.resource_version < b.resource_version;
+  });
+  return events;
 }
 
 std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events) {

@@ -30,6 +30,7 @@ struct EventLine {
   std::string message;
   std::int64_t count = 1;
   std::optional<kube::Time> last_seen;  // lastTimestamp, else eventTime, else firstTimestamp
+  std::uint64_t resource_version = 0;   // tie-break inside one second; 0 when not a number
 
   friend bool operator==(const EventLine&, const EventLine&) = default;
 };
@@ -54,6 +55,11 @@ struct DiagnosisInput {
   std::optional<kube::Node> node;  // std::nullopt: the node does not exist
   std::vector<StuckPod> pods;
 };
+
+// The Events about a NodeMaintenance in an EventList (other kinds are skipped), oldest first.
+// Timestamps have one-second granularity, so Events of the same second are ordered by their
+// resourceVersion, which the API server takes from etcd's revision (later write, larger number).
+[[nodiscard]] std::vector<EventLine> events_from_list(const boost::json::value& list);
 
 // The one-line verdict with the next action. While Running, the pod it names is the first one
 // blocked by a PDB, else by several PDBs, a deferring webhook, a terminating namespace, an

@@ -117,5 +117,28 @@ TEST(DiagnosisJson, CarriesTheFacts) {
   EXPECT_EQ(json.at("events").as_array().size(), 2U);
 }
 
+TEST(EventsFromList, OrdersBySecondThenByResourceVersionAndSkipsOtherKinds) {
+  // The list comes back in name order, which is random; the same second needs the revision.
+  const boost::json::value list = boost::json::parse(R"json({"items":[
+    {"metadata":{"resourceVersion":"120"},"involvedObject":{"kind":"NodeMaintenance"},
+     "type":"Warning","reason":"DrainError","lastTimestamp":"2026-11-30T21:20:43Z","count":4},
+    {"metadata":{"resourceVersion":"99"},"involvedObject":{"kind":"NodeMaintenance"},
+     "type":"Normal","reason":"Late","lastTimestamp":"2026-11-30T21:20:44Z"},
+    {"metadata":{"resourceVersion":"101"},"involvedObject":{"kind":"Node"},
+     "type":"Normal","reason":"NodeNotReady","lastTimestamp":"2026-11-30T21:20:43Z"},
+    {"metadata":{"resourceVersion":"110"},"involvedObject":{"kind":"NodeMaintenance"},
+     "type":"Normal","reason":"BeginMaintenance","firstTimestamp":"2026-11-30T21:20:43Z"},
+    {"metadata":{"resourceVersion":"not-a-number"},"involvedObject":{"kind":"NodeMaintenance"},
+     "type":"Normal","reason":"Opaque","lastTimestamp":"2026-11-30T21:20:43Z"},
+    "junk"]})json");
+  const std::vector<EventLine> events = events_from_list(list);
+  std::vector<std::string> reasons;
+  for (const EventLine& event : events) reasons.push_back(event.reason);
+  EXPECT_EQ(reasons,
+            (std::vector<std::string>{"Opaque", "BeginMaintenance", "DrainError", "Late"}));
+  EXPECT_EQ(events[2].count, 4);
+  EXPECT_TRUE(events_from_list(boost::json::parse("[]")).empty());
+}
+
 }  // namespace
 }  // namespace nmo::cli
