@@ -2,11 +2,13 @@
 #   make demo   - set up, bring the local cluster up and walk through one node maintenance
 #   make run    - run the operator locally (as its ServiceAccount) against the local cluster
 #   make test   - set up and run every test (unit, then end-to-end on the local cluster)
+#   make bench  - benchmarks and scripted scenarios, side by side with kubectl drain
+#   make chaos  - the reliability experiments at full length
 SHELL := /bin/bash
 PRESET ?= dev
 
 .PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
-        cluster-status testenv bench run run-stop format format-check tidy clean
+        cluster-status testenv bench chaos run run-stop format format-check tidy clean
 
 all: build
 
@@ -34,6 +36,10 @@ e2e-test: build
 ## bench: release build, every Google Benchmark, one summary table with in-run baselines
 bench: setup
 	@hack/bench.sh
+
+## chaos: the reliability experiments at full length (kills, restarts, failover, network faults)
+chaos: setup
+	@hack/chaos.sh
 
 ## demo: the story's tour: cluster, workloads, operator, one maintenance from start to end
 demo: setup

@@ -104,7 +104,7 @@ endfunction()
 #   - Otherwise: the same code linked with a replay driver, and a `unit` test that feeds it every
 #     seed, so each build checks the corpus still passes.
 option(NMO_FUZZ "Build libFuzzer targets (Clang only)" OFF)
-set(NMO_FUZZ_SMOKE_SECONDS 10 CACHE STRING "How long each fuzz-smoke test fuzzes")
+set(NMO_FUZZ_SMOKE_SECONDS 60 CACHE STRING "How long each fuzz-smoke test fuzzes")
 
 function(nmo_cc_fuzz)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME;CORPUS" "SRCS;DEPS")

@@ -59,16 +59,22 @@ OperatorProcess::OperatorProcess(const std::string& log_name, const std::vector<
   // exercised by every test), else as whoever KUBECONFIG names.
   const char* kubeconfig = std::getenv("NMO_OPERATOR_KUBECONFIG");
   if (kubeconfig == nullptr || *kubeconfig == '\0') kubeconfig = std::getenv("KUBECONFIG");
-  const bool own_kubeconfig = std::any_of(flags.begin(), flags.end(), [](const std::string& flag) {
-    return flag.rfind("--kubeconfig", 0) == 0;
-  });
-  if (!own_kubeconfig && kubeconfig != nullptr && *kubeconfig != '\0') {
+  const auto has_flag = [&flags](const char* name) {
+    return std::any_of(flags.begin(), flags.end(),
+                       [name](const std::string& flag) { return flag.rfind(name, 0) == 0; });
+  };
+  if (!has_flag("--kubeconfig") && kubeconfig != nullptr && *kubeconfig != '\0') {
     argv.insert(argv.end(), {"--kubeconfig", kubeconfig});
   }
   // Without certificates the webhook cannot serve; tests that want it pass --webhook-port.
-  if (std::none_of(flags.begin(), flags.end(),
-                   [](const std::string& flag) { return flag.rfind("--webhook-port", 0) == 0; })) {
-    argv.insert(argv.end(), {"--webhook-port", "0"});
+  if (!has_flag("--webhook-port")) argv.insert(argv.end(), {"--webhook-port", "0"});
+  // Tests serve on loopback only, on ports the kernel picks, so that two operators (a leader
+  // and a standby) never compete for the default :8443 and :8081.
+  if (!has_flag("--metrics-bind-address")) {
+    argv.insert(argv.end(), {"--metrics-bind-address", "127.0.0.1:0"});
+  }
+  if (!has_flag("--health-probe-bind-address")) {
+    argv.insert(argv.end(), {"--health-probe-bind-address", "127.0.0.1:0"});
   }
   argv.insert(argv.end(), flags.begin(), flags.end());
   std::vector<char*> args;

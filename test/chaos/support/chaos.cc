@@ -1,0 +1,76 @@
+#include "test/chaos/support/chaos.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "test/e2e/support/operator_process.h"
+#include "test/e2e/support/subprocess.h"
+
+namespace nmo::chaos {
+
+bool full_run() {
+  const char* full = std::getenv("NMO_CHAOS_FULL");
+  return full != nullptr && std::string(full) == "1";
+}
+
+int iterations(int short_form, int full) {
+  if (const char* forced = std::getenv("NMO_CHAOS_ITERATIONS"); forced != nullptr) {
+    const int n = std::atoi(forced);
+    if (n > 0) return n;
+  }
+  return full_run() ? full : short_form;
+}
+
+std::string seconds(std::chrono::duration<double> span) {
+  return fmt::format("{:.2f}", span.count());
+}
+
+void report(const std::string& experiment, const std::vector<Figure>& figures) {
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  std::string line = "chaos: " + experiment + ":";
+  boost::json::array pairs;
+  for (const Figure& figure : figures) {
+    line += " " + figure.name + "=" + figure.value;
+    pairs.push_back(
+        boost::json::array{boost::json::string(figure.name), boost::json::string(figure.value)});
+  }
+  std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty("chaos", line);
+  const char* path = std::getenv("NMO_CHAOS_REPORT");
+  if (path == nullptr || *path == '\0') return;
+  std::ofstream out(path, std::ios::app);
+  out << boost::json::serialize(
+             boost::json::object{{"experiment", experiment}, {"figures", std::move(pairs)}})
+      << '\n';
+  if (!out) ADD_FAILURE() << "cannot append the chaos report to " << path;
+}
+
+bool cluster_restart(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{(e2e::source_dir() / "hack" / "cluster-restart.sh").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const e2e::ProcessResult result = e2e::run_process(argv);
+  EXPECT_TRUE(result.ok()) << "hack/cluster-restart.sh failed: " << result.err;
+  return result.ok();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+double largest(const std::vector<double>& values) {
+  return values.empty() ? 0 : *std::max_element(values.begin(), values.end());
+}
+
+}  // namespace nmo::chaos

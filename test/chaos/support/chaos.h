@@ -1,0 +1,47 @@
+// Shared pieces of the reliability experiments (issue 9, `make chaos`): the iteration counts of
+// the short form (run by `make test`) and the full form (`make chaos`, NMO_CHAOS_FULL=1), the
+// report each experiment writes, and the cluster's fault hooks (restarting a component).
+//
+// Each experiment is a GoogleTest test against the real local cluster. It counts what it did
+// (iterations, faults injected, invariant violations, recovery times) and hands the figures to
+// report(), which prints them and appends them to $NMO_CHAOS_REPORT, from which hack/chaos.sh
+// prints the summary table.
+//
+// Threading: the functions may be called from any thread; report() appends whole lines.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nmo::chaos {
+
+/// True under `make chaos` (NMO_CHAOS_FULL=1): run the experiments at full length.
+[[nodiscard]] bool full_run();
+
+/// `full` under `make chaos`, else `short_form`; NMO_CHAOS_ITERATIONS overrides both.
+[[nodiscard]] int iterations(int short_form, int full);
+
+/// One figure of an experiment's report: a name and its value, printed as given.
+struct Figure {
+  std::string name;
+  std::string value;
+};
+
+/// Formats a duration in seconds with two decimals ("1.27").
+[[nodiscard]] std::string seconds(std::chrono::duration<double> span);
+
+/// Prints `chaos: <experiment>: name=value ...` and appends
+/// {"experiment": ..., "figures": [[name, value], ...]} as one line to $NMO_CHAOS_REPORT.
+void report(const std::string& experiment, const std::vector<Figure>& figures);
+
+/// Runs hack/cluster-restart.sh of this checkout with `args` (e.g. {"--kill",
+/// "kube-apiserver"}); records a test failure and returns false when it fails.
+bool cluster_restart(const std::vector<std::string>& args);
+
+/// The median and the largest of `values` (0 when empty).
+[[nodiscard]] double median(std::vector<double> values);
+[[nodiscard]] double largest(const std::vector<double>& values);
+
+}  // namespace nmo::chaos
