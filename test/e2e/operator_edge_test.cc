@@ -54,28 +54,6 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
     return start_operator(flags);
   }
 
-  // Creates kwok nodes of this test (Ready once kwok has seen them), deleted at the end after
-  // the test's NodeMaintenances are gone.
-  std::vector<std::string> fresh_nodes(const std::string& prefix, std::size_t count) {
-    std::vector<std::string> names;
-    json::array items;
-    for (std::size_t i = 0; i < count; ++i) {
-      names.push_back(unique_name("edge-" + prefix));
-      items.push_back(json::parse(node_manifest(names.back())));
-    }
-    defer([this, names] {
-      std::vector<std::string> args{"delete", "node", "--ignore-not-found", "--timeout=60s"};
-      args.insert(args.end(), names.begin(), names.end());
-      (void)kubectl_.run(args);
-    });
-    kubectl_.apply(json::serialize(
-        json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
-    for (const auto& n : names) EXPECT_TRUE(wait_node_ready(n));
-    return names;
-  }
-
-  std::string fresh_node(const std::string& prefix) { return fresh_nodes(prefix, 1).front(); }
-
   // Registers a ValidatingWebhookConfiguration (name `prefix-<random>`) that sends `operation`
   // on `resource` in namespace `ns` to the in-test webhook at 127.0.0.1:`port`. The returned
   // guard deletes it when the test body ends (before the webhook server stops, so nothing stays
@@ -110,31 +88,6 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
     return {nullptr, [delete_configuration](void*) { delete_configuration(); }};
   }
 
-  bool wait_node_ready(const std::string& node) {
-    return wait_until("node " + node + " Ready", 60s, [&] {
-      auto n = kubectl_.get_json({"node", node});
-      return n && node_ready_status(n->as_object()) == "True";
-    });
-  }
-
-  // Waits until the PDB has been processed by the disruption controller with `healthy` pods
-  // and `allowed` disruptions.
-  bool wait_pdb(const std::string& ns, const std::string& name, std::int64_t healthy,
-                std::int64_t allowed) {
-    std::optional<json::value> pdb;
-    return wait_until(
-        "PDB " + name + " processed with " + std::to_string(allowed) + " disruptions allowed", 60s,
-        [&] {
-          pdb = kubectl_.get_json({"pdb", name, "-n", ns});
-          return pdb &&
-                 int_at(*pdb, "/status/observedGeneration") ==
-                     int_at(*pdb, "/metadata/generation") &&
-                 int_at(*pdb, "/status/currentHealthy") == healthy &&
-                 int_at(*pdb, "/status/disruptionsAllowed") == allowed;
-        },
-        [&] { return pdb ? json::serialize(pdb->at("status")) : std::string("no PDB"); });
-  }
-
   // The pendingPodsRefs entry of `pod`, or nullopt.
   static std::optional<json::value> pending_ref(const json::value& nm, const std::string& pod) {
     boost::system::error_code ec;
@@ -164,54 +117,14 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
     return nm;
   }
 
-  // Waits until the node no longer carries anything of a maintenance (SPEC §2.6): no drain
-  // taint (with or without a value), the label and annotation gone, and schedulable unless
-  // `stays_cordoned`.
-  bool wait_node_restored(const std::string& node, bool stays_cordoned,
-                          std::chrono::milliseconds timeout) {
-    std::optional<json::value> n;
-    return wait_until(
-        "node " + node + " restored after the maintenance", timeout,
-        [&] {
-          n = kubectl_.get_json({"node", node});
-          if (!n) return false;
-          return !has_taint_key(*n, kDrainTaintKey) && unschedulable(*n) == stays_cordoned &&
-                 label(*n, kExcludeFromRemediationLabel).empty() &&
-                 annotation(*n, kPriorStateAnnotation).empty();
-        },
-        [&] { return n ? describe_node(*n) : std::string("no node"); });
-  }
-
   static bool has_key(const json::value& object, const std::string& map, const std::string& key) {
     boost::system::error_code ec;
     const json::value* m = object.find_pointer("/metadata/" + map, ec);
     return m != nullptr && m->is_object() && m->as_object().contains(key);
   }
 
-  // Any taint with `key` (with or without a value), whatever its effect.
-  static bool has_taint_key(const json::value& node, const std::string& key) {
-    const auto taints = taints_of(node);
-    return std::any_of(taints.begin(), taints.end(), [&](const auto& t) {
-      return t.starts_with(key + "=") || t.starts_with(key + ":");
-    });
-  }
-
-  // The node lease of `node`, when held by the operator.
-  bool node_lease_held(const std::string& node) {
-    auto l = lease(kLeaseNamespace, "node-" + node);
-    return l && string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder;
-  }
-
   static std::string slot_of(const std::string& cr, const std::string& node) {
     return cr + " (node " + node + ")";
-  }
-
-  // Creates the NodeMaintenance and returns its uid ("" when refused).
-  std::string create(const std::string& name, const std::string& node,
-                     const std::string& reason = {}) {
-    if (!create_node_maintenance(name, node, reason)) return "";
-    auto nm = get_node_maintenance(name);
-    return nm ? uid_of(*nm) : "";
   }
 
   std::optional<json::value> pod(const std::string& ns, const std::string& name) {

@@ -149,29 +149,6 @@ class NodeMaintenanceTest : public OperatorFixture {
         [&] { return std::to_string(terminating.size()) + " terminating"; });
   }
 
-  // Waits until the node no longer carries anything of a maintenance (SPEC §2.6): no drain
-  // taint, the exclude-from-remediation label and prior-state annotation gone, and schedulable
-  // unless `stays_cordoned`.
-  bool wait_node_restored(const std::string& node, bool stays_cordoned,
-                          std::chrono::seconds timeout) {
-    std::optional<json::value> n;
-    return wait_until(
-        "node " + node + " restored after the maintenance", timeout,
-        [&] {
-          n = kubectl_.get_json({"node", node});
-          if (!n) return false;
-          const auto taints = taints_of(*n);
-          const bool drain_tainted = std::any_of(taints.begin(), taints.end(), [](const auto& t) {
-            return t.starts_with(std::string(kDrainTaintKey) + "=") ||
-                   t.starts_with(std::string(kDrainTaintKey) + ":");
-          });
-          return !drain_tainted && unschedulable(*n) == stays_cordoned &&
-                 label(*n, kExcludeFromRemediationLabel).empty() &&
-                 annotation(*n, kPriorStateAnnotation).empty();
-        },
-        [&] { return n ? describe_node(*n) : std::string("no node"); });
-  }
-
   // Events on the Node with `reason`, name → count, to tell new ones from those of earlier tests.
   std::map<std::string, std::int64_t> node_events(const std::string& node,
                                                   const std::string& reason) {
@@ -181,14 +158,6 @@ class NodeMaintenanceTest : public OperatorFixture {
       out[e.name] = e.count;
     }
     return out;
-  }
-
-  // Creates the NodeMaintenance and returns its uid ("" when refused).
-  std::string create(const std::string& name, const std::string& node,
-                     const std::string& reason = {}) {
-    if (!create_node_maintenance(name, node, reason)) return "";
-    auto nm = get_node_maintenance(name);
-    return nm ? uid_of(*nm) : "";
   }
 };
 

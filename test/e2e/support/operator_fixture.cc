@@ -289,6 +289,74 @@ std::optional<json::value> OperatorFixture::get_node(const std::string& node) {
   return n;
 }
 
+std::string OperatorFixture::create(const std::string& name, const std::string& node,
+                                    const std::string& reason) {
+  if (!create_node_maintenance(name, node, reason)) return "";
+  auto nm = get_node_maintenance(name);
+  return nm ? uid_of(*nm) : "";
+}
+
+std::vector<std::string> OperatorFixture::fresh_nodes(const std::string& prefix,
+                                                      std::size_t count) {
+  std::vector<std::string> names;
+  json::array items;
+  for (std::size_t i = 0; i < count; ++i) {
+    names.push_back(unique_name("edge-" + prefix));
+    items.push_back(json::parse(node_manifest(names.back())));
+  }
+  defer([this, names] {
+    std::vector<std::string> args{"delete", "node", "--ignore-not-found", "--timeout=60s"};
+    args.insert(args.end(), names.begin(), names.end());
+    (void)kubectl_.run(args);
+  });
+  kubectl_.apply(json::serialize(
+      json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
+  for (const auto& n : names) EXPECT_TRUE(wait_node_ready(n));
+  return names;
+}
+
+bool OperatorFixture::wait_node_ready(const std::string& node) {
+  return wait_until("node " + node + " Ready", 60s, [&] {
+    auto n = kubectl_.get_json({"node", node});
+    return n && node_ready_status(n->as_object()) == "True";
+  });
+}
+
+bool OperatorFixture::wait_pdb(const std::string& ns, const std::string& name, std::int64_t healthy,
+                               std::int64_t allowed) {
+  std::optional<json::value> pdb;
+  return wait_until(
+      "PDB " + name + " processed with " + std::to_string(allowed) + " disruptions allowed", 60s,
+      [&] {
+        pdb = kubectl_.get_json({"pdb", name, "-n", ns});
+        return pdb &&
+               int_at(*pdb, "/status/observedGeneration") == int_at(*pdb, "/metadata/generation") &&
+               int_at(*pdb, "/status/currentHealthy") == healthy &&
+               int_at(*pdb, "/status/disruptionsAllowed") == allowed;
+      },
+      [&] { return pdb ? json::serialize(pdb->at("status")) : std::string("no PDB"); });
+}
+
+bool OperatorFixture::wait_node_restored(const std::string& node, bool stays_cordoned,
+                                         std::chrono::milliseconds timeout) {
+  std::optional<json::value> n;
+  return wait_until(
+      "node " + node + " restored after the maintenance", timeout,
+      [&] {
+        n = kubectl_.get_json({"node", node});
+        if (!n) return false;
+        return !has_taint_key(*n, kDrainTaintKey) && unschedulable(*n) == stays_cordoned &&
+               label(*n, kExcludeFromRemediationLabel).empty() &&
+               annotation(*n, kPriorStateAnnotation).empty();
+      },
+      [&] { return n ? describe_node(*n) : std::string("no node"); });
+}
+
+bool OperatorFixture::node_lease_held(const std::string& node) {
+  auto l = lease(kLeaseNamespace, "node-" + node);
+  return l && string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder;
+}
+
 std::vector<std::string> OperatorFixture::leftover_leases() {
   std::vector<std::string> out;
   for (const auto& lease : leases_in(kubectl_, kLeaseNamespace)) {
@@ -329,6 +397,13 @@ std::vector<std::string> taints_of(const json::value& node) {
                      string_at(t, "/effect"));
   }
   return taints;
+}
+
+bool has_taint_key(const json::value& node, const std::string& key) {
+  const auto taints = taints_of(node);
+  return std::any_of(taints.begin(), taints.end(), [&](const auto& t) {
+    return t.starts_with(key + "=") || t.starts_with(key + ":");
+  });
 }
 
 std::string phase_of(const json::value& nm) { return string_at(nm, "/status/phase"); }

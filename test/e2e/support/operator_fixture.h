@@ -162,6 +162,31 @@ class OperatorFixture : public ClusterTest {
   /// The node as JSON (records a failure when it does not exist).
   std::optional<boost::json::value> get_node(const std::string& node);
 
+  /// Creates the NodeMaintenance and returns its uid ("" when refused).
+  std::string create(const std::string& name, const std::string& node,
+                     const std::string& reason = {});
+
+  /// Creates `count` kwok nodes named `edge-<prefix>-<random>` and waits until they are Ready;
+  /// they are deleted at the end, after the test's NodeMaintenances are gone.
+  std::vector<std::string> fresh_nodes(const std::string& prefix, std::size_t count);
+  std::string fresh_node(const std::string& prefix) { return fresh_nodes(prefix, 1).front(); }
+
+  /// Waits (60 s) until the node's Ready condition is True.
+  bool wait_node_ready(const std::string& node);
+
+  /// Waits (60 s) until the disruption controller has processed the PDB with `healthy` pods
+  /// and `allowed` disruptions.
+  bool wait_pdb(const std::string& ns, const std::string& name, std::int64_t healthy,
+                std::int64_t allowed);
+
+  /// Waits until the node carries nothing of a maintenance (SPEC §2.6): no drain taint (with or
+  /// without a value), the label and annotation gone, and schedulable unless `stays_cordoned`.
+  bool wait_node_restored(const std::string& node, bool stays_cordoned,
+                          std::chrono::milliseconds timeout);
+
+  /// Whether the node lease of `node` is held by the operator.
+  bool node_lease_held(const std::string& node);
+
  private:
   void print_operator_logs(const std::string& when) const;
 
@@ -176,6 +201,9 @@ class OperatorFixture : public ClusterTest {
 
 /// "key=value:effect" of each of the node's taints, in order.
 std::vector<std::string> taints_of(const boost::json::value& node);
+
+/// Whether the node has a taint with `key` (with or without a value), whatever its effect.
+bool has_taint_key(const boost::json::value& node, const std::string& key);
 
 /// The `phase` of a NodeMaintenance ("" when unset).
 std::string phase_of(const boost::json::value& nm);
