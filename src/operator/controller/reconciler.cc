@@ -1,6 +1,7 @@
 // The reconcile of one NodeMaintenance (SPEC §2): first sight -> Pending -> gates -> Running ->
 // drain -> Succeeded, the promises kept while the CR exists, and the cleanup on deletion.
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include <boost/asio/redirect_error.hpp>
@@ -285,13 +286,36 @@ bool OperatorImpl::quorum_safe(const kube::Node& node) const {
   for (const auto& reflector : control_plane_reflectors_) {
     for (const auto& n : reflector->store()->list()) node_ready[n->meta.name] = n->is_ready();
   }
+  // Members on nodes other maintenances hold count as down: those nodes are on their way down.
+  std::set<std::string> held;
+  for (const auto& other : maintenances_->list()) {
+    if (other->spec.node_name != node.meta.name && holds_its_node(*other)) {
+      held.insert(other->spec.node_name);
+    }
+  }
   std::vector<EtcdMember> members;
   for (const auto& pod : etcd_pods_->list()) {
     if (!is_etcd_member_pod(*pod)) continue;
     auto ready = node_ready.find(pod->node_name);
-    members.push_back(etcd_member(*pod, ready != node_ready.end() && ready->second));
+    EtcdMember member = etcd_member(*pod, ready != node_ready.end() && ready->second);
+    member.node_held = held.contains(pod->node_name);
+    members.push_back(std::move(member));
   }
   return check_etcd_quorum(members, node.meta.name).safe;
+}
+
+bool OperatorImpl::holds_its_node(const NodeMaintenance& nm) const {
+  if (admitting_.contains(nm.meta.name)) return true;
+  if (slots_->get(options_.namespace_ + "/" + slot_lease_name(nm.meta.name)) != nullptr) {
+    return true;
+  }
+  std::optional<Phase> phase = nm.status.phase;
+  if (auto known = maintenances_state_.find(nm.meta.name); known != maintenances_state_.end() &&
+                                                           known->second.uid == nm.meta.uid &&
+                                                           known->second.status) {
+    phase = known->second.status->phase;
+  }
+  return phase == Phase::kRunning || phase == Phase::kSucceeded;
 }
 
 asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
@@ -395,7 +419,17 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
     co_return after_until(*written, clock_.now());
   }
 
-  // Gate 3: take the slot, then the node lease; only then Running.
+  // Gate 3: take the slot, then the node lease; only then Running. Until the Running status is
+  // in memory (or this reconcile ends), other admissions see this node as held.
+  struct Admitting {
+    std::set<std::string>& names;
+    std::string name;
+    ~Admitting() { names.erase(name); }
+  } admitting{admitting_, nm.meta.name};
+  admitting_.insert(nm.meta.name);
+  // Held already when an earlier run took it and stopped before recording Running.
+  const bool resumed =
+      slots_->get(options_.namespace_ + "/" + slot_lease_name(nm.meta.name)) != nullptr;
   auto slot = co_await take_slot(nm);
   if (!slot) co_return slot.error();
   auto leased = co_await take_node_lease(nm.spec.node_name);
@@ -415,7 +449,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   status.totalpods = static_cast<std::int64_t>(pods_on(nm.spec.node_name).size());
   status.last_error.clear();
   set_condition(status.conditions, condition(kConditionBlocked, false, "Admitted", ""), now);
-  log.info("admitted: slot and node lease taken", {{"slots_used", decision.slots_used + 1}});
+  log.info("admitted: slot and node lease taken",
+           {{"slots_used", decision.slots_used + (resumed ? 0 : 1)}, {"resumed", resumed}});
   quorum_.forget(nm.meta.name);
   // Running is written by maintain() together with the first counters, so nobody sees
   // "Running, 0 of 0"; until then it lives in memory.

@@ -16,6 +16,13 @@ bool waits(const BudgetCandidate& candidate) noexcept {
          !candidate.holds_slot && !candidate.deleting && !candidate.cleanup_finished;
 }
 
+// A CR that holds its slot while still new or Pending was admitted by an earlier run that
+// stopped (was killed) between taking the slot and recording Running.
+bool resumes(const BudgetCandidate& candidate) noexcept {
+  return (candidate.phase == BudgetPhase::kNew || candidate.phase == BudgetPhase::kPending) &&
+         candidate.holds_slot && !candidate.deleting && !candidate.cleanup_finished;
+}
+
 }  // namespace
 
 bool uses_slot(const BudgetCandidate& candidate) noexcept {
@@ -44,6 +51,13 @@ BudgetDecision decide_admissions(std::span<const BudgetCandidate> candidates,
   std::vector<const BudgetCandidate*> queue;
   for (const BudgetCandidate& candidate : candidates) {
     if (waits(candidate)) queue.push_back(&candidate);
+    if (!resumes(candidate)) continue;
+    // Already counted in slots_used: it needs no free slot, only its node checks.
+    if (candidate.node_checks_pass) {
+      decision.admit.push_back(candidate.name);
+    } else {
+      decision.waiting_on_node.push_back(candidate.name);
+    }
   }
   std::sort(queue.begin(), queue.end(), [](const BudgetCandidate* a, const BudgetCandidate* b) {
     return std::tie(a->creation_time, a->name) < std::tie(b->creation_time, b->name);

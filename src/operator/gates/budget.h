@@ -13,6 +13,9 @@
 // creation time, then by name, get the free slots. A CR whose per-node checks fail takes no place
 // in the queue, so it never blocks a younger one. At most one CR per node is admitted, and none on
 // a node that already counts. Lowering the budget never takes a slot back: used may exceed N.
+// A CR still new or Pending that already holds its slot (an earlier run took the slot and was
+// killed before recording Running) is admitted again on that slot, ahead of the queue, once its
+// per-node checks pass; it needs no free slot.
 //
 // Slot Leases live in the operator namespace; their names and holderIdentity texts are given by
 // slot_lease_name(), foreign_slot_lease_name() and slot_holder_identity() below, so

@@ -155,6 +155,29 @@ TEST(BudgetTest, DeletingAndDuplicateNodeCandidatesAreNotAdmitted) {
   EXPECT_THAT(d.waiting_on_node, ElementsAre("second"));
 }
 
+// Found by the kill-anywhere experiment: the operator took the slots of two Pending CRs and was
+// killed before it recorded Running; after the restart every slot was in use (theirs among
+// them) and the two waited forever for a slot they already held.
+TEST(BudgetTest, PendingCrHoldingItsSlotResumesWithoutAFreeSlot) {
+  std::vector<BudgetCandidate> crs = five_workers();
+  for (std::size_t i = 0; i < 4; ++i) crs[i].holds_slot = true;
+  crs[0].phase = BudgetPhase::kSucceeded;
+  crs[1].phase = BudgetPhase::kRunning;
+  // crs[2] and crs[3] hold their slots but are still Pending.
+  const BudgetDecision d = decide_admissions(crs, {}, 4);
+  EXPECT_EQ(d.slots_used, 4);
+  EXPECT_THAT(d.admit, ElementsAre("maintenance-worker-03", "maintenance-worker-04"));
+  EXPECT_THAT(d.waiting_for_slot, ElementsAre("maintenance-worker-05"));
+
+  // Its node checks still apply (e.g. another component took the node lease meanwhile), and a
+  // CR being deleted is never admitted.
+  crs[2].node_checks_pass = false;
+  crs[3].deleting = true;
+  const BudgetDecision blocked = decide_admissions(crs, {}, 4);
+  EXPECT_THAT(blocked.admit, IsEmpty());
+  EXPECT_THAT(blocked.waiting_on_node, ElementsAre("maintenance-worker-03"));
+}
+
 TEST(SlotLeaseNameTest, NamesAndHashing) {
   EXPECT_EQ(slot_lease_name("maintenance-worker-01"), "nmo-slot-maintenance-worker-01");
   EXPECT_EQ(foreign_slot_lease_name("node-worker-05"), "nmo-foreign-node-worker-05");
