@@ -4,7 +4,9 @@
 //
 // Where health comes from:
 //   - stacked etcd (kubeadm): the mirror pods labelled component=etcd in kube-system are the
-//     members; a member is healthy when its pod is Ready and its node is Ready. Safe when
+//     members; a member is healthy when its pod is Ready and its node is Ready and not held by
+//     another maintenance (with a budget above one, two control-plane nodes under maintenance
+//     would otherwise both count as healthy and go down together). Safe when
 //       healthy - (this node's member is healthy ? 1 : 0) >= floor(members / 2) + 1
 //     (3 members need 2 healthy, 5 need 3); no members (external or managed etcd): open.
 //   - OpenShift: the etcd guard PodDisruptionBudget in openshift-etcd, upstream's rule exactly
@@ -49,8 +51,11 @@ struct EtcdMember {
   std::string node;  // the pod's spec.nodeName
   bool pod_ready = false;
   bool node_ready = false;
+  // The node is held by another maintenance: cordoned and drained on its way down (upstream's
+  // etcd guard pod is evicted from it), so its member counts as down already.
+  bool node_held = false;
 
-  [[nodiscard]] bool healthy() const noexcept { return pod_ready && node_ready; }
+  [[nodiscard]] bool healthy() const noexcept { return pod_ready && node_ready && !node_held; }
   friend bool operator==(const EtcdMember&, const EtcdMember&) = default;
 };
 

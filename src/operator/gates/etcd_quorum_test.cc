@@ -38,6 +38,23 @@ TEST(EtcdQuorumTest, ThreeMembersNeedTwoHealthy) {
             "etcd quorum is not maintained when node node-master-02 is remediated");
 }
 
+TEST(EtcdQuorumTest, AMemberOnANodeHeldByAnotherMaintenanceCountsAsDown) {
+  std::vector<EtcdMember> members = masters(3);
+  // node-master-01 is under maintenance (Ready, cordoned, draining): taking node-master-02 too
+  // would leave one healthy member once both are down.
+  members[0].node_held = true;
+  const QuorumCheck check = check_etcd_quorum(members, "node-master-02");
+  EXPECT_EQ(
+      check,
+      (QuorumCheck{.safe = false, .members = 3, .healthy = 2, .healthy_after = 1, .needed = 2}));
+  // Five members: one held, a second may still go (4 - 1 = 3 >= 3), a third may not.
+  members = masters(5);
+  members[0].node_held = true;
+  EXPECT_TRUE(check_etcd_quorum(members, "node-master-02").safe);
+  members[1].node_held = true;
+  EXPECT_FALSE(check_etcd_quorum(members, "node-master-03").safe);
+}
+
 TEST(EtcdQuorumTest, FiveMembersNeedThreeHealthy) {
   std::vector<EtcdMember> members = masters(5);
   members[0].pod_ready = false;

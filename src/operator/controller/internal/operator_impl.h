@@ -151,6 +151,9 @@ class OperatorImpl {
   // Whether the etcd-quorum gate lets this CR's node go now (with the stability window).
   QuorumStabilityTracker::Verdict quorum_verdict(const NodeMaintenance& nm, const kube::Node& node);
   [[nodiscard]] bool quorum_safe(const kube::Node& node) const;
+  // Whether the maintenance holds its node: being admitted, holding a slot, Running or
+  // Succeeded (its node is, or is about to be, cordoned and drained).
+  [[nodiscard]] bool holds_its_node(const NodeMaintenance& nm) const;
   [[nodiscard]] NodeMaintenanceStatus current_status(const NodeMaintenance& nm);
   Maintenance& state(const NodeMaintenance& nm);
   void event(const NodeMaintenance& nm, std::string type, std::string reason, std::string message,
@@ -193,7 +196,10 @@ class OperatorImpl {
   StatusCoalescer coalescer_;
   QuorumStabilityTracker quorum_;
   std::map<std::string, Maintenance> maintenances_state_;  // by CR name
-  std::map<std::string, bool> daemon_sets_;                // by DaemonSet uid: exists
+  // CRs between their admission decision and their Running status in memory (their slot Lease
+  // reaches the cache only later), so that a concurrent admission sees their node as held.
+  std::set<std::string> admitting_;
+  std::map<std::string, bool> daemon_sets_;       // by DaemonSet uid: exists
   std::map<std::string, std::string> finalized_;  // CR name -> uid whose finalizer we removed
   bool ready_ = false;
   bool stopped_ = false;
