@@ -157,7 +157,7 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
       executor, client,
       runtime::LeaderElectionConfig{.lease_namespace = flags.options.namespace_,
                                     .lease_name = kLeaderElectionId,
-                                    .identity = flags.options.identity,
+                                    .identity = runtime::unique_identity(flags.options.identity),
                                     .on_started_leading =
                                         [&] {
                                           leading = true;

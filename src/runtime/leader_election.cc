@@ -1,6 +1,10 @@
 #include "runtime/leader_election.h"
 
+#include <array>
+#include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <random>
 #include <utility>
 
 #include <boost/json/value.hpp>
@@ -58,6 +62,18 @@ LeaderElector::LeaderElector(asio::any_io_executor executor, kube::Client& clien
       strand_(std::make_shared<Strand>(executor)) {
   const Result<void> valid = validate(config_);
   NMO_CHECK(valid.has_value(), valid.error().describe());
+}
+
+std::string unique_identity(std::string_view host) {
+  std::random_device entropy;
+  const auto word = [&entropy] {
+    return (static_cast<std::uint64_t>(entropy()) << 32) | static_cast<std::uint64_t>(entropy());
+  };
+  const unsigned long long high = word();
+  const unsigned long long low = word();
+  std::array<char, 34> suffix{};
+  std::snprintf(suffix.data(), suffix.size(), "_%016llx%016llx", high, low);
+  return std::string(host) + suffix.data();
 }
 
 Result<void> validate(const LeaderElectionConfig& config) {

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/json/value.hpp>
 
@@ -63,6 +64,12 @@ struct LeaderElectionConfig {
   // Called (on the elector's strand) with each new non-empty holder observed, ourselves included.
   std::function<void(const std::string&)> on_new_leader;
 };
+
+// A candidate identity unique to this process, `<host>_<32 random hex digits>`, as
+// controller-runtime makes one (hostname + "_" + a UUID). Two candidates with one identity would
+// both take the Lease for their own and lead together, and a hostname alone is not unique: two
+// replicas on one machine (`make run` twice, host-network pods on one node, tests) share it.
+[[nodiscard]] std::string unique_identity(std::string_view host);
 
 // Checks `config`: namespace, name and identity set, and lease_duration > renew_deadline >
 // retry_period > 0 (client-go's rules). Errors are kInvalid, e.g. "leader election needs lease

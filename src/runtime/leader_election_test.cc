@@ -207,6 +207,42 @@ TEST_F(LeaderElectorTest, LeavesALiveLeaseToItsHolder) {
   ASSERT_TRUE(run_until([&] { return done_; }));
 }
 
+// Two replicas on one machine share the hostname; with unique_identity() the second one
+// still sees the first as another holder instead of taking the Lease for its own.
+TEST_F(LeaderElectorTest, TwoCandidatesOfOneHostDoNotBothLead) {
+  const std::string first_identity = unique_identity("host");
+  const std::string second_identity = unique_identity("host");
+  EXPECT_NE(first_identity, second_identity);
+  LeaderElector first(io_.get_executor(), server_, config(first_identity));
+  start(first);
+  ASSERT_TRUE(run_until([&] { return first.is_leader(); }));
+  LeaderElectionConfig no_release = config(second_identity);
+  no_release.release_on_cancel = false;
+  LeaderElector second(io_.get_executor(), server_, std::move(no_release));
+  const int gets_before = server_.gets;
+  bool second_done = false;
+  asio::co_spawn(io_, second.run(), [&](const std::exception_ptr&) { second_done = true; });
+  ASSERT_TRUE(
+      run_until([&] { return server_.gets > gets_before && second.leader() == first_identity; }));
+  EXPECT_FALSE(second.is_leader());
+  EXPECT_EQ(server_.decoded().holder_identity, first_identity);
+  EXPECT_EQ(started_, 1);  // only `first`
+
+  second.stop();
+  ASSERT_TRUE(run_until([&] { return second_done; }));
+  first.stop();
+  ASSERT_TRUE(run_until([&] { return done_; }));
+}
+
+TEST(UniqueIdentityTest, IsTheHostAndARandomSuffix) {
+  const std::string identity = unique_identity("node-maintenance-operator-7d9f");
+  ASSERT_EQ(identity.size(), std::string("node-maintenance-operator-7d9f").size() + 33);
+  EXPECT_TRUE(identity.starts_with("node-maintenance-operator-7d9f_")) << identity;
+  EXPECT_EQ(identity.find_first_not_of("0123456789abcdef", identity.size() - 32), std::string::npos)
+      << identity;
+  EXPECT_NE(unique_identity("h"), unique_identity("h"));
+}
+
 TEST_F(LeaderElectorTest, LosesARaceWithAConcurrentWriter) {
   // A released lease, free to take; another candidate writes it between our GET and our PUT.
   LeaderElector first(io_.get_executor(), server_, config("first"));
