@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Restarts one component of the running local cluster (default: kube-apiserver) with the same
-# flags, for fault tests: `hack/cluster-restart.sh kube-apiserver`. Returns once it is healthy.
+# flags, for fault tests: `hack/cluster-restart.sh kube-apiserver`. Returns once it is healthy
+# (kube-apiserver: /readyz; etcd: its /health, then the API server's /readyz, which checks etcd,
+# so that the cluster is usable again; other components: once started).
 #
 # A test that must act while the component is down splits the restart in two:
 #   hack/cluster-restart.sh --stop-only kube-apiserver    # stops it, remembers its command line
@@ -69,10 +71,41 @@ else
   mapfile -d '' args <"${saved}"
 fi
 
+# The kernel closes a killed process's sockets only when its last thread has exited, which can
+# be after its main thread shows as a zombie: wait until the port is free before starting again.
+case "${name}" in
+  kube-apiserver) port="${APISERVER_PORT}" ;;
+  etcd) port="${ETCD_PORT}" ;;
+  kube-controller-manager) port="${KCM_PORT}" ;;
+  kube-scheduler) port="${SCHEDULER_PORT}" ;;
+  *) port="" ;;
+esac
+if [[ -n "${port}" ]]; then
+  for _ in $(seq 1 100); do
+    port_in_use "${port}" || break
+    sleep 0.1
+  done
+  port_in_use "${port}" && die "port ${port} of ${name} is still in use 10 s after it stopped"
+fi
+
 start_detached "${dir}/logs/${name}.log" 1 "${args[@]}"
 new_pid="${START_DETACHED_PID}"
 sed -i "s/^${name} ${pid}\$/${name} ${new_pid}/" "${dir}/pids"
 rm -f "${saved}"
+if [[ "${name}" == etcd ]]; then
+  for _ in $(seq 1 600); do
+    if curl -sf "http://127.0.0.1:${ETCD_PORT}/health" | grep -q '"health":"true"'; then
+      for _ in $(seq 1 600); do
+        curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0.0.1:${APISERVER_PORT}/readyz" >/dev/null && exit 0
+        sleep 0.1
+      done
+      die "kube-apiserver not ready 60 s after etcd came back"
+    fi
+    kill -0 "${new_pid}" 2>/dev/null || die "etcd exited after the restart (see ${dir}/logs/${name}.log)"
+    sleep 0.1
+  done
+  die "etcd not healthy 60 s after the restart"
+fi
 if [[ "${name}" == kube-apiserver ]]; then
   for _ in $(seq 1 600); do
     curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0.0.1:${APISERVER_PORT}/readyz" >/dev/null && exit 0

@@ -51,17 +51,6 @@ std::uint32_t chaos_seed() {
   return std::random_device{}();
 }
 
-// A pod bound to `node`, labelled round=<round> so a round's leftovers can be deleted at once.
-json::value round_pod(const std::string& ns, const std::string& name, const std::string& node,
-                      int round, bool slow_delete) {
-  std::vector<std::pair<std::string, std::string>> annotations;
-  if (slow_delete) annotations.emplace_back(kSlowDeleteAnnotation, "true");
-  json::value pod =
-      json::parse(pod_manifest(ns, name, node, annotations, slow_delete ? kSlowGraceSeconds : 1));
-  pod.at("metadata").at("labels").as_object()["round"] = std::to_string(round);
-  return pod;
-}
-
 class KillAnywhereTest : public OperatorFixture {
  protected:
   // Counts a broken invariant (and fails the test with `what`).
@@ -112,7 +101,8 @@ TEST_F(KillAnywhereTest, EveryRoundEndsInTheStateItWouldHaveReachedWithoutTheKil
     json::array pods;
     std::map<std::size_t, std::vector<std::string>> pods_of;  // node index → pod names
     const auto add_pod = [&](std::size_t node, const std::string& name, bool slow) {
-      pods.push_back(round_pod(ns.name(), name, nodes[node], round, slow));
+      pods.push_back(
+          chaos::round_pod(ns.name(), name, nodes[node], round, slow ? kSlowGraceSeconds : 0));
       pods_of[node].push_back(name);
     };
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -246,8 +236,8 @@ TEST_F(KillAnywhereTest, EveryRoundEndsInTheStateItWouldHaveReachedWithoutTheKil
       {"kills", std::to_string(kills)},
       {"deleted_mid_flight", std::to_string(deleted_mid_flight)},
       {"violations", std::to_string(violations_)},
-      {"settle_median_s", fmt::format("{:.2f}", chaos::median(settle_seconds))},
-      {"settle_max_s", fmt::format("{:.2f}", chaos::largest(settle_seconds))},
+      {"settle_median_s", chaos::seconds(chaos::median(settle_seconds))},
+      {"settle_max_s", chaos::seconds(chaos::largest(settle_seconds))},
   };
   for (const auto& [phase, count] : killed_during) {
     figures.push_back({"at_kill_" + phase, std::to_string(count)});

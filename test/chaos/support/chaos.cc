@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_process.h"
 #include "test/e2e/support/subprocess.h"
 
@@ -28,9 +29,9 @@ int iterations(int short_form, int full) {
   return full_run() ? full : short_form;
 }
 
-std::string seconds(std::chrono::duration<double> span) {
-  return fmt::format("{:.2f}", span.count());
-}
+std::string seconds(std::chrono::duration<double> span) { return seconds(span.count()); }
+
+std::string seconds(double value) { return fmt::format("{:.2f}", value); }
 
 void report(const std::string& experiment, const std::vector<Figure>& figures) {
   static std::mutex mutex;
@@ -60,6 +61,16 @@ bool cluster_restart(const std::vector<std::string>& args) {
   const e2e::ProcessResult result = e2e::run_process(argv);
   EXPECT_TRUE(result.ok()) << "hack/cluster-restart.sh failed: " << result.err;
   return result.ok();
+}
+
+boost::json::value round_pod(const std::string& ns, const std::string& name,
+                             const std::string& node, int round, int slow_delete_seconds) {
+  std::vector<std::pair<std::string, std::string>> annotations;
+  if (slow_delete_seconds > 0) annotations.emplace_back(e2e::kSlowDeleteAnnotation, "true");
+  boost::json::value pod = boost::json::parse(
+      e2e::pod_manifest(ns, name, node, annotations, std::max(slow_delete_seconds, 1)));
+  pod.at("metadata").at("labels").as_object()["round"] = std::to_string(round);
+  return pod;
 }
 
 double median(std::vector<double> values) {

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/json/fwd.hpp>
+
 namespace nmo::chaos {
 
 /// True under `make chaos` (NMO_CHAOS_FULL=1): run the experiments at full length.
@@ -31,6 +33,7 @@ struct Figure {
 
 /// Formats a duration in seconds with two decimals ("1.27").
 [[nodiscard]] std::string seconds(std::chrono::duration<double> span);
+[[nodiscard]] std::string seconds(double value);
 
 /// Prints `chaos: <experiment>: name=value ...` and appends
 /// {"experiment": ..., "figures": [[name, value], ...]} as one line to $NMO_CHAOS_REPORT.
@@ -39,6 +42,13 @@ void report(const std::string& experiment, const std::vector<Figure>& figures);
 /// Runs hack/cluster-restart.sh of this checkout with `args` (e.g. {"--kill",
 /// "kube-apiserver"}); records a test failure and returns false when it fails.
 bool cluster_restart(const std::vector<std::string>& args);
+
+/// A bare pod bound to `node` (e2e::pod_manifest) labelled round=<round>, so that a round's
+/// leftovers go with one `kubectl delete pods -l round=<round>`. With `slow_delete_seconds` > 0
+/// it is annotated slow-delete and terminates only when that grace period has run out.
+[[nodiscard]] boost::json::value round_pod(const std::string& ns, const std::string& name,
+                                           const std::string& node, int round,
+                                           int slow_delete_seconds = 0);
 
 /// The median and the largest of `values` (0 when empty).
 [[nodiscard]] double median(std::vector<double> values);
