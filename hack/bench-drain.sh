@@ -9,7 +9,7 @@
 # ratio, the client QPS/burst of both sides and the API requests the operator sent per
 # maintenance (from its rest_client_requests_total); also the operator's start-up time (process
 # start to /readyz 200), its RSS then, and the stripped binary sizes. Needs the local cluster (brings it up);
-# holds /tmp/nmo-cluster.lock while it runs so that no test shares the cluster with it.
+# holds the cluster's lock while it runs so that no test shares the cluster with it.
 #   NMO_BENCH_DRAIN_RUNS   runs per side (default 5)
 #   NMO_BENCH_DRAIN_PODS   pods per node (default 110, the kubelet's default maximum)
 #   NMO_BENCH_DRAIN_QPS, NMO_BENCH_DRAIN_BURST  the operator's client rate limit (default 20 / 30,
@@ -18,9 +18,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
-# shellcheck source=hack/testenv-lib.sh
-source "${root}/hack/testenv-lib.sh"
 log() { printf '[bench-drain %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=hack/bench-lib.sh
+source "${root}/hack/bench-lib.sh"
 
 runs="${NMO_BENCH_DRAIN_RUNS:-5}"
 pods="${NMO_BENCH_DRAIN_PODS:-110}"
@@ -38,21 +38,13 @@ per_deployment=20
 bare=$((pods - deployments * per_deployment - 1))
 ((bare >= 0)) || die "NMO_BENCH_DRAIN_PODS must be at least $((deployments * per_deployment + 1))"
 
-hack/cluster-status.sh >/dev/null 2>&1 || hack/cluster-up.sh >/dev/null
-eval "$(hack/cluster-env.sh)"
-operator_kubeconfig="$(hack/operator-kubeconfig.sh)"
-dir="$(cluster_dir)"
-# shellcheck source=/dev/null
-source "${dir}/ports.env"
-exec 9>/tmp/nmo-cluster.lock
-log "waiting for the cluster lock (tests running?)"
-flock 9
+bench_setup
 
 ns="bench-drain-$(date +%s)"
 work="$(mktemp -d)"
 operator_pid=""
 cleanup() {
-  [[ -n "${operator_pid}" ]] && kill "${operator_pid}" 2>/dev/null && wait "${operator_pid}" 2>/dev/null
+  stop_operator
   kubectl delete nm -l bench=drain --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete namespace "${ns}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete nodes -l bench=drain --ignore-not-found --wait=false >/dev/null 2>&1 || true
@@ -60,8 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-elapsed() { awk -v from="$1" -v to="$2" 'BEGIN { printf "%.3f", to - from }'; }
 # Waits until `kubectl get pods` on node $1 shows $2 Running pods.
 wait_running() {
   local deadline=$((SECONDS + 180)) n=0
@@ -126,26 +116,11 @@ EOF
   wait_running "${node}" "${pods}"
 }
 
-requests_sent() { # the operator's API requests so far (all codes and methods)
-  curl -s "http://127.0.0.1:${METRICS_PORT}/metrics" |
-    awk '/^rest_client_requests_total\{/ {sum += $NF} END {printf "%d", sum}'
-}
-
 log "starting the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst})"
-"${binary}" --kubeconfig="${operator_kubeconfig}" --webhook-port=0 --log-format=text \
-  --metrics-bind-address="127.0.0.1:${METRICS_PORT}" --metrics-secure=false \
-  --health-probe-bind-address="127.0.0.1:${HEALTH_PORT}" \
-  --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}" \
-  >"${work}/operator.log" 2>&1 &
-operator_pid=$!
 started="$(now)"
-deadline=$((SECONDS + 60))
-until curl -sf "http://127.0.0.1:${HEALTH_PORT}/readyz" >/dev/null 2>&1; do
-  ((SECONDS < deadline)) || { tail "${work}/operator.log" >&2; die "the operator did not become ready"; }
-  sleep 0.02
-done
+start_operator "${work}/operator.log" --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}"
 startup="$(elapsed "${started}" "$(now)")"
-idle_rss_kb="$(awk '/^VmRSS:/ {print $2}' "/proc/${operator_pid}/status")"
+idle_rss_kb="$(proc_kib "${operator_pid}" VmRSS)"
 
 operator_times=()
 kubectl_times=()
@@ -181,7 +156,6 @@ EOF
   kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
 done
 
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f", m}'; }
 op="$(median "${operator_times[@]}")"
 kc="$(median "${kubectl_times[@]}")"
 req="$(median "${operator_requests[@]}")"
