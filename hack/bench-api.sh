@@ -23,8 +23,6 @@ source "${root}/hack/bench-lib.sh"
 
 block_s="${NMO_BENCH_API_BLOCK:-300}"
 pods="${NMO_BENCH_API_PODS:-30}"
-binary="${NMO_OPERATOR_BIN:-${root}/build-release/bin/node-maintenance-operator}"
-[[ -x "${binary}" ]] || die "${binary} not found: build the release preset first (make bench does)"
 bench_setup
 
 ns="bench-api-$(date +%s)"

@@ -24,8 +24,6 @@ source "${root}/hack/bench-lib.sh"
 
 runs="${NMO_BENCH_DRAIN_RUNS:-5}"
 pods="${NMO_BENCH_DRAIN_PODS:-110}"
-binary="${NMO_OPERATOR_BIN:-${root}/build-release/bin/node-maintenance-operator}"
-[[ -x "${binary}" ]] || die "${binary} not found: build the release preset first (make bench does)"
 # Both sides' client rate limits, stated in the table, each side at its defaults: the operator's
 # flags --kube-api-qps/--kube-api-burst, and client-go's 5 qps / burst 10 for kubectl, which has
 # no flag for them (its "evicted" lines come 0.2 s apart once the burst is spent).

@@ -1,16 +1,19 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154  # root and binary are the caller's
+# shellcheck disable=SC2154  # root is the caller's
 # Shared helpers of the scenario benchmarks (hack/bench-*.sh; sourced, not executed). The caller
-# sets `root` (the repository), `binary` (the operator) and `log`, then calls bench_setup.
+# sets `root` (the repository) and `log`, then calls bench_setup.
 
 # shellcheck source=hack/testenv-lib.sh
 source "${root}/hack/testenv-lib.sh"
 
-# Brings the local cluster up if needed, exports KUBECONFIG and the pinned kubectl, writes the
+# Checks the operator binary (NMO_OPERATOR_BIN, default the release build's; sets `binary`), brings
+# the local cluster up if needed, exports KUBECONFIG and the pinned kubectl, writes the
 # operator's ServiceAccount kubeconfig and takes the cluster's lock, so that no test shares the
 # cluster with the benchmark. Sets bench_dir (the cluster's state directory), bench_server (the API
 # server's URL), operator_kubeconfig and the ports of .cluster/ports.env (METRICS_PORT, HEALTH_PORT).
 bench_setup() {
+  binary="${NMO_OPERATOR_BIN:-${root}/build-release/bin/node-maintenance-operator}"
+  [[ -x "${binary}" ]] || die "${binary} not found: build the release preset first (make bench does)"
   hack/cluster-status.sh >/dev/null 2>&1 || hack/cluster-up.sh >/dev/null
   eval "$(hack/cluster-env.sh)"
   operator_kubeconfig="$(hack/operator-kubeconfig.sh)"

@@ -26,8 +26,6 @@ nodes="${NMO_BENCH_PARALLEL_NODES:-50}"
 pods="${NMO_BENCH_PARALLEL_PODS:-30}"
 qps="${NMO_BENCH_PARALLEL_QPS:-20}"
 burst="${NMO_BENCH_PARALLEL_BURST:-30}"
-binary="${NMO_OPERATOR_BIN:-${root}/build-release/bin/node-maintenance-operator}"
-[[ -x "${binary}" ]] || die "${binary} not found: build the release preset first (make bench does)"
 ((nodes >= 2)) || die "NMO_BENCH_PARALLEL_NODES must be at least 2"
 bench_setup
 
@@ -127,7 +125,7 @@ others_3="${others_s}" requests_3="${requests}"
 floor="$(awk -v n="$((nodes * pods))" -v q="${qps}" 'BEGIN { printf "%.1f", n / q }')"
 printf '\nParallel maintenances: %d kwok nodes x %d bare pods (%d evictions per run), operator qps %s / burst %s\n' \
   "${nodes}" "${pods}" "$((nodes * pods))" "${qps}" "${burst}"
-printf '%-46s %-14s %-18s %s\n' "run" "all Succeeded" "the $((nodes - 1)) others" "API requests"
+printf '%-46s %-14s %-18s %s\n' "run" "all Succeeded" "the $((nodes - 1)) others" "API requests (incl. deletions)"
 printf '%-46s %-14s %-18s %s\n' "budget ${nodes}" "${all_1} s" "${others_1} s" "${requests_1}"
 printf '%-46s %-14s %-18s %s\n' "budget 10" "${all_2} s" "${others_2} s" "${requests_2}"
 printf '%-46s %-14s %-18s %s\n' "budget ${nodes}, ${first} blocked by a PDB" "never (blocked)" \

@@ -29,8 +29,6 @@ source "${root}/hack/bench-lib.sh"
 read -r -a sizes <<<"${NMO_BENCH_SCALE_SIZES:-100 1000 5000}"
 per="${NMO_BENCH_SCALE_PODS:-10}"
 settle="${NMO_BENCH_SCALE_SETTLE:-5}"
-binary="${NMO_OPERATOR_BIN:-${root}/build-release/bin/node-maintenance-operator}"
-[[ -x "${binary}" ]] || die "${binary} not found: build the release preset first (make bench does)"
 bench_setup
 
 ns="bench-scale-$(date +%s)"
@@ -43,6 +41,11 @@ delete_everything() {
   for ((b = 0; b < batches; b++)); do
     echo "/api/v1/nodes?labelSelector=bench%3Dscale%2Cbench-batch%3D${b}"
   done | bench_delete_collections
+  # A batch cut short by the API server's 60 s request timeout leaves nodes behind: again.
+  local deadline=$((SECONDS + 300))
+  while [[ -n "$(kubectl get nodes -l bench=scale -o name 2>/dev/null | head -1)" ]] && ((SECONDS < deadline)); do
+    echo "/api/v1/nodes?labelSelector=bench%3Dscale" | bench_delete_collections
+  done
   kubectl delete namespace "${ns}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 cleanup() {
@@ -69,10 +72,13 @@ for size in "${sizes[@]}"; do
   target="$(printf '%s%05d' "${prefix}" "${have}")"
   log "growing the cluster to ${size} bench nodes (${have} → ${size}, ${per} pods each)"
   t0="$(now)"
-  bench_nodes "${prefix}" "${have}" "${size}" scale | bench_create
-  kubectl wait "node/${target}" --for=condition=Ready --timeout=120s >/dev/null
+  # The maintained node and its pods first, so that they run before kwok has thousands of
+  # others to start.
+  bench_nodes "${prefix}" "${have}" "$((have + 1))" scale | bench_create
+  kubectl wait "node/${target}" --for=condition=Ready --timeout=300s >/dev/null
   bench_pods "${ns}" "${prefix}" "${have}" "$((have + 1))" "${per}" 0 "${labels}" | bench_create
-  wait_pods_running "${ns}" "${per}" 120 "${target}"
+  wait_pods_running "${ns}" "${per}" 300 "${target}"
+  bench_nodes "${prefix}" "$((have + 1))" "${size}" scale | bench_create
   bench_pods "${ns}" "${prefix}" "$((have + 1))" "${size}" "${per}" 0 "${labels}" | bench_create
   have="${size}"
   log "created in $(elapsed "${t0}" "$(now)") s; starting the operator"
