@@ -85,9 +85,11 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
   const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
   const LedgerChanges changes = m.ledger->sync(leaving);
   if (!announced) {
-    event(nm, std::string(kEventNormal), "BeginEviction",
-          "Evicting " + std::to_string(m.ledger->total_pods()) + " pods from node " +
-              nm.spec.node_name);
+    m.announcements.push_back(
+        Maintenance::Announcement{.type = std::string(kEventNormal),
+                                  .reason = "BeginEviction",
+                                  .message = "Evicting " + std::to_string(m.ledger->total_pods()) +
+                                             " pods from node " + nm.spec.node_name});
     set_condition(status.conditions,
                   Condition{.type = std::string(kConditionDrained),
                             .status = ConditionStatus::kFalse,
@@ -107,8 +109,13 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
     }
   }
 
-  // Evictions that are due, bounded per node; terminating pods are only watched.
+  // Evictions that are due, bounded per node; terminating pods are only watched. None before
+  // the drain's start (Running, totalPods) is on record: a successor must find the counters of
+  // pods already evicted, and must not announce the drain again.
+  const NodeMaintenanceStatus& on_record = m.written ? *m.written : nm.status;
+  const bool recorded = find_condition(on_record.conditions, kConditionDrained) != nullptr;
   std::optional<Clock::time_point> next;
+  if (!recorded && !leaving.empty()) next = tick;
   for (const kube::Pod& pod : leaving) {
     const LedgerPod* entry = m.ledger->find(pod.meta.uid);
     if (entry == nullptr || entry->gone) continue;
@@ -126,7 +133,7 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
       if (!next || eviction.retry_at < *next) next = eviction.retry_at;
       continue;
     }
-    if (m.in_flight >= options_.evictions_in_flight) continue;
+    if (m.in_flight >= options_.evictions_in_flight || !recorded) continue;
     start_eviction(nm, pod);
   }
 

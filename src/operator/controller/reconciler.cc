@@ -440,9 +440,13 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
     if (!leased) co_return leased.error();
     co_return ReconcileAction::after(kConflictRetry);
   }
-  event(nm, std::string(kEventNormal), "LeaseAcquired",
-        "Lease " + options_.lease_namespace + "/" + node_lease_name(nm.spec.node_name) +
-            " acquired for node " + nm.spec.node_name);
+  // Announced by whoever took it: an earlier run that stopped before recording Running left
+  // both the slot and the lease to this one.
+  if (!resumed || lease_state != NodeLeaseState::kOurs) {
+    event(nm, std::string(kEventNormal), "LeaseAcquired",
+          "Lease " + options_.lease_namespace + "/" + node_lease_name(nm.spec.node_name) +
+              " acquired for node " + nm.spec.node_name);
+  }
   auto pods = co_await watch_pods(nm.spec.node_name);
   if (!pods) co_return pods.error();
   status.phase = Phase::kRunning;
@@ -483,10 +487,14 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
     co_return patched.error();
   }
   if (first_time) {
-    event(nm, std::string(kEventNormal), "NodeCordoned",
-          "Node " + nm.spec.node_name +
-              " cordoned and tainted with node.kubernetes.io/unschedulable:NoSchedule and "
-              "medik8s.io/drain=draining:NoSchedule");
+    // Not patched: an earlier run of this maintenance cordoned it and stopped before recording
+    // that (and announced it, or not: at most once).
+    if (*patched) {
+      event(nm, std::string(kEventNormal), "NodeCordoned",
+            "Node " + nm.spec.node_name +
+                " cordoned and tainted with node.kubernetes.io/unschedulable:NoSchedule and "
+                "medik8s.io/drain=draining:NoSchedule");
+    }
     set_condition(status.conditions, condition(kConditionCordoned, true, "Cordoned", ""), now);
     log.info("node cordoned and tainted");
   } else if (*patched) {
@@ -552,9 +560,11 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
             now - cordoned->last_transition_time));
       }
     }
-    event(nm, std::string(kEventNormal), "SucceedMaintenance",
-          "Node " + nm.spec.node_name + " is drained: " + std::to_string(status.total_pods) +
-              " pods left it");
+    m.announcements.push_back(Maintenance::Announcement{
+        .type = std::string(kEventNormal),
+        .reason = "SucceedMaintenance",
+        .message = "Node " + nm.spec.node_name +
+                   " is drained: " + std::to_string(status.total_pods) + " pods left it"});
     log.info("maintenance succeeded", {{"total_pods", status.total_pods}});
   } else if (was_running && nm.spec.drain_timeout) {
     const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
@@ -578,6 +588,13 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance 
   auto written = co_await write_status(nm, status);
   if (!written) co_return written.error();
   sooner(*written);
+  if (!written->has_value()) {
+    // Written (or nothing new to write): what the announcements announce is on record.
+    for (Maintenance::Announcement& a : m.announcements) {
+      event(nm, std::move(a.type), std::move(a.reason), std::move(a.message));
+    }
+    m.announcements.clear();
+  }
   co_return after_until(next, clock_.now());
 }
 

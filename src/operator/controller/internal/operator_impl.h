@@ -77,6 +77,15 @@ struct Maintenance {
   std::string last_drain_error;
   // While another holder has the node lease: no new check (and count) before this.
   Clock::time_point lease_recheck_at{};
+  // Events announcing what the next status write records (BeginEviction, SucceedMaintenance),
+  // sent once it is written: a successor (after a crash or a failover) that finds the status on
+  // record does not announce them again. At most once, like the actions themselves.
+  struct Announcement {
+    std::string type;
+    std::string reason;
+    std::string message;
+  };
+  std::vector<Announcement> announcements;
 };
 
 // The caches of one node: the Node itself, and its pods while a maintenance drains it.
