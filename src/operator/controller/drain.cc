@@ -156,7 +156,10 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
       if (blocked_reason.empty()) blocked_reason = std::string(to_string(pod.reason));
     }
   }
-  if (!m.last_drain_error.empty() && !m.ledger->all_gone()) status.last_error = m.last_drain_error;
+  // Once every pod is gone the refusals are history: a newcomer evicted later (after
+  // Succeeded) must not bring back an error it never met.
+  if (m.ledger->all_gone()) m.last_drain_error.clear();
+  if (!m.last_drain_error.empty()) status.last_error = m.last_drain_error;
   if (status.phase == Phase::kRunning) {
     set_condition(status.conditions,
                   Condition{.type = std::string(kConditionBlocked),
