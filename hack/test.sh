@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests (GCC, then Clang with ASan+UBSan), then the end-to-end tests
-# against the real local control plane, which it brings up (or reuses) and tears down if it
-# started it. Ends with one summary line: "tests: N passed, N failed".
+# Runs every test: unit tests (GCC, then Clang with ASan+UBSan), the fuzz smoke, then the
+# end-to-end tests (with the short form of the chaos experiments, and the integration tests again
+# from the ASan+UBSan build) against the real local control plane, which it brings up (or
+# reuses) and tears down if it started it. Ends with one summary line: "tests: N passed, N failed".
 #   --e2e-only   skip the unit tests
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,6 +81,10 @@ trap cleanup EXIT
 
 log "end-to-end tests against the local cluster (NMO_OPERATOR_KUBECONFIG=${NMO_OPERATOR_KUBECONFIG}, NMO_PROMCHECK=${NMO_PROMCHECK})"
 run_ctest --preset e2e
+if ((e2e_only == 0)) && [[ "${NMO_SKIP_SANITIZERS:-0}" != 1 ]]; then
+  log "integration tests of the client and runtime under ASan+UBSan, against the local cluster"
+  run_ctest --preset asan-ubsan-integration
+fi
 
 cleanup
 echo "tests: ${passed} passed, ${failed} failed"
