@@ -143,6 +143,12 @@ TEST_F(ApiServerRestartTest, DrainsFinishAndWatchesResumeAfterEachRestart) {
     if (!slot_holders().empty()) violation("a budget slot is still held");
     (void)kubectl_.run({"delete", "pods", "-n", ns.name(), "-l", "round=" + std::to_string(round),
                         "--grace-period=1", "--wait=true", "--timeout=60s"});
+    // After a few API server restarts, kube-controller-manager's disruption controller was seen
+    // leaving a new PDB unprocessed for over a minute; the next round needs it, so the harness
+    // gives the control plane a fresh controller manager (the operator is not touched).
+    if (round + 1 < rounds) {
+      ASSERT_TRUE(chaos::cluster_restart({"kube-controller-manager"}));
+    }
   }
 
   chaos::report("API server restart",
