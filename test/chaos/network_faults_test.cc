@@ -287,7 +287,9 @@ TEST_F(NetworkFaultsTest, OperatorRecoversAndInvariantsHold) {
     cr_to_node[cr] = node;
   }
   // The drains start: every node cordoned, its guarded pod refused by its PDB.
-  for (const auto& [cr, node] : cr_to_node) {
+  for (const auto& entry : cr_to_node) {
+    // Named: Clang 14 cannot capture a structured binding in the lambdas below.
+    const std::string& cr = entry.first;
     std::optional<json::value> nm;
     ASSERT_TRUE(wait_until(
         cr + " Running with its guarded pod blocked by the PDB", kReact,
@@ -388,7 +390,10 @@ TEST_F(NetworkFaultsTest, OperatorRecoversAndInvariantsHold) {
   }
 
   // ---- every maintenance finishes ----
-  for (const auto& [cr, node] : cr_to_node) {
+  for (const auto& entry : cr_to_node) {
+    // Named: Clang 14 cannot capture a structured binding in the lambdas below.
+    const std::string& cr = entry.first;
+    const std::string& node = entry.second;
     auto nm = wait_phase(cr, {"Succeeded"}, kDrain);
     if (!nm) {
       violated(cr + " did not reach Succeeded");
