@@ -28,8 +28,6 @@
 // after the last flap the admission came.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <set>
@@ -63,19 +61,6 @@ constexpr std::chrono::milliseconds kClockAllowance{50};
 // maintenance is admitted only after the stability window).
 constexpr int kSlowGraceSeconds = 10;
 constexpr const char* kControlPlaneRole = "node-role.kubernetes.io/control-plane";
-
-// "2026-11-30T23:58:01.123456Z" (UTC) as a wall-clock instant; nullopt otherwise.
-std::optional<WallClock::time_point> parse_micro_time(const std::string& text) {
-  std::tm tm{};
-  long micros = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6ldZ", &tm.tm_year, &tm.tm_mon,
-                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &micros) != 7) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return WallClock::from_time_t(timegm(&tm)) + std::chrono::microseconds(micros);
-}
 
 double seconds(WallClock::duration span) { return std::chrono::duration<double>(span).count(); }
 
@@ -171,7 +156,7 @@ class EtcdChaosTest : public OperatorFixture {
   std::optional<WallClock::time_point> admitted_at(const std::string& node) {
     auto l = lease(kLeaseNamespace, "node-" + node);
     if (!l || string_at(*l, "/spec/holderIdentity") != kNodeLeaseHolder) return std::nullopt;
-    return parse_micro_time(string_at(*l, "/spec/acquireTime"));
+    return chaos::instant(string_at(*l, "/spec/acquireTime"));
   }
 
   OperatorProcess* operator_ = nullptr;

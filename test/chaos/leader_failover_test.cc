@@ -29,8 +29,6 @@
 // The short form (make test) runs 2 rounds, `make chaos` 8.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <set>
@@ -81,27 +79,6 @@ const char* to_string(KillMoment moment) {
   return "?";
 }
 
-// "2026-11-30T23:58:01.123Z" or "...01.123456Z" (UTC) as a wall-clock instant; nullopt otherwise.
-std::optional<WallClock::time_point> parse_utc(const std::string& text) {
-  std::tm tm{};
-  int fraction_digits_start = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &fraction_digits_start) != 6 ||
-      fraction_digits_start == 0) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  std::int64_t micros = 0;
-  int digits = 0;
-  for (std::size_t i = static_cast<std::size_t>(fraction_digits_start);
-       i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
-    if (digits < 6) micros = micros * 10 + (text[i] - '0');
-  }
-  for (; digits < 6; ++digits) micros *= 10;
-  return WallClock::from_time_t(timegm(&tm)) + std::chrono::microseconds(micros);
-}
-
 double seconds_between(WallClock::time_point from, WallClock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -130,7 +107,7 @@ std::optional<WallClock::time_point> logged_at(const OperatorProcess& replica,
                                                const std::string& pod = {}) {
   for (const auto& record : log_records(replica)) {
     if (field(record, "msg") == msg && (pod.empty() || field(record, "pod") == pod)) {
-      return parse_utc(field(record, "ts"));
+      return chaos::instant(field(record, "ts"));
     }
   }
   return std::nullopt;
@@ -305,7 +282,7 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
         },
         [&] { return leader_lease ? json::serialize(*leader_lease) : std::string("no Lease"); }));
     if (leader_lease) {
-      if (auto acquired = parse_utc(string_at(*leader_lease, "/spec/acquireTime"))) {
+      if (auto acquired = chaos::instant(string_at(*leader_lease, "/spec/acquireTime"))) {
         const double takeover = seconds_between(kill_time, *acquired);
         takeovers.push_back(takeover);
         if (takeover > std::chrono::duration<double>(kLeaseDuration + 2 * kRetryPeriod).count()) {

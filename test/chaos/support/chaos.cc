@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "kube/api/time.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_process.h"
 #include "test/e2e/support/subprocess.h"
@@ -71,6 +72,12 @@ boost::json::value round_pod(const std::string& ns, const std::string& name,
       e2e::pod_manifest(ns, name, node, annotations, std::max(slow_delete_seconds, 1)));
   pod.at("metadata").at("labels").as_object()["round"] = std::to_string(round);
   return pod;
+}
+
+std::optional<std::chrono::system_clock::time_point> instant(const std::string& text) {
+  auto parsed = kube::parse_time(text);
+  if (!parsed) return std::nullopt;
+  return std::chrono::system_clock::time_point(*parsed);
 }
 
 double median(std::vector<double> values) {

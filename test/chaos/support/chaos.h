@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,10 @@ bool cluster_restart(const std::vector<std::string>& args);
 [[nodiscard]] boost::json::value round_pod(const std::string& ns, const std::string& name,
                                            const std::string& node, int round,
                                            int slow_delete_seconds = 0);
+
+/// A timestamp of the API ("2026-11-30T23:58:01Z", with any fraction) as a wall-clock instant
+/// (kube::parse_time); std::nullopt when it does not parse.
+[[nodiscard]] std::optional<std::chrono::system_clock::time_point> instant(const std::string& text);
 
 /// The median and the largest of `values` (0 when empty).
 [[nodiscard]] double median(std::vector<double> values);
