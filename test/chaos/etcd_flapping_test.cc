@@ -251,15 +251,14 @@ TEST_F(EtcdChaosTest, EtcdRestartDuringMaintenances) {
     }
   }
 
-  chaos::report(
-      "etcd restart",
-      {{"iterations", std::to_string(rounds)},
-       {"faults injected", std::to_string(faults)},
-       {"invariant violations", std::to_string(violations_)},
-       {"etcd restart median s", fmt::format("{:.2f}", chaos::median(outages))},
-       {"etcd restart max s", fmt::format("{:.2f}", chaos::largest(outages))},
-       {"all Succeeded after etcd back median s", fmt::format("{:.2f}", chaos::median(recoveries))},
-       {"all Succeeded after etcd back max s", fmt::format("{:.2f}", chaos::largest(recoveries))}});
+  chaos::report("etcd restart",
+                {{"rounds", std::to_string(rounds)},
+                 {"faults", std::to_string(faults)},
+                 {"violations", std::to_string(violations_)},
+                 {"etcd_outage_median_s", chaos::seconds(chaos::median(outages))},
+                 {"etcd_outage_max_s", chaos::seconds(chaos::largest(outages))},
+                 {"all_succeeded_after_etcd_median_s", chaos::seconds(chaos::median(recoveries))},
+                 {"all_succeeded_after_etcd_max_s", chaos::seconds(chaos::largest(recoveries))}});
   EXPECT_EQ(violations_, 0);
 }
 
@@ -355,16 +354,16 @@ TEST_F(EtcdChaosTest, FlappingNodesNeverAdmitAnUnsafeMaintenance) {
     for (const auto& n : {down, other}) EXPECT_TRUE(wait_node_ready(n));
   }
 
-  chaos::report("node flapping", {{"iterations", std::to_string(rounds)},
-                                  {"faults injected", std::to_string(flaps)},
-                                  {"short blips", std::to_string(short_blips)},
-                                  {"admissions", std::to_string(admissions)},
-                                  {"unsafe admissions", std::to_string(unsafe)},
-                                  {"invariant violations", std::to_string(violations_)},
-                                  {"admission after last flap median s",
-                                   fmt::format("{:.2f}", chaos::median(admission_delays))},
-                                  {"admission after last flap max s",
-                                   fmt::format("{:.2f}", chaos::largest(admission_delays))}});
+  chaos::report(
+      "node flapping",
+      {{"rounds", std::to_string(rounds)},
+       {"faults", std::to_string(flaps)},
+       {"short_blips", std::to_string(short_blips)},
+       {"admissions", std::to_string(admissions)},
+       {"unsafe_admissions", std::to_string(unsafe)},
+       {"violations", std::to_string(violations_)},
+       {"admission_after_last_flap_median_s", chaos::seconds(chaos::median(admission_delays))},
+       {"admission_after_last_flap_max_s", chaos::seconds(chaos::largest(admission_delays))}});
   EXPECT_EQ(unsafe, 0);
   EXPECT_EQ(violations_, 0);
 }
@@ -415,10 +414,10 @@ TEST_F(EtcdChaosTest, ParallelControlPlaneMaintenancesKeepQuorum) {
                        [&](const std::string& cr) { return cr != running.front(); });
   }));
   chaos::report("parallel control-plane maintenances",
-                {{"iterations", "1"},
+                {{"rounds", "1"},
                  {"maintenances", std::to_string(crs.size())},
-                 {"admitted together", std::to_string(most)},
-                 {"unsafe admissions", std::to_string(unsafe)}});
+                 {"admitted_together", std::to_string(most)},
+                 {"unsafe_admissions", std::to_string(unsafe)}});
 }
 
 }  // namespace

@@ -374,19 +374,18 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
     if (count > 1) violation(fmt::format("pod {} evicted {} times", pod, count));
   }
 
-  chaos::report(
-      "leader failover",
-      {{"iterations", std::to_string(rounds)},
-       {"faults injected", std::to_string(faults)},
-       {"invariant violations", std::to_string(violations_)},
-       {"pods evicted", fmt::format("{}/{}", evicted_pods, evictions_expected.size())},
-       {"events lost to the kill", std::to_string(lost_events)},
-       {"takeover median s", fmt::format("{:.2f}", chaos::median(takeovers))},
-       {"takeover max s", fmt::format("{:.2f}", chaos::largest(takeovers))},
-       {"controller started median s", fmt::format("{:.2f}", chaos::median(controller_starts))},
-       {"first progress median s", fmt::format("{:.2f}", chaos::median(first_progress))},
-       {"first progress max s", fmt::format("{:.2f}", chaos::largest(first_progress))},
-       {"all Succeeded median s", fmt::format("{:.2f}", chaos::median(completions))}});
+  chaos::report("leader failover",
+                {{"rounds", std::to_string(rounds)},
+                 {"faults", std::to_string(faults)},
+                 {"violations", std::to_string(violations_)},
+                 {"pods_evicted", fmt::format("{}/{}", evicted_pods, evictions_expected.size())},
+                 {"events_lost_to_kill", std::to_string(lost_events)},
+                 {"takeover_median_s", chaos::seconds(chaos::median(takeovers))},
+                 {"takeover_max_s", chaos::seconds(chaos::largest(takeovers))},
+                 {"controller_started_median_s", chaos::seconds(chaos::median(controller_starts))},
+                 {"first_progress_median_s", chaos::seconds(chaos::median(first_progress))},
+                 {"first_progress_max_s", chaos::seconds(chaos::largest(first_progress))},
+                 {"all_succeeded_median_s", chaos::seconds(chaos::median(completions))}});
   EXPECT_EQ(violations_, 0);
 }
 
