@@ -2,8 +2,11 @@
 // --leader-elect. In each round three maintenances start on fresh nodes (plain pods, pods slow
 // to terminate, a pod its PDB protects, pods of a ReplicaSet), the leader is killed with SIGKILL
 // at one of three moments (right after the NodeMaintenances are created, mid-drain with pods
-// terminating, or while the PDB blocks a drain), the PDB is then deleted, and the other replica
-// must take over. A fresh replica replaces the killed one for the next round.
+// terminating, or while the PDB blocks a drain), or paused with SIGSTOP mid-drain, the PDB is
+// then deleted, and the other replica must take over. A paused leader is resumed (SIGCONT) once
+// its successor has made progress: it wakes up believing it still leads, with its watches'
+// backlog to act on, and must step down and exit without acting. A fresh replica replaces the
+// killed or paused one for the next round.
 //
 // Measured from the kill (wall clock, against the timestamps the cluster and the operator
 // record): the new holder in the leader Lease (its acquireTime), the new leader starting its
@@ -20,13 +23,16 @@
 //     tampering) and no FailedMaintenance; at most one UncordonNode per node;
 //   - every pod evicted at most once: across the logs of all replicas (the killed ones too), no
 //     pod has two "pod evicted" lines;
+//   - a resumed leader exits within the lease duration and evicts nothing after it resumed;
 //   - every maintenance reaches Succeeded with evictionPods == totalPods == the pods it had to
 //     evict, and once deleted leaves its node restored (the fixture checks no Lease is left).
 // Events the killed leader had queued but not yet written may be missing; they are counted
 // ("events lost to the kill"), not treated as violations (SPEC §5 promises no double action, not
 // delivery across a crash).
 //
-// The short form (make test) runs 2 rounds, `make chaos` 8.
+// The short form (make test) runs 2 rounds (a kill and a pause), `make chaos` 8.
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -65,12 +71,17 @@ constexpr const char* kOnceReasons[] = {
 constexpr const char* kExpectedReasons[] = {"BeginMaintenance", "NodeCordoned", "BeginEviction",
                                             "SucceedMaintenance", "RemovedMaintenance"};
 
-enum class KillMoment { kJustCreated, kDraining, kPdbBlocked };
+// When and how the leader goes: killed (SIGKILL) at one of three moments, or paused (SIGSTOP)
+// mid-drain. The short form's two rounds take the first two.
+enum class KillMoment { kJustCreated, kPausedDraining, kDraining, kPdbBlocked };
+constexpr int kMoments = 4;
 
 const char* to_string(KillMoment moment) {
   switch (moment) {
     case KillMoment::kJustCreated:
       return "just created";
+    case KillMoment::kPausedDraining:
+      return "draining, paused";
     case KillMoment::kDraining:
       return "draining";
     case KillMoment::kPdbBlocked:
@@ -132,6 +143,24 @@ json::value deployment_on(const std::string& ns, const std::string& name, int re
   return d;
 }
 
+// Resumes a paused process (SIGCONT) when it goes out of scope, unless resumed before, so a
+// failed assertion never leaves a stopped operator behind.
+class Paused {
+ public:
+  explicit Paused(pid_t pid) : pid_(pid) { ::kill(pid_, SIGSTOP); }
+  Paused(const Paused&) = delete;
+  Paused& operator=(const Paused&) = delete;
+  ~Paused() { resume(); }
+
+  void resume() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_;
+};
+
 class LeaderFailoverTest : public OperatorFixture {
  protected:
   OperatorProcess& start_replica() {
@@ -186,6 +215,7 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
   start_replica();
 
   int faults = 0;
+  int pauses = 0;
   int lost_events = 0;
   std::vector<double> takeovers;
   std::vector<double> controller_starts;
@@ -194,7 +224,8 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
   std::set<std::string> evictions_expected;  // "ns/name" of every pod to be evicted
 
   for (int round = 0; round < rounds && !HasFatalFailure(); ++round) {
-    const auto moment = static_cast<KillMoment>(round % 3);
+    const auto moment = static_cast<KillMoment>(round % kMoments);
+    const bool pause = moment == KillMoment::kPausedDraining;
     SCOPED_TRACE(fmt::format("round {} (kill when {})", round, to_string(moment)));
     const std::vector<std::string> nodes = fresh_nodes("lf", kNodesPerRound);
 
@@ -242,7 +273,7 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
     }
 
     // The kill moment.
-    if (moment == KillMoment::kDraining) {
+    if (moment == KillMoment::kDraining || pause) {
       ASSERT_TRUE(wait_until("every maintenance Running with pods terminating", kReact, [&] {
         for (const auto& cr : crs) {
           auto nm = get_node_maintenance(cr);
@@ -257,18 +288,24 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
     }
     const std::vector<OperatorProcess*> before = leaders();
     ASSERT_EQ(before.size(), 1u) << "not exactly one leader before the kill";
-    OperatorProcess& killed = *before.front();
+    OperatorProcess& old_leader = *before.front();
     const std::string old_holder = leader_holder();
     ASSERT_FALSE(old_holder.empty());
     const WallClock::time_point kill_time = WallClock::now();
-    killed.kill();
+    std::optional<Paused> paused;
+    if (pause) {
+      paused.emplace(old_leader.pid());
+      ++pauses;
+    } else {
+      old_leader.kill();
+    }
     ++faults;
     kubectl_.must({"delete", "pdb", pdb, "-n", ns.name()});
 
     // The other replica takes over.
     OperatorProcess* survivor = nullptr;
     for (OperatorProcess* r : replicas_) {
-      if (r != &killed && r->running()) survivor = r;
+      if (r != &old_leader && r->running()) survivor = r;
     }
     ASSERT_NE(survivor, nullptr);
     std::optional<json::value> leader_lease;
@@ -304,6 +341,23 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
       return progress.has_value();
     }));
     if (progress) first_progress.push_back(seconds_between(kill_time, *progress));
+    if (paused) {
+      // The old leader wakes up with its renew deadline long past: it must step down and exit
+      // before acting on what its watches delivered meanwhile.
+      const WallClock::time_point resumed = WallClock::now();
+      paused->resume();
+      if (!wait_until("the resumed leader exiting", kLeaseDuration,
+                      [&] { return !old_leader.running(); })) {
+        violation("the resumed leader did not exit");
+        old_leader.kill();
+      }
+      for (const auto& record : log_records(old_leader)) {
+        const auto at = chaos::instant(field(record, "ts"));
+        if (field(record, "msg") == "pod evicted" && at && *at >= resumed) {
+          violation("the resumed leader evicted " + field(record, "pod"));
+        }
+      }
+    }
     start_replica();  // two replicas again for the next round
 
     for (std::size_t i = 0; i < crs.size(); ++i) {
@@ -377,6 +431,7 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
   chaos::report("leader failover",
                 {{"rounds", std::to_string(rounds)},
                  {"faults", std::to_string(faults)},
+                 {"of_which_pauses", std::to_string(pauses)},
                  {"violations", std::to_string(violations_)},
                  {"pods_evicted", fmt::format("{}/{}", evicted_pods, evictions_expected.size())},
                  {"events_lost_to_kill", std::to_string(lost_events)},

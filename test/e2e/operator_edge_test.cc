@@ -368,6 +368,39 @@ TEST_F(NodeMaintenanceEdgeTest, PodBoundAfterSucceededIsEvictedAndSucceededKept)
       }));
 }
 
+// A status written by someone else (a deposed leader that has not noticed yet, as the leader
+// failover experiment's paused leader does, or an admin) is put back: the operator's own record
+// of what it wrote must not make it skip the write.
+TEST_F(NodeMaintenanceEdgeTest, StatusOverwrittenBySomeoneElseIsWrittenAgain) {
+  const std::string node = fresh_node("clobber");
+  const std::string cr = "maintenance-edge-clobber";
+  TestNamespace ns(kubectl_, "edge-clobber");
+  kubectl_.apply(pod_manifest(ns.name(), "only", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=only", 1));
+
+  OperatorProcess& op = start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm);
+  ASSERT_TRUE(wait_event(uid, "SucceedMaintenance", std::nullopt, kReact));
+
+  // What a stale writer leaves: the phase of a moment ago and wrong counters.
+  kubectl_.must({"patch", "nodemaintenance", cr, "--subresource=status", "--type=merge", "-p",
+                 R"({"status":{"phase":"Running","evictionPods":0,"drainProgress":0}})"});
+  ASSERT_TRUE(wait_until(
+      "the status written again", kReact,
+      [&] {
+        nm = get_node_maintenance(cr);
+        return nm && phase_of(*nm) == "Succeeded" && int_at(*nm, "/status/evictionPods") == 1 &&
+               int_at(*nm, "/status/drainProgress") == 100;
+      },
+      [&] { return describe_status(nm); }));
+  EXPECT_EQ(int_at(*nm, "/status/totalPods"), 1);
+  EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1) << "SucceedMaintenance repeated";
+  EXPECT_TRUE(op.wait_for_log("the status was written by someone else", kReact));
+}
+
 // ---- 5. A pod under two PDBs (SPEC §2.4: 500 → MultiplePDBs) ----------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, PodUnderTwoPdbsIsReportedUntilOneIsDeleted) {

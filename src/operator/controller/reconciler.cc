@@ -9,6 +9,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "kube/api/resource.h"
+#include "kube/api/watch.h"
 #include "operator/controller/internal/operator_impl.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
@@ -118,6 +119,23 @@ Maintenance& OperatorImpl::state(const NodeMaintenance& nm) {
 NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
   Maintenance& m = state(nm);
   if (!m.status) m.status = nm.status;
+  const std::string& seen = nm.meta.resource_version;
+  if (!m.own_versions.empty() && seen == m.own_versions.back()) {
+    m.own_versions = {seen};  // the cache shows our last write
+  } else if (m.written && std::find(m.own_versions.begin(), m.own_versions.end(), seen) ==
+                              m.own_versions.end()) {
+    // The cache has caught up with our writes and moved on. Its status is what is on record
+    // now: when another writer changed it, the next write_status() puts ours back whole.
+    NodeMaintenanceStatus on_record = nm.status;
+    on_record.last_update = m.written->last_update;
+    if (!(on_record == *m.written)) {
+      log_for(nm).warn("the status was written by someone else; writing it again",
+                       {{"phase", nm.status.phase ? to_string(*nm.status.phase) : ""},
+                        {"resource_version", seen}});
+      m.written = nm.status;
+    }
+    m.own_versions = {seen};
+  }
   return *m.status;
 }
 
@@ -711,7 +729,10 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::finalize(NodeMaintenance 
 asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_status(
     NodeMaintenance nm, NodeMaintenanceStatus status) {
   Maintenance& m = state(nm);
-  if (!m.written) m.written = nm.status;
+  if (!m.written) {
+    m.written = nm.status;
+    m.own_versions = {nm.meta.resource_version};
+  }
   m.status = status;
   NodeMaintenanceStatus compare = status;
   compare.last_update = m.written->last_update;
@@ -734,6 +755,8 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
   if (!written) co_return written.error();
   m.status = status;
   m.written = status;
+  m.own_versions.push_back(nm.meta.resource_version);
+  m.own_versions.push_back(kube::resource_version_of(*written));
   coalescer_.record_write(nm.meta.name, clock_.now());
   co_return std::optional<Clock::time_point>();
 }

@@ -63,10 +63,16 @@ struct PodEviction {
 struct Maintenance {
   std::string uid;
   // The status as the reconciler wants it, and as last written (or read at first sight). The
-  // operator is the only writer of the status, so these are fresher than the cache, which lags
-  // behind our own writes; `status` runs ahead of `written` while a write is coalesced.
+  // operator means to be the only writer of the status, so these are fresher than the cache,
+  // which lags behind our own writes; `status` runs ahead of `written` while a write is
+  // coalesced.
   std::optional<NodeMaintenanceStatus> status;
   std::optional<NodeMaintenanceStatus> written;
+  // The resourceVersions the cache may show without news: those our status writes were based on
+  // and those they produced. A cached object at any other version was written after them; when
+  // its status is not `written`, someone else wrote it (a deposed leader that has not noticed
+  // yet, an admin) and `written` is no longer what is on record (see current_status()).
+  std::vector<std::string> own_versions;
   std::optional<DrainLedger> ledger;
   std::map<std::string, PodEviction> evictions;  // by pod uid
   int in_flight = 0;
