@@ -747,7 +747,11 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
     co_return std::optional<Clock::time_point>(decision.at);
   }
   status.last_update = std::chrono::floor<std::chrono::seconds>(wall_now());
-  const json::object patch = status_merge_patch(status);
+  // On the newest version we know of (ours, when the cache lags behind our last write): a writer
+  // that has missed a newer write, such as a leader paused past its lease, gets 409 Conflict
+  // instead of overwriting it.
+  json::object patch = status_merge_patch(status);
+  patch["metadata"] = json::object{{"resourceVersion", m.own_versions.back()}};
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name) + "/status";
   const kube::WriteOptions options;
   auto written =
@@ -755,7 +759,6 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
   if (!written) co_return written.error();
   m.status = status;
   m.written = status;
-  m.own_versions.push_back(nm.meta.resource_version);
   m.own_versions.push_back(kube::resource_version_of(*written));
   coalescer_.record_write(nm.meta.name, clock_.now());
   co_return std::optional<Clock::time_point>();

@@ -68,10 +68,11 @@ struct Maintenance {
   // coalesced.
   std::optional<NodeMaintenanceStatus> status;
   std::optional<NodeMaintenanceStatus> written;
-  // The resourceVersions the cache may show without news: those our status writes were based on
-  // and those they produced. A cached object at any other version was written after them; when
-  // its status is not `written`, someone else wrote it (a deposed leader that has not noticed
-  // yet, an admin) and `written` is no longer what is on record (see current_status()).
+  // The resourceVersions the cache may show without news: the one seen before our status writes
+  // and those they produced, the newest last (the precondition of the next write). A cached
+  // object at any other version was written after them; when its status is not `written`,
+  // someone else wrote it (a deposed leader that has not noticed yet, an admin) and `written`
+  // is no longer what is on record (see current_status()).
   std::vector<std::string> own_versions;
   std::optional<DrainLedger> ledger;
   std::map<std::string, PodEviction> evictions;  // by pod uid
