@@ -488,7 +488,7 @@ TEST_F(NetworkFaultsTest, OperatorRecoversAndInvariantsHold) {
       {"requests_forwarded", std::to_string(counters.requests_forwarded)},
       {"eviction_requests", std::to_string(eviction_requests)},
       {"newcomers_evicted", std::to_string(recoveries.size())},
-      {"invariant_violations", std::to_string(violations_)},
+      {"violations", std::to_string(violations_)},
       {"recovery_median_s",
        chaos::seconds(std::chrono::duration<double>(chaos::median(recoveries)))},
       {"recovery_max_s", chaos::seconds(std::chrono::duration<double>(chaos::largest(recoveries)))},
