@@ -192,13 +192,16 @@ class LeaderFailoverTest : public OperatorFixture {
     ADD_FAILURE() << "invariant broken: " << what;
   }
 
-  // "namespace/name" of every pod of `ns` bound to one of `nodes`.
-  std::set<std::string> pods_on(const std::string& ns, const std::vector<std::string>& nodes) {
+  // "namespace/name" of every pod of `ns` bound to one of `nodes` (only those not terminating
+  // with `running_only`).
+  std::set<std::string> pods_on(const std::string& ns, const std::vector<std::string>& nodes,
+                                bool running_only = false) {
     std::set<std::string> out;
     for (const auto& pod : list_pods(kubectl_, ns, "")) {
       const json::value v = pod;
       const std::string node = string_at(v, "/spec/nodeName");
-      if (std::find(nodes.begin(), nodes.end(), node) != nodes.end()) {
+      if (std::find(nodes.begin(), nodes.end(), node) != nodes.end() &&
+          !(running_only && is_terminating(v))) {
         out.insert(ns + "/" + name_of(v));
       }
     }
@@ -348,14 +351,8 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
       // the pause may only be answered (and logged) after it: such a pod is terminating or gone
       // by now. A pod still running here and logged evicted by it later was evicted after it
       // resumed.
-      std::set<std::string> running_at_resume;
-      for (const auto& pod : list_pods(kubectl_, ns.name(), "")) {
-        const json::value v = pod;
-        const std::string node = string_at(v, "/spec/nodeName");
-        if (std::find(nodes.begin(), nodes.end(), node) != nodes.end() && !is_terminating(v)) {
-          running_at_resume.insert(ns.name() + "/" + name_of(v));
-        }
-      }
+      const std::set<std::string> running_at_resume =
+          pods_on(ns.name(), nodes, /*running_only=*/true);
       const WallClock::time_point resumed = WallClock::now();
       paused->resume();
       if (!wait_until("the resumed leader exiting", kLeaseDuration,
