@@ -160,7 +160,13 @@ install_crds() {
     kubectl get crd "${name}" >/dev/null 2>&1 && continue
     kapply -f "${file}" >/dev/null || return 1
     installed_crds+=("${name}")
-    kubectl wait --for=condition=Established --timeout=60s "crd/${name}" >/dev/null || return 1
+    # kubectl wait fails at once, instead of waiting, while a new CRD has no status.conditions
+    # yet: retry it until the deadline.
+    local deadline=$((SECONDS + 60))
+    until kubectl wait --for=condition=Established --timeout=10s "crd/${name}" >/dev/null 2>&1; do
+      ((SECONDS < deadline)) || return 1
+      sleep 0.5
+    done
   done
 }
 
