@@ -121,7 +121,17 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
                                     const log::Logger& logger, ManagerState& state,
                                     runtime::ManagerMetrics& metrics) {
   auto executor = co_await asio::this_coro::executor;
-  op::Operator controller(executor, client, flags.options);
+  // With leader election, every eviction first checks the lease (the elector exists before the
+  // controller starts).
+  const runtime::LeaderElector* fence = nullptr;
+  op::OperatorOptions options = flags.options;
+  if (flags.leader_elect) {
+    options.may_evict = [&fence]() -> Result<void> {
+      if (fence == nullptr) return Error(ErrorCode::kUnavailable, "not elected yet");
+      return fence->check_leading();
+    };
+  }
+  op::Operator controller(executor, client, options);
   state.controller = &controller;
   // The controller's address must not outlive it in `state`, whichever co_return ends this.
   struct Forget {
@@ -176,6 +186,7 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
                                         [&](const std::string& holder) {
                                           logger.info("leader observed", {{"leader", holder}});
                                         }});
+  fence = &elector;
   asio::co_spawn(
       executor,
       [&]() -> asio::awaitable<void> {
@@ -529,6 +540,15 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "node-maintenance-operator: %s\n", client.error().describe().c_str());
     return kExitUsage;
   }
+  // Events get a client of their own, with its own rate limit (as controller-runtime's event
+  // broadcaster does): a burst of Events never holds back an eviction or a status write.
+  auto events_client = kube::Client::create(io.get_executor(), *rest, client_options);
+  if (!events_client) {
+    std::fprintf(stderr, "node-maintenance-operator: %s\n",
+                 events_client.error().describe().c_str());
+    return kExitUsage;
+  }
+  flags.options.events_client = events_client->get();
   logger.info("starting", {{"version", NMO_VERSION},
                            {"api_server", rest->server},
                            {"config", rest->origin},
@@ -584,6 +604,7 @@ int run(int argc, char** argv) {
                  [&](std::exception_ptr error, int result) {
                    status = error ? kExitFailure : result;
                    (*client)->shutdown();
+                   (*events_client)->shutdown();
                    if (webhook) webhook->client->shutdown();
                  });
   io.run();

@@ -9,6 +9,7 @@
 
 #include <boost/json/value.hpp>
 #include <boost/system/system_error.hpp>
+#include <fmt/format.h>
 
 #include "base/check.h"
 #include "kube/api/lease.h"
@@ -99,6 +100,18 @@ LeaderElector::~LeaderElector() = default;
 
 bool LeaderElector::is_leader() const { return leading_.load(); }
 
+Result<void> LeaderElector::check_leading() const {
+  if (!leading_.load()) return Error(ErrorCode::kUnavailable, "this replica is not the leader");
+  const Clock::duration since =
+      clock_.now() - Clock::time_point(Clock::duration(renewed_at_.load()));
+  if (since < config_.renew_deadline) return {};
+  return Error(
+      ErrorCode::kUnavailable,
+      fmt::format("the leader lease was last renewed {:.1f} s ago, more than the renew "
+                  "deadline of {} s: not acting until it is renewed",
+                  std::chrono::duration<double>(since).count(), config_.renew_deadline.count()));
+}
+
 std::string LeaderElector::leader() const {
   const std::lock_guard lock(mutex_);
   return leader_;
@@ -148,6 +161,7 @@ asio::awaitable<void> LeaderElector::campaign() {
     if (!co_await pause(config_.retry_period)) co_return;
   }
   logger_.info("acquired leader lease");
+  renewed_at_.store(last_renewal.time_since_epoch().count());
   set_leading(true);
 
   while (co_await pause(config_.retry_period)) {
@@ -159,6 +173,7 @@ asio::awaitable<void> LeaderElector::campaign() {
       const Result<bool> renewed = co_await std::move(bounded_attempt);
       if (renewed && *renewed) {
         last_renewal = attempt_start;
+        renewed_at_.store(last_renewal.time_since_epoch().count());
         continue;
       }
       if (stop_requested_.load()) break;

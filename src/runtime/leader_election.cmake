@@ -8,7 +8,7 @@ nmo_cc_library(
   SRCS
     leader_election.cc
     internal/leader_election_record.cc
-  DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client Boost::json
+  DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client Boost::json fmt::fmt
 )
 nmo_cc_test(NAME runtime_leader_election_record_test SRCS internal/leader_election_record_test.cc
             DEPS nmo::runtime_leader_election nmo::base_testing)

@@ -101,6 +101,15 @@ class LeaderElector {
   // Whether we hold the lease (between on_started_leading and on_stopped_leading).
   [[nodiscard]] bool is_leader() const;
 
+  // Whether this replica may act as the leader at this instant: it holds the lease and its last
+  // renewal began less than the renew deadline ago. is_leader() follows run()'s loop; this turns
+  // false the moment the lease may have passed to another candidate, so a process that was paused
+  // (SIGSTOP, a frozen VM) past its deadline sees it false on waking, before its loop has run.
+  // Ask it right before an action that must not be done twice, such as an eviction. The error
+  // (kUnavailable) says why, e.g. "the leader lease was last renewed 23.4 s ago, more than the
+  // renew deadline of 10 s: not acting until it is renewed". Any thread.
+  [[nodiscard]] Result<void> check_leading() const;
+
   // The last non-empty holder observed ("" before any).
   [[nodiscard]] std::string leader() const;
 
@@ -134,6 +143,8 @@ class LeaderElector {
   std::shared_ptr<Strand> strand_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> leading_{false};
+  // When the last successful acquisition or renewal began (Clock ticks since its epoch).
+  std::atomic<Clock::duration::rep> renewed_at_{0};
 
   // Used on the strand only.
   internal::LeaseObserver observer_;

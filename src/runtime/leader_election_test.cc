@@ -282,6 +282,32 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailForTheRenewDeadline) {
   EXPECT_EQ(server_.decoded().holder_identity, "me");  // not released: the server was gone
 }
 
+// A leader that was paused (SIGSTOP, a frozen VM) past its renew deadline wakes up still
+// "leading" as far as its loop knows; check_leading() already says no, until the loop steps down.
+TEST_F(LeaderElectorTest, CheckLeadingSaysNoOncePastTheRenewDeadlineBeforeTheLoopNotices) {
+  FakeClock clock(Clock::time_point{} + 1h);
+  LeaderElector elector(io_.get_executor(), server_, config("me"), clock);
+  EXPECT_EQ(elector.check_leading().error(),
+            Error(ErrorCode::kUnavailable, "this replica is not the leader"));
+  start(elector);
+  ASSERT_TRUE(run_until([&] { return elector.is_leader(); }));
+  EXPECT_OK(elector.check_leading());
+  clock.advance(1999ms);
+  EXPECT_OK(elector.check_leading());
+
+  clock.advance(1500ms);  // the process "wakes up": no renewal has run meanwhile
+  EXPECT_TRUE(elector.is_leader());
+  EXPECT_EQ(elector.check_leading().error(),
+            Error(ErrorCode::kUnavailable,
+                  "the leader lease was last renewed 3.5 s ago, more than the renew deadline of "
+                  "2 s: not acting until it is renewed"));
+  ASSERT_TRUE(run_until([&] { return done_; }));  // the loop steps down at its next turn
+  EXPECT_FALSE(elector.is_leader());
+  EXPECT_EQ(stopped_, 1);
+  EXPECT_EQ(elector.check_leading().error(),
+            Error(ErrorCode::kUnavailable, "this replica is not the leader"));
+}
+
 TEST(ValidateLeaderElectionConfigTest, AcceptsDefaultsAndRejectsInconsistentDurations) {
   LeaderElectionConfig config{.lease_namespace = kNamespace, .lease_name = kName, .identity = "me"};
   EXPECT_OK(validate(config));

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -400,37 +401,38 @@ TEST_F(WebhookTest, WithoutTheWebhookTheControllerLeavesOneActive) {
   (void)kubectl_.run({"label", "nm", "-l", std::string(kRunLabel) + "=" + bypass_label,
                       std::string(kRunLabel) + "=" + run_, "--overwrite"});
 
+  // The losers' lastError settles last: each names the oldest maintenance the controller knew
+  // of when it failed it, and is corrected (at most once a second, SPEC §2.4) as the cache fills.
   std::map<std::string, std::pair<std::string, std::string>> seen;  // name -> phase, lastError
+  const auto blames = [&](const std::string& winner) {
+    return "node \"" + node_b_ + "\" is already under maintenance by NodeMaintenance \"" + winner +
+           "\"";
+  };
   ASSERT_TRUE(wait_until(
-      "every NodeMaintenance to have a phase, exactly one not Failed", 60s,
+      "exactly one NodeMaintenance not Failed, every other one's lastError naming it", 60s,
       [&] {
         seen.clear();
-        int active = 0;
+        std::vector<std::string> active;
         for (const std::string& name : names) {
           const auto nm = kubectl_.get_json({"nm", name});
           if (!nm) return false;
           const std::string phase = string_at(*nm, "/status/phase");
           if (phase.empty()) return false;
-          if (phase != "Failed") ++active;
+          if (phase != "Failed") active.push_back(name);
           seen[name] = {phase, string_at(*nm, "/status/lastError")};
         }
-        return active == 1;
+        if (active.size() != 1) return false;
+        return std::all_of(seen.begin(), seen.end(), [&](const auto& entry) {
+          return entry.first == active.front() || entry.second.second == blames(active.front());
+        });
       },
       [&] {
         std::string text;
-        for (const auto& [name, state] : seen) text += name + "=" + state.first + " ";
+        for (const auto& [name, state] : seen) {
+          text += name + "=" + state.first + " (" + state.second + ") ";
+        }
         return text;
       }));
-  std::string winner;
-  for (const auto& [name, state] : seen) {
-    if (state.first != "Failed") winner = name;
-  }
-  for (const auto& [name, state] : seen) {
-    if (name == winner) continue;
-    EXPECT_EQ(state.second, "node \"" + node_b_ +
-                                "\" is already under maintenance by NodeMaintenance \"" + winner +
-                                "\"");
-  }
 }
 
 }  // namespace

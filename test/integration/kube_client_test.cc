@@ -280,8 +280,28 @@ TEST_F(KubeClientTest, EvictionOutcomesAreTyped) {
   }));
   const std::string db0 = e2e::string_at(json::value(pods[0]), "/metadata/name");
 
-  // No PDB: evicted (201).
-  auto evicted = run(io_, [&](auto) { return client_->evict(ns.name(), "lonely"); });
+  // A fence that says no: nothing is sent, its error comes back, the pod is untouched.
+  int fence_asked = 0;
+  EvictOptions fenced;
+  fenced.fence = [&]() -> Result<void> {
+    ++fence_asked;
+    return Error(ErrorCode::kUnavailable, "not the leader");
+  };
+  auto held = run(io_, [&](auto) { return client_->evict(ns.name(), "lonely", fenced); });
+  ASSERT_FALSE(held);
+  EXPECT_EQ(held.error(), Error(ErrorCode::kUnavailable, "not the leader"));
+  EXPECT_EQ(fence_asked, 1);
+  auto untouched = kubectl_.get_json({"pod", "lonely", "-n", ns.name()});
+  ASSERT_TRUE(untouched);
+  EXPECT_EQ(e2e::string_at(*untouched, "/metadata/deletionTimestamp"), "");
+
+  // No PDB: evicted (201), with a fence that says yes.
+  fenced.fence = [&]() -> Result<void> {
+    ++fence_asked;
+    return {};
+  };
+  auto evicted = run(io_, [&](auto) { return client_->evict(ns.name(), "lonely", fenced); });
+  EXPECT_EQ(fence_asked, 2);
   ASSERT_TRUE(evicted) << evicted.error().describe();
   EXPECT_EQ(evicted->outcome, EvictionOutcome::kEvicted);
 

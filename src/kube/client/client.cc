@@ -153,7 +153,8 @@ class ClientImpl final : public Client {
 
     auto response = co_await call(
         http::Method::kPost, "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/eviction",
-        boost::json::serialize(eviction), "application/json", RetryPolicy::kEviction);
+        boost::json::serialize(eviction), "application/json", RetryPolicy::kEviction,
+        options.fence);
     if (!response) co_return response.error();
     EvictionResult result;
     if (is_2xx(response->status)) co_return result;
@@ -241,14 +242,19 @@ class ClientImpl final : public Client {
     }
   }
 
-  // Sends a request with authentication, rate limiting and the retries `policy` allows.
+  // Sends a request with authentication, rate limiting and the retries `policy` allows. `fence`,
+  // when set, is asked before each attempt, after the rate limit; its error stops the request.
   asio::awaitable<Result<http::Response>> call(http::Method method, std::string target,
                                                std::string body, std::string_view content_type,
-                                               RetryPolicy policy) {
+                                               RetryPolicy policy,
+                                               std::function<Result<void>()> fence = {}) {
     milliseconds backoff = options_.retry_backoff;
     for (int attempt = 0;; ++attempt) {
       const bool may_retry = attempt < options_.max_retries;
       co_await rate_limit();
+      if (fence) {
+        if (auto allowed = fence(); !allowed) co_return allowed.error();
+      }
       http::Request request = make_request(method, target, body, content_type);
       if (auto auth = authorize(request); !auth) co_return auth.error();
       auto response = co_await http_->send(std::move(request));

@@ -7,9 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "base/result.h"
 
 namespace nmo::kube {
 
@@ -81,6 +84,10 @@ struct EvictOptions {
   std::optional<std::int64_t> grace_period_seconds;  ///< overrides the pod's own grace period
   std::string precondition_uid;                      ///< evict only this incarnation of the pod
   bool dry_run = false;
+  /// Asked right before the request goes out, after the client's rate limit: an error keeps it
+  /// unsent and is returned. A leader checks its lease here, so that an eviction queued before
+  /// the process was paused past its lease is not sent when it wakes.
+  std::function<Result<void>()> fence;
 };
 
 /// Percent-encodes `value` for a query string (RFC 3986 unreserved characters stay).

@@ -189,6 +189,7 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   kube::EvictOptions options;
   options.grace_period_seconds = grace;
   options.precondition_uid = pod.meta.uid;
+  options.fence = options_.may_evict;
   auto answer = co_await client_.evict(pod.meta.namespace_, pod.meta.name, options);
   if (options_.metrics != nullptr) {
     options_.metrics->on_eviction(answer ? std::optional(answer->outcome) : std::nullopt);

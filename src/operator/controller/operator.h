@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,6 +95,14 @@ struct OperatorOptions {
   std::string identity = "node-maintenance-operator";
   /// Metrics hooks; null means none. Must outlive the Operator.
   std::shared_ptr<OperatorMetrics> metrics;
+  /// Where Events are written; null: the operator's client. The manager gives Events a client
+  /// of their own, with its own rate limit, so that they never hold back an eviction. Must
+  /// outlive the Operator.
+  kube::Client* events_client = nullptr;
+  /// Asked right before each eviction is sent; an error holds it back (logged, retried later).
+  /// With leader election it is the leader's lease check (LeaderElector::check_leading): a
+  /// leader paused past its lease must not send the evictions it had queued. Unset: always.
+  std::function<Result<void>()> may_evict;
   /// Test hook: reconciles of the NodeMaintenance with this name never finish (they wait until
   /// stop()), so /healthz can be shown to fail when the loop is wedged. Empty: off.
   std::string wedge_reconcile_of;
