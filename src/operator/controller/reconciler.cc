@@ -164,6 +164,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
 
   if (std::find(nm.meta.finalizers.begin(), nm.meta.finalizers.end(), kFinalizer) ==
       nm.meta.finalizers.end()) {
+    // Added already, and the watch brings the updated object back with the next reconcile.
+    if (state(nm).finalizer_added_to == nm.meta.resource_version) co_return ReconcileAction::done();
     auto added = co_await add_finalizer(nm);
     if (!added) {
       // A failed `test` of the resourceVersion: our cache was behind; look again shortly.
@@ -172,7 +174,7 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
       }
       co_return added.error();
     }
-    // The watch brings the updated object back, and with it the next reconcile.
+    state(nm).finalizer_added_to = nm.meta.resource_version;
     co_return ReconcileAction::done();
   }
 

@@ -74,6 +74,9 @@ struct Maintenance {
   // someone else wrote it (a deposed leader that has not noticed yet, an admin) and `written`
   // is no longer what is on record (see current_status()).
   std::vector<std::string> own_versions;
+  // The resourceVersion our finalizer was added to: a cache still showing it has not seen the
+  // patch yet (a reconcile queued while it was in flight), and the watch will bring it.
+  std::string finalizer_added_to;
   std::optional<DrainLedger> ledger;
   std::map<std::string, PodEviction> evictions;  // by pod uid
   int in_flight = 0;
