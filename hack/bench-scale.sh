@@ -118,7 +118,6 @@ done
 
 log "stopping the scale cluster"
 t0="$(now)"
-stop_operator
 hack/cluster-down.sh >/dev/null
 down_s="$(elapsed "${t0}" "$(now)")"
 

@@ -100,10 +100,13 @@ LeaderElector::~LeaderElector() = default;
 
 bool LeaderElector::is_leader() const { return leading_.load(); }
 
+Clock::duration LeaderElector::since_renewal() const {
+  return clock_.now() - Clock::time_point(Clock::duration(renewed_at_.load()));
+}
+
 Result<void> LeaderElector::check_leading() const {
   if (!leading_.load()) return Error(ErrorCode::kUnavailable, "this replica is not the leader");
-  const Clock::duration since =
-      clock_.now() - Clock::time_point(Clock::duration(renewed_at_.load()));
+  const Clock::duration since = since_renewal();
   if (since < config_.renew_deadline) return {};
   return Error(
       ErrorCode::kUnavailable,
@@ -146,42 +149,45 @@ asio::awaitable<void> LeaderElector::campaign() {
                 {"renewDeadline", millis_text(config_.renew_deadline)},
                 {"retryPeriod", millis_text(config_.retry_period)}});
   // A renewal counts from when its request began: the lease may be written at any moment after.
-  Clock::time_point last_renewal;
+  const auto renewed = [this](Clock::time_point attempt_start) {
+    renewed_at_.store(attempt_start.time_since_epoch().count());
+  };
   for (;;) {
     if (stop_requested_.load()) co_return;
-    last_renewal = clock_.now();
+    const Clock::time_point attempt_start = clock_.now();
     asio::awaitable<Result<bool>> attempt = try_acquire_or_renew();
     asio::awaitable<Result<bool>> bounded_attempt =
         bounded(std::move(attempt), config_.renew_deadline);
     const Result<bool> acquired = co_await std::move(bounded_attempt);
-    if (acquired && *acquired) break;
+    if (acquired && *acquired) {
+      renewed(attempt_start);
+      break;
+    }
     if (!acquired && !stop_requested_.load()) {
       logger_.warn("failed to acquire leader lease", {{"error", acquired.error().describe()}});
     }
     if (!co_await pause(config_.retry_period)) co_return;
   }
   logger_.info("acquired leader lease");
-  renewed_at_.store(last_renewal.time_since_epoch().count());
   set_leading(true);
 
   while (co_await pause(config_.retry_period)) {
     const Clock::time_point attempt_start = clock_.now();
-    const Clock::duration left = last_renewal + config_.renew_deadline - attempt_start;
+    const Clock::duration left = config_.renew_deadline - since_renewal();
     if (left > Clock::duration::zero()) {
       asio::awaitable<Result<bool>> attempt = try_acquire_or_renew();
       asio::awaitable<Result<bool>> bounded_attempt = bounded(std::move(attempt), left);
-      const Result<bool> renewed = co_await std::move(bounded_attempt);
-      if (renewed && *renewed) {
-        last_renewal = attempt_start;
-        renewed_at_.store(last_renewal.time_since_epoch().count());
+      const Result<bool> renewal = co_await std::move(bounded_attempt);
+      if (renewal && *renewal) {
+        renewed(attempt_start);
         continue;
       }
       if (stop_requested_.load()) break;
-      if (!renewed) {
-        logger_.warn("failed to renew leader lease", {{"error", renewed.error().describe()}});
+      if (!renewal) {
+        logger_.warn("failed to renew leader lease", {{"error", renewal.error().describe()}});
       }
     }
-    if (clock_.now() - last_renewal >= config_.renew_deadline) {
+    if (since_renewal() >= config_.renew_deadline) {
       logger_.error("lost leader lease: not renewed within the renew deadline",
                     {{"renewDeadline", millis_text(config_.renew_deadline)}});
       set_leading(false);

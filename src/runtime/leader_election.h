@@ -134,6 +134,8 @@ class LeaderElector {
   // Pauses for `delay`; false when stop() ended the pause (or had been called).
   asio::awaitable<bool> pause(Clock::duration delay);
   void observe(const kube::Lease& lease);
+  // Time since the last successful acquisition or renewal began.
+  [[nodiscard]] Clock::duration since_renewal() const;
   void set_leading(bool leading);
 
   kube::Client& client_;
@@ -143,7 +145,8 @@ class LeaderElector {
   std::shared_ptr<Strand> strand_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> leading_{false};
-  // When the last successful acquisition or renewal began (Clock ticks since its epoch).
+  // When the last successful acquisition or renewal began (Clock ticks since its epoch): the
+  // renew loop's deadline and check_leading() both count from it.
   std::atomic<Clock::duration::rep> renewed_at_{0};
 
   // Used on the strand only.

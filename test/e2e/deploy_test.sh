@@ -162,11 +162,7 @@ install_crds() {
     installed_crds+=("${name}")
     # kubectl wait fails at once, instead of waiting, while a new CRD has no status.conditions
     # yet: retry it until the deadline.
-    local deadline=$((SECONDS + 60))
-    until kubectl wait --for=condition=Established --timeout=10s "crd/${name}" >/dev/null 2>&1; do
-      ((SECONDS < deadline)) || return 1
-      sleep 0.5
-    done
+    wait_until 60 kubectl wait --for=condition=Established --timeout=10s "crd/${name}" || return 1
   done
 }
 

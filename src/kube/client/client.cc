@@ -154,7 +154,7 @@ class ClientImpl final : public Client {
     auto response = co_await call(
         http::Method::kPost, "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/eviction",
         boost::json::serialize(eviction), "application/json", RetryPolicy::kEviction,
-        options.fence);
+        std::move(options.fence));
     if (!response) co_return response.error();
     EvictionResult result;
     if (is_2xx(response->status)) co_return result;
