@@ -4,11 +4,14 @@
 #   make test   - set up and run every test (unit, then end-to-end on the local cluster)
 #   make bench  - benchmarks and scripted scenarios, side by side with kubectl drain
 #   make chaos  - the reliability experiments at full length
+#   make image  - the operator's container image from the Containerfile (podman)
+#   make deploy - the image and deploy/default on the local cluster's real kubelet node
 SHELL := /bin/bash
 PRESET ?= dev
 
 .PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
-        cluster-status testenv bench chaos run run-stop format format-check tidy clean
+        cluster-status testenv bench chaos run run-stop format format-check tidy clean \
+        image deploy undeploy
 
 all: build
 
@@ -53,6 +56,19 @@ run: setup
 ## run-stop: stop an operator started with `hack/run.sh --background` and remove its webhook
 run-stop:
 	@hack/run.sh --stop
+
+## image: the container image from the shipped Containerfile, with podman, on base images made
+##        here from Debian packages (no registry pull): localhost/node-maintenance-operator:dev
+image: setup
+	@hack/image-build.sh
+
+## deploy: the cluster with its real node (if not up), the image, and deploy/default through the
+##         overlay for that node (hack/deploy.sh); undeploy: uninstall as docs/operations.md says
+deploy: setup
+	@hack/deploy.sh up
+
+undeploy:
+	@hack/deploy.sh down
 
 ## testenv: build (or find in the cache) the control-plane binaries
 testenv:

@@ -4,9 +4,13 @@
 #     -> target nmo_base, alias nmo::base. Without SRCS it is an INTERFACE (header-only) library.
 #        DEPS are PUBLIC (a header of ours includes them); PRIVATE_DEPS stay inside the .cc files.
 #        Everything includes from src/: #include "base/result.h".
-#   nmo_cc_test(NAME base_result_test SRCS result_test.cc DEPS nmo::base [LABELS unit ...])
+#   nmo_cc_test(NAME base_result_test SRCS result_test.cc DEPS nmo::base [LABELS unit ...]
+#               [COPTS -Wno-...])
 #     -> gtest executable linked with gmock_main; each TEST() becomes a ctest test named
-#        <NAME>.<Suite>.<Test>, labelled `unit` unless LABELS says otherwise.
+#        <NAME>.<Suite>.<Test>, labelled `unit` unless LABELS says otherwise. COPTS are extra
+#        private compile options (nmo_cc_benchmark takes them too); they live here rather than
+#        in a target_compile_options() next to the call, which would name a missing target when
+#        NMO_BUILD_TESTS is OFF.
 #   nmo_cc_binary(NAME node-maintenance-operator SRCS main.cc DEPS ...)
 #     -> executable in ${CMAKE_BINARY_DIR}/bin.
 #   nmo_cc_benchmark(NAME base_strings_benchmark SRCS strings_benchmark.cc DEPS nmo::base)
@@ -57,7 +61,7 @@ function(nmo_cc_binary)
 endfunction()
 
 function(nmo_cc_test)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SRCS;DEPS;LABELS")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SRCS;DEPS;LABELS;COPTS")
   if(NOT ARG_NAME OR NOT ARG_SRCS)
     message(FATAL_ERROR "nmo_cc_test: NAME and SRCS are required")
   endif()
@@ -69,6 +73,7 @@ function(nmo_cc_test)
   endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gmock_main)
+  target_compile_options(${ARG_NAME} PRIVATE ${ARG_COPTS})
   nmo_target_warnings(${ARG_NAME})
   # PRE_TEST: list the tests when ctest runs, not as a post-build step, so a build never runs
   # (possibly sanitized) test binaries and a crash at listing time shows up as a test failure.
@@ -80,7 +85,7 @@ function(nmo_cc_test)
 endfunction()
 
 function(nmo_cc_benchmark)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SRCS;DEPS")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SRCS;DEPS;COPTS")
   if(NOT ARG_NAME OR NOT ARG_SRCS)
     message(FATAL_ERROR "nmo_cc_benchmark: NAME and SRCS are required")
   endif()
@@ -89,6 +94,7 @@ function(nmo_cc_benchmark)
   endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} benchmark::benchmark_main)
+  target_compile_options(${ARG_NAME} PRIVATE ${ARG_COPTS})
   nmo_target_warnings(${ARG_NAME})
   # Smoke run only: proves the benchmark still builds and runs; numbers come from manual runs.
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} --benchmark_min_time=0.01)

@@ -7,6 +7,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "${root}/hack/testenv-lib.sh"
 dir="$(cluster_dir)"
 
+# The real node first (its kubelet, containerd, containers and mounts), while the API server runs.
+"${root}/hack/real-node.sh" down || true
+
 if [[ -f "${dir}/pids" ]]; then
   # Reverse start order: kwok and the controllers first, etcd last.
   tac "${dir}/pids" | while read -r name pid; do

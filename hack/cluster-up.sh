@@ -35,12 +35,12 @@ mkdir -p "${dir}"/{pki,logs,etcd-data}
 base="${NMO_CLUSTER_PORT_BASE:-$(default_port_base)}"
 for _ in $(seq 1 50); do
   busy=0
-  for offset in 0 1 2 3 4 5 6 7; do
+  for offset in $(seq 0 12); do
     if port_in_use $((base + offset)); then busy=1; fi
   done
   ((busy == 0)) && break
-  [[ -n "${NMO_CLUSTER_PORT_BASE:-}" ]] && die "ports ${base}..$((base + 7)) are in use; choose another NMO_CLUSTER_PORT_BASE"
-  base=$((base + 10))
+  [[ -n "${NMO_CLUSTER_PORT_BASE:-}" ]] && die "ports ${base}..$((base + 12)) are in use; choose another NMO_CLUSTER_PORT_BASE"
+  base=$((base + 20))
 done
 etcd_port=${base}
 etcd_peer_port=$((base + 1))
@@ -57,6 +57,12 @@ SCHEDULER_PORT=${sched_port}
 WEBHOOK_PORT=$((base + 5))
 METRICS_PORT=$((base + 6))
 HEALTH_PORT=$((base + 7))
+# The real node (hack/real-node.sh): the kubelet, and the operator's pods on the host network.
+KUBELET_PORT=$((base + 8))
+KUBELET_HEALTHZ_PORT=$((base + 9))
+POD_WEBHOOK_PORT=$((base + 10))
+POD_METRICS_PORT=$((base + 11))
+POD_HEALTH_PORT=$((base + 12))
 EOF
 echo "${bin}" >"${dir}/bin-dir"
 log "ports: etcd ${etcd_port}, kube-apiserver ${api_port}, controller-manager ${kcm_port}, scheduler ${sched_port}"
@@ -115,6 +121,8 @@ wait_for etcd 60 bash -c "curl -sf http://127.0.0.1:${etcd_port}/health | grep -
 
 # --- kube-apiserver ---------------------------------------------------------------------
 log "starting kube-apiserver"
+# Webhooks are called at a Service's endpoints, not its ClusterIP (there is no kube-proxy): for the
+# operator's pods on the real node's host network, that is 127.0.0.1.
 # ConfigMaps bypass the watch cache so that, once etcd is compacted, a watch from an old
 # version is answered 410 at once instead of from the cache's history (the fault tests use it).
 start kube-apiserver "${bin}/kube-apiserver" \
@@ -123,11 +131,15 @@ start kube-apiserver "${bin}/kube-apiserver" \
   --endpoint-reconciler-type=none \
   --tls-cert-file="${dir}/pki/apiserver.crt" --tls-private-key-file="${dir}/pki/apiserver.key" \
   --client-ca-file="${dir}/pki/ca.crt" \
+  --kubelet-client-certificate="${dir}/pki/apiserver-kubelet-client.crt" \
+  --kubelet-client-key="${dir}/pki/apiserver-kubelet-client.key" \
+  --kubelet-preferred-address-types=InternalIP,Hostname \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-signing-key-file="${dir}/pki/sa.key" --service-account-key-file="${dir}/pki/sa.pub" \
   --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
   --default-not-ready-toleration-seconds=300 --default-unreachable-toleration-seconds=300 \
-  --watch-cache-sizes=configmaps#0 --profiling=false --v=1
+  --watch-cache-sizes=configmaps#0 --profiling=false --v=1 \
+  --enable-aggregator-routing=true
 wait_for kube-apiserver 120 curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0.0.1:${api_port}/readyz"
 
 # --- controller-manager, scheduler, kwok ------------------------------------------------
@@ -146,7 +158,8 @@ start kube-scheduler "${bin}/kube-scheduler" \
   --leader-elect=false --profiling=false --v=1
 "${root}/hack/testenv/kwok-config.sh" >"${dir}/kwok.yaml" || die "cannot write the kwok configuration"
 start kwok "${bin}/kwok" --kubeconfig="${kubeconfig}" --config="${dir}/kwok.yaml" \
-  --manage-all-nodes=true --node-lease-duration-seconds=40 --node-ip=127.0.0.1 --cidr=10.0.0.0/16
+  --manage-all-nodes=false --manage-nodes-with-label-selector='!node-maintenance.test/real-kubelet' \
+  --node-lease-duration-seconds=40 --node-ip=127.0.0.1 --cidr=10.0.0.0/16
 wait_for kube-controller-manager 90 curl -sfk "https://127.0.0.1:${kcm_port}/healthz"
 wait_for kube-scheduler 90 curl -sfk "https://127.0.0.1:${sched_port}/healthz"
 
@@ -161,6 +174,11 @@ wait_for kube-controller-manager 60 "${bin}/kubectl" get configmap kube-root-ca.
 # The node-lifecycle controller removes the not-ready taint once kwok reports Ready.
 wait_for kube-controller-manager 120 bash -c \
   "! '${bin}/kubectl' get nodes -o jsonpath='{.items[*].spec.taints[*].key}' | grep -q node.kubernetes.io/not-ready"
+
+# NMO_REAL_NODE=1: also a real kubelet node (make test's deploy e2e needs it).
+if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
+  "${root}/hack/real-node.sh" up || failed kubelet "the real node did not come up"
+fi
 
 log "cluster ready in $((SECONDS - started))s"
 "${root}/hack/cluster-status.sh" --memory >&2 || true

@@ -10,7 +10,7 @@ packages=(
   # toolchain
   g++ cmake ninja-build ccache make git clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
   # C++ libraries (docs/adr/ says why each)
-  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev libyaml-cpp-dev
+  libboost1.81-dev libboost-json1.81-dev libssl-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev libcli11-dev libgtest-dev libgmock-dev
   libbenchmark-dev
   # local control plane: certificates and health checks
@@ -19,6 +19,8 @@ packages=(
   prometheus
   # make bench: the summary table
   jq
+  # the local cluster's real node (hack/real-node.sh) and the image (make image, hack/image-*.sh)
+  containerd runc containernetworking-plugins podman buildah mmdebstrap
 )
 
 missing=()

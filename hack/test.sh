@@ -2,7 +2,9 @@
 # Runs every test: unit tests (GCC, then Clang with ASan+UBSan), the fuzz smoke, then the
 # end-to-end tests (with the short form of the chaos experiments, and the integration tests again
 # from the ASan+UBSan build) against the real local control plane, which it brings up (or
-# reuses) and tears down if it started it. Ends with one summary line: "tests: N passed, N failed".
+# reuses) and tears down if it started it, and last the install of the operator's image on the
+# cluster's real kubelet node (NMO_REAL_NODE=0 leaves that out). Ends with one summary line:
+# "tests: N passed, N failed".
 #   --e2e-only   skip the unit tests
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,8 +42,9 @@ run_ctest() {
   ((rc == 0)) || status=1
 }
 
-# The control-plane binaries take tens of minutes to build the first time: build them in the
-# background while the C++ code compiles and the unit tests run.
+# The control-plane binaries take tens of minutes to build the first time, the image minutes:
+# build them in the background while the C++ code compiles and the unit tests run.
+export NMO_REAL_NODE="${NMO_REAL_NODE:-1}"
 e2e_prerequisites_start
 
 if ((e2e_only == 0)); then
@@ -84,6 +87,10 @@ run_ctest --preset e2e
 if ((e2e_only == 0)) && [[ "${NMO_SKIP_SANITIZERS:-0}" != 1 ]]; then
   log "integration tests of the client and runtime under ASan+UBSan, against the local cluster"
   run_ctest --preset asan-ubsan-integration
+fi
+if [[ "${NMO_REAL_NODE}" == 1 ]]; then
+  log "the install on the real node (image ${NMO_IMAGE_ARCHIVE})"
+  NMO_REQUIRE_REAL_NODE=1 run_ctest --preset real-node
 fi
 
 cleanup

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control-plane binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok) from the pinned Go wrapper modules in testenv/.
-# Binaries are cached outside the repository, keyed by a hash of the pins, and are
-# rebuilt only when missing or when the pins change. Prints the bin directory on stdout.
+# kube-scheduler, kubectl, etcd, kwok) and the real node's kubelet from the pinned Go wrapper
+# modules in testenv/. Binaries are cached outside the repository, keyed by a hash of the pins,
+# and are rebuilt only when missing or when the pins change. Prints the bin directory on stdout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,8 +10,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "${root}/hack/testenv-lib.sh"
 
 bin_dir="$(testenv_bin_dir)"
-stamp="${bin_dir}/.complete"
-if [[ -f "${stamp}" ]]; then
+binaries=(etcd kwok kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+complete() {
+  local b
+  for b in "${binaries[@]}"; do [[ -x "${bin_dir}/${b}" ]] || return 1; done
+}
+if complete; then
   echo "${bin_dir}"
   exit 0
 fi
@@ -21,7 +25,7 @@ mkdir -p "${bin_dir}"
 # One build at a time per cache entry (make test and make demo may both ask for it).
 exec 9>"${bin_dir}/.lock"
 flock 9
-if [[ -f "${stamp}" ]]; then
+if complete; then
   echo "${bin_dir}"
   exit 0
 fi
@@ -62,6 +66,6 @@ build k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "${ldflags}"
 build k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "${ldflags}"
 build k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "${ldflags}"
 build k8s kubectl k8s.io/kubernetes/cmd/kubectl "${ldflags}"
-touch "${stamp}"
+build k8s kubelet k8s.io/kubernetes/cmd/kubelet "${ldflags}"
 log "all binaries ready in ${bin_dir} ($((SECONDS - started))s)"
 echo "${bin_dir}"

@@ -34,7 +34,7 @@ cluster_dir() { echo "${NMO_CLUSTER_DIR:-$(repo_root)/.cluster}"; }
 default_port_base() {
   local sum
   sum="$(printf '%s' "$(repo_root)" | cksum | cut -d' ' -f1)"
-  echo $((20000 + (sum % 2000) * 10))
+  echo $((20000 + (sum % 2000) * 20))
 }
 
 port_in_use() {

@@ -33,6 +33,5 @@ nmo_cc_library(
 target_compile_options(nmo_runtime_endpoints PRIVATE
   $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
 nmo_cc_test(NAME runtime_endpoints_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/endpoints_test.cc
-            DEPS nmo::runtime_endpoints nmo::base_testing nmo::http_testing)
-target_compile_options(runtime_endpoints_test PRIVATE
-  $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+            DEPS nmo::runtime_endpoints nmo::base_testing nmo::http_testing
+            COPTS $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)

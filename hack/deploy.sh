@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# `make deploy` / `make undeploy`: the operator's image and deploy/default, through an overlay
+# for the local cluster's real node, as a user installs it (docs/operations.md, "Install").
+#
+#   hack/deploy.sh up [--image-archive FILE] [--cert openssl|none]
+#       brings the cluster and its real node up when needed, builds the image (make image) unless
+#       an archive is given, loads it into the node's containerd, makes the webhook's serving
+#       certificate the way deploy/webhook/README.md says ("Without cert-manager"; --cert none
+#       leaves the Secret and the caBundle to the caller), applies the overlay and waits until the
+#       manager is rolled out
+#   hack/deploy.sh down
+#       uninstalls as docs/operations.md says: every NodeMaintenance first (the operator restores
+#       the nodes), then everything deploy/default created
+#   hack/deploy.sh overlay
+#       only writes the overlay and prints its directory
+#
+# The overlay (written to .cluster/deploy/, since it names this cluster's ports) changes only
+# what one loopback node needs: the image and its pull policy, one replica on the real node's
+# host network with its own ports, and the API server's address for in-cluster clients (the
+# kubernetes Service's ClusterIP has no kube-proxy behind it here).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+# shellcheck source=hack/testenv-lib.sh
+source "${root}/hack/testenv-lib.sh"
+log() { printf '[deploy %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+dir="$(cluster_dir)"
+ns=node-maintenance-operator-system
+deployment=node-maintenance-operator-controller-manager
+webhook_config=nodemaintenance-validation.medik8s.io
+webhook_service=node-maintenance-operator-webhook-service
+cert_secret=node-maintenance-operator-webhook-server-cert
+image="${NMO_IMAGE:-localhost/node-maintenance-operator:dev}"
+
+cluster() {
+  # shellcheck source=/dev/null
+  source "${dir}/ports.env"
+  bin="$(cat "${dir}/bin-dir")"
+  export KUBECONFIG="${dir}/admin.kubeconfig"
+  kubectl=("${bin}/kubectl")
+}
+
+write_overlay() {
+  cluster
+  local out="${dir}/deploy" node
+  # shellcheck source=/dev/null
+  source "${dir}/real-node.env"
+  node="${REAL_NODE_NAME}"
+  mkdir -p "${out}"
+  cat >"${out}/kustomization.yaml" <<EOF
+# Written by hack/deploy.sh for this cluster: deploy/default on the real node ${node}.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="${out}" "${root}/deploy/default")
+images:
+  - name: node-maintenance-operator
+    newName: ${image%:*}
+    newTag: ${image##*:}
+patches:
+  - path: manager.yaml
+  # The webhook Service's targetPort is a number (the pod's port 9443); on the host network
+  # the pod listens on this cluster's port instead.
+  - target: {kind: Service, name: ${webhook_service}}
+    patch: |-
+      - op: replace
+        path: /spec/ports/0/targetPort
+        value: ${POD_WEBHOOK_PORT}
+EOF
+  cat >"${out}/manager.yaml" <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${deployment}
+  namespace: ${ns}
+spec:
+  # One loopback node: a second replica would need the same host ports.
+  replicas: 1
+  strategy:
+    rollingUpdate:
+      maxSurge: 0
+      maxUnavailable: 1
+  template:
+    spec:
+      hostNetwork: true
+      dnsPolicy: ClusterFirstWithHostNet
+      nodeSelector:
+        node-maintenance.test/real-kubelet: "true"
+      tolerations:
+        - key: node-maintenance.test/real-kubelet
+          operator: Exists
+          effect: NoSchedule
+      containers:
+        - name: manager
+          imagePullPolicy: Never
+          args:
+            - --leader-elect
+            - --log-format=json
+            - --metrics-bind-address=127.0.0.1:${POD_METRICS_PORT}
+            - --health-probe-bind-address=127.0.0.1:${POD_HEALTH_PORT}
+            - --webhook-bind-address=127.0.0.1
+            - --webhook-port=${POD_WEBHOOK_PORT}
+          ports:
+            - \$patch: replace
+            - name: https
+              containerPort: ${POD_METRICS_PORT}
+              protocol: TCP
+            - name: health
+              containerPort: ${POD_HEALTH_PORT}
+              protocol: TCP
+            - name: webhook-server
+              containerPort: ${POD_WEBHOOK_PORT}
+              protocol: TCP
+          env:
+            - name: KUBERNETES_SERVICE_HOST
+              value: "127.0.0.1"
+            - name: KUBERNETES_SERVICE_PORT
+              value: "${APISERVER_PORT}"
+EOF
+  echo "${out}"
+}
+
+# deploy/webhook/README.md, "Without cert-manager", with this cluster's kubectl.
+openssl_certificate() {
+  local work svc="${webhook_service}"
+  work="$(mktemp -d)"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+    -subj "/CN=node-maintenance-operator-webhook-ca" -keyout "${work}/ca.key" -out "${work}/ca.crt" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=${svc}.${ns}.svc" \
+    -keyout "${work}/tls.key" -out "${work}/tls.csr" 2>/dev/null
+  openssl x509 -req -in "${work}/tls.csr" -CA "${work}/ca.crt" -CAkey "${work}/ca.key" -CAcreateserial \
+    -days 365 -out "${work}/tls.crt" \
+    -extfile <(printf 'subjectAltName=DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "${svc}" "${ns}" "${svc}" "${ns}") 2>/dev/null
+  "${kubectl[@]}" -n "${ns}" create secret tls "${cert_secret}" --cert="${work}/tls.crt" \
+    --key="${work}/tls.key" --dry-run=client -o yaml | "${kubectl[@]}" apply -f - >/dev/null
+  base64 -w0 "${work}/ca.crt" >"${dir}/deploy/webhook-ca.b64"
+  rm -rf "${work}"
+}
+
+up() {
+  local archive="" cert=openssl
+  while (($# > 0)); do
+    case "$1" in
+      --image-archive) archive="$2"; shift 2 ;;
+      --cert) cert="$2"; shift 2 ;;
+      *) die "unknown argument $1" ;;
+    esac
+  done
+  if ! hack/cluster-status.sh >/dev/null 2>&1; then NMO_REAL_NODE=1 hack/cluster-up.sh >/dev/null; fi
+  hack/real-node.sh up
+  cluster
+  if [[ -z "${archive}" ]]; then
+    archive="${dir}/deploy/image.tar"
+    mkdir -p "${dir}/deploy"
+    NMO_IMAGE="${image}" hack/image-build.sh --archive "${archive}" >/dev/null
+  fi
+  hack/real-node.sh load-image "${archive}"
+  local overlay
+  overlay="$(write_overlay)"
+  # The CRD first: the rest of deploy/default is checked against it.
+  "${kubectl[@]}" apply --server-side --force-conflicts -k deploy/crd >/dev/null
+  "${kubectl[@]}" wait --for=condition=Established --timeout=60s \
+    crd/nodemaintenances.nodemaintenance.medik8s.io >/dev/null
+  "${kubectl[@]}" apply --server-side --force-conflicts -k deploy/namespaces >/dev/null
+  if [[ "${cert}" == openssl ]]; then openssl_certificate; fi
+  log "kubectl apply --server-side -k ${overlay#"${root}/"}"
+  "${kubectl[@]}" apply --server-side --force-conflicts -k "${overlay}" >/dev/null
+  if [[ "${cert}" == openssl ]]; then
+    "${kubectl[@]}" patch validatingwebhookconfiguration "${webhook_config}" --type=json -p \
+      "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(cat "${dir}/deploy/webhook-ca.b64")\"}]" >/dev/null
+  fi
+  "${kubectl[@]}" -n "${ns}" rollout status "deployment/${deployment}" --timeout=180s >&2 ||
+    die "the manager did not roll out (kubectl -n ${ns} describe pods; logs in ${dir}/logs/kubelet.log)"
+  log "deployed ${image} on the real node"
+}
+
+down() {
+  cluster
+  # docs/operations.md, "Uninstall": the NodeMaintenances first, while the operator runs.
+  if "${kubectl[@]}" get crd nodemaintenances.nodemaintenance.medik8s.io >/dev/null 2>&1; then
+    "${kubectl[@]}" delete nm --all --wait --timeout=180s >/dev/null
+  fi
+  local overlay
+  overlay="$(write_overlay)"
+  "${kubectl[@]}" delete -k "${overlay}" --ignore-not-found --wait --timeout=180s >/dev/null
+  "${kubectl[@]}" delete secret -n "${ns}" "${cert_secret}" --ignore-not-found >/dev/null 2>&1 || true
+  log "undeployed"
+}
+
+case "${1:-}" in
+  up) shift; up "$@" ;;
+  down) down ;;
+  overlay) write_overlay ;;
+  *) die "usage: hack/deploy.sh up [--image-archive FILE] [--cert openssl|none] | down | overlay" ;;
+esac

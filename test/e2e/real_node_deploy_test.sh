@@ -1,0 +1,371 @@
+#!/usr/bin/env bash
+# e2e.real_node_deploy: the operator installed as users install it, from its image, in a pod on
+# the local cluster's real kubelet node (hack/real-node.sh), through deploy/default and the
+# overlay of hack/deploy.sh (docs/operations.md, "What the install was tested with").
+#
+#   1. The manager pod becomes Ready through the kubelet's own startup, liveness and readiness
+#      probes; a killed container and a wedged one (SIGSTOP: liveness fails) are restarted by
+#      the kubelet, and a maintenance that was running meanwhile finishes.
+#   2. The API server calls the admission webhook through its Service (deploy/webhook: a service
+#      reference, no URL): the story's chapter-8 commands get the story's messages, with the
+#      openssl certificate of deploy/webhook/README.md.
+#   3. A maintenance of a kwok worker goes Pending -> Running -> Succeeded and is undone on
+#      delete, the operator using its pod's projected ServiceAccount token (in-cluster config).
+#   4. The story's chapter-9 command, verbatim, shows that maintenance's decisions as JSON lines.
+#   5. /metrics at the metrics Service's endpoint: 200 for a ServiceAccount bound to the
+#      metrics-reader role, 401 without a token.
+#   6. The leader pod deleted mid-drain: its replacement takes the Lease over and the drain
+#      finishes, each pod evicted once (one replica: a second one would need the same host ports
+#      on the one loopback node).
+#   7. Uninstall as docs/operations.md says leaves no NodeMaintenance, finalizer, webhook
+#      configuration, Lease or cordon behind. Afterwards the CRD, namespaces, RBAC and the e2e
+#      operator kubeconfig are put back (hack/operator-kubeconfig.sh) for the tests that follow.
+#
+# Needs the real node (NMO_REAL_NODE=1 make cluster-up, or hack/real-node.sh up) and the image
+# (NMO_IMAGE_ARCHIVE, or it is built). Without the real node it exits 77 (ctest: skipped), unless
+# NMO_REQUIRE_REAL_NODE=1 (make test), when that is a failure.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "${root}"
+# shellcheck source=hack/testenv-lib.sh
+source "${root}/hack/testenv-lib.sh"
+
+dir="$(cluster_dir)"
+[[ -f "${dir}/admin.kubeconfig" && -f "${dir}/bin-dir" ]] ||
+  die "the local cluster is not up (no ${dir}/admin.kubeconfig); start it with make cluster-up"
+if ! hack/real-node.sh status >/dev/null 2>&1; then
+  if [[ "${NMO_REQUIRE_REAL_NODE:-0}" == 1 ]]; then
+    hack/real-node.sh status || true
+    die "the real node is required (NMO_REQUIRE_REAL_NODE=1) but not up"
+  fi
+  echo "SKIP: no real node (NMO_REAL_NODE=1 make cluster-up, or hack/real-node.sh up)" >&2
+  exit 77
+fi
+export KUBECONFIG="${dir}/admin.kubeconfig"
+PATH="$(cat "${dir}/bin-dir"):${PATH}"
+export PATH
+# shellcheck source=/dev/null
+source "${dir}/ports.env"
+# shellcheck source=/dev/null
+source "${dir}/real-node.env"
+
+ns=node-maintenance-operator-system
+deployment=node-maintenance-operator-controller-manager
+webhook=nodemaintenance-validation.medik8s.io
+metrics_service=node-maintenance-operator-controller-manager-metrics-service
+suffix="$(tr -dc a-z0-9 </dev/urandom | head -c 5)"
+worker="rn-worker-${suffix}"
+apps="rn-apps-${suffix}"
+reader="rn-metrics-${suffix}"
+
+work="$(mktemp -d)"
+passed=0
+failed=0
+say() { printf '[real-node-deploy %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+pass() {
+  passed=$((passed + 1))
+  say "ok: $*"
+}
+fail() {
+  failed=$((failed + 1))
+  say "FAIL: $*"
+}
+check() { # check <description> <command...>
+  local what="$1"
+  shift
+  if "$@" >"${work}/check.out" 2>&1; then
+    pass "${what}"
+  else
+    fail "${what}"
+    sed 's/^/    /' "${work}/check.out" >&2
+  fi
+}
+wait_until() { # wait_until <seconds> <command...>
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+jp() { kubectl get "$@"; } # jp <kubectl get args incl. -o jsonpath=...>
+
+# The manager pod that is not being deleted.
+manager_pod() {
+  kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o json |
+    jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name][0] // empty'
+}
+pod_ready() { [[ "$(jp pod -n "${ns}" "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" == True ]]; }
+restarts() { jp pod -n "${ns}" "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}'; }
+phase() { jp nm "$1" -o jsonpath='{.status.phase}'; }
+phase_is() { [[ "$(phase "$1")" == "$2" ]]; }
+# The manager container's main process, as the host sees it (same PID namespace as the shim's
+# children: runc's state names the container's init PID).
+manager_host_pid() {
+  local id
+  id="$(jp pod -n "${ns}" "$1" -o jsonpath='{.status.containerStatuses[0].containerID}')"
+  id="${id#containerd://}"
+  runc --root "${REAL_NODE_STATE}/runc/k8s.io" state "${id}" | jq -r .pid
+}
+
+# --- cleanup (trap) ---------------------------------------------------------------------
+cleanup() {
+  local status=$?
+  set +e
+  trap - EXIT INT TERM
+  say "cleanup"
+  [[ -n "${logs_pid:-}" ]] && kill "${logs_pid}" 2>/dev/null
+  hack/deploy.sh down >/dev/null 2>&1
+  kubectl delete validatingwebhookconfiguration "${webhook}" --ignore-not-found >/dev/null 2>&1
+  kubectl delete namespace "${apps}" --ignore-not-found --wait=false >/dev/null 2>&1
+  kubectl delete node "${worker}" --ignore-not-found >/dev/null 2>&1
+  kubectl delete clusterrolebinding "${reader}" --ignore-not-found >/dev/null 2>&1
+  # The tests that follow run the operator as its ServiceAccount: put it back.
+  if ! hack/operator-kubeconfig.sh >/dev/null; then
+    say "FAIL: could not put the CRD, namespaces, RBAC and the operator kubeconfig back"
+    status=1
+  fi
+  rm -rf "${work}"
+  say "real-node deploy: ${passed} passed, ${failed} failed"
+  ((failed == 0)) || status=1
+  exit "${status}"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- install ----------------------------------------------------------------------------
+# Another test's configuration would answer instead of ours; make run's points at 127.0.0.1.
+kubectl delete validatingwebhookconfiguration "${webhook}" --ignore-not-found >/dev/null
+say "hack/deploy.sh up (image, overlay of deploy/default, openssl certificate)"
+started=${SECONDS}
+if ! hack/deploy.sh up ${NMO_IMAGE_ARCHIVE:+--image-archive "${NMO_IMAGE_ARCHIVE}"}; then
+  fail "hack/deploy.sh up"
+  kubectl describe pods -n "${ns}" -l app.kubernetes.io/component=manager >&2 || true
+  exit 1
+fi
+say "installed and rolled out in $((SECONDS - started))s"
+
+# --- 1. probes --------------------------------------------------------------------------
+pod="$(manager_pod)"
+check "the manager pod ${pod} runs on ${REAL_NODE_NAME}" \
+  test "$(jp pod -n "${ns}" "${pod}" -o jsonpath='{.spec.nodeName}')" == "${REAL_NODE_NAME}"
+check "the kubelet's startup probe passed (started) and readiness made it Ready" \
+  bash -c "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].started} {.status.containerStatuses[0].ready}') == 'true true' ]]"
+check "the pod's IP is the node's 127.0.0.1 (host network)" \
+  test "$(jp pod -n "${ns}" "${pod}" -o jsonpath='{.status.podIP}')" == 127.0.0.1
+
+# Workloads on a kwok worker of this test's own: 4 pods, 2 of them held by a PDB.
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: ${worker}
+  labels: {kubernetes.io/hostname: ${worker}, kubernetes.io/os: linux}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ${apps}
+EOF
+wait_until 60 bash -c "[[ \$(kubectl get node ${worker} -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}') == True ]]" ||
+  fail "kwok made ${worker} Ready"
+make_pods() { # make_pods <prefix> <app label> <count>
+  local i
+  for i in $(seq 1 "$3"); do
+    cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $1-${i}, namespace: ${apps}, labels: {app: $2}}
+spec:
+  nodeName: ${worker}
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox}]
+EOF
+  done
+}
+{
+  make_pods free free 2
+  make_pods held held 2
+  cat <<EOF
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: held, namespace: ${apps}}
+spec:
+  minAvailable: 2
+  selector: {matchLabels: {app: held}}
+EOF
+} | kubectl apply -f - >/dev/null
+pods_running() { [[ "$(kubectl get pods -n "${apps}" --field-selector=status.phase=Running -o name | wc -l)" -eq "$1" ]]; }
+pdb_blocks() { [[ "$(jp pdb -n "${apps}" held -o jsonpath='{.status.disruptionsAllowed}')" == 0 && "$(jp pdb -n "${apps}" held -o jsonpath='{.status.currentHealthy}')" == 2 ]]; }
+wait_until 60 pods_running 4 || fail "the workload pods run on ${worker}"
+wait_until 60 pdb_blocks || fail "the PDB allows no disruption"
+
+nm="rn-maintenance-${suffix}"
+# Every phase the maintenance goes through, from a watch started before it exists.
+kubectl get nm --watch-only -o jsonpath='{.metadata.name} {.status.phase}{"\n"}' >"${work}/phases" 2>/dev/null &
+watch_pid=$!
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata:
+  name: ${nm}
+spec:
+  nodeName: ${worker}
+  reason: "Hardware memory upgrade - scheduled maintenance window"
+EOF
+check "the maintenance runs, held by the PDB (2 pods evicted, 2 pending)" wait_until 60 bash -c \
+  "[[ \$(kubectl get nm ${nm} -o jsonpath='{.status.phase} {.status.evictionPods} {.status.totalPods}') == 'Running 2 4' ]]"
+
+say "killing the manager container (SIGKILL) while the maintenance runs"
+before="$(restarts "${pod}")"
+kill -KILL "$(manager_host_pid "${pod}")"
+check "the kubelet restarted the killed container and it is Ready again" wait_until 120 bash -c \
+  "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}') == '$((before + 1)) True' ]]"
+
+say "wedging the manager (SIGSTOP): the liveness probe fails, the kubelet restarts it"
+before="$(restarts "${pod}")"
+kill -STOP "$(manager_host_pid "${pod}")"
+check "the kubelet restarted the wedged container (liveness) and it is Ready again" wait_until 180 bash -c \
+  "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}') == '$((before + 1)) True' ]]"
+check "the kubelet's event names the failed liveness probe" bash -c \
+  "kubectl get events -n ${ns} --field-selector involvedObject.name=${pod},reason=Unhealthy -o jsonpath='{.items[*].message}' | grep -q 'Liveness probe failed'"
+check "the maintenance still runs, held by the PDB, after both restarts" phase_is "${nm}" Running
+
+# --- 2. the webhook through its Service -------------------------------------------------
+check "the webhook configuration reaches the webhook through its Service (no URL)" bash -c \
+  "[[ \$(kubectl get validatingwebhookconfiguration ${webhook} -o jsonpath='{.webhooks[0].clientConfig.service.name}/{.webhooks[0].clientConfig.url}') == node-maintenance-operator-webhook-service/ ]]"
+denied() { # denied <expected message> <kubectl args...>
+  local expected="$1" out
+  shift
+  if out="$(kubectl "$@" 2>&1)"; then
+    echo "accepted: ${out}"
+    return 1
+  fi
+  echo "${out}"
+  [[ "${out}" == *"admission webhook \"${webhook}\" denied the request: ${expected}"* ]]
+}
+check "story ch. 8: changing spec.nodeName is refused with the story's message" \
+  denied "nodeName is immutable and cannot be changed after creation" \
+  patch nm "${nm}" --type merge -p '{"spec":{"nodeName":"node-worker-05"}}'
+check "a maintenance for a node that does not exist is refused" \
+  denied 'node "node-that-does-not-exist" not found in cluster' \
+  create --dry-run=server -f - <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: rn-missing-${suffix}}
+spec: {nodeName: node-that-does-not-exist}
+EOF
+check "a second maintenance of the same node is refused" \
+  denied "node \"${worker}\" is already under maintenance by NodeMaintenance \"${nm}\"" create --dry-run=server -f - <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: rn-second-${suffix}}
+spec: {nodeName: ${worker}}
+EOF
+
+# --- 6. leader failover mid-drain -------------------------------------------------------
+# The leader-election id, upstream NMO's (docs/operations.md).
+lease_name=135b1886.medik8s.io
+holder_is() { [[ "$(jp lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.holderIdentity}')" == "$1" ]]; }
+check "the manager pod holds the leader Lease (${lease_name})" wait_until 60 holder_is "${pod}"
+# The old leader's log, kept while it exists (a deleted pod's log cannot be read afterwards).
+kubectl logs -n "${ns}" -f "${pod}" -c manager >"${work}/old-leader.log" 2>/dev/null &
+logs_pid=$!
+say "deleting the leader pod ${pod} mid-drain"
+kubectl delete pod -n "${ns}" "${pod}" --wait=false >/dev/null
+new_pod_ready() {
+  local p
+  p="$(manager_pod)"
+  [[ -n "${p}" && "${p}" != "${pod}" ]] && pod_ready "${p}"
+}
+check "a replacement pod is Ready" wait_until 180 new_pod_ready
+new_pod="$(manager_pod)"
+check "the replacement ${new_pod} took the leader Lease over" wait_until 60 holder_is "${new_pod}"
+check "the maintenance is still Running, 2 pods pending" bash -c \
+  "[[ \$(kubectl get nm ${nm} -o jsonpath='{.status.phase} {.status.evictionPods}') == 'Running 2' ]]"
+say "relaxing the PDB: the new leader finishes the drain"
+kubectl patch pdb -n "${apps}" held --type merge -p '{"spec":{"minAvailable":0}}' >/dev/null
+check "the maintenance Succeeded (4 of 4 pods gone)" wait_until 120 bash -c \
+  "[[ \$(kubectl get nm ${nm} -o jsonpath='{.status.phase} {.status.evictionPods} {.status.totalPods} {.status.drainProgress}') == 'Succeeded 4 4 100' ]]"
+check "no workload pod is left on ${worker}" wait_until 60 bash -c \
+  "[[ -z \$(kubectl get pods -n ${apps} -o name) ]]"
+wait "${logs_pid}" 2>/dev/null || true
+logs_pid=""
+kubectl logs -n "${ns}" "${new_pod}" -c manager >"${work}/new-leader.log"
+evicted_once() { # 4 pods named, each once
+  cat "${work}/old-leader.log" "${work}/new-leader.log" |
+    jq -r 'select(.msg == "pod evicted") | .pod' | sort | uniq -c | tee "${work}/evictions"
+  [[ "$(wc -l <"${work}/evictions")" -eq 4 ]] && awk '$1 != 1 {bad = 1} END {exit bad}' "${work}/evictions"
+}
+check "each of the 4 pods was evicted exactly once across both leaders" evicted_once
+
+# --- 3. phases and undo -----------------------------------------------------------------
+kubectl delete nm "${nm}" --wait --timeout=60s >/dev/null
+kill "${watch_pid}" 2>/dev/null || true
+phases_in_order() {
+  awk -v nm="${nm}" '$1 == nm && NF == 2 {print $2}' "${work}/phases" | uniq | tr '\n' ' ' | tee /dev/stderr |
+    grep -q -E '^Pending Running Succeeded $'
+}
+check "the maintenance went Pending -> Running -> Succeeded (from a watch)" phases_in_order
+node_restored() {
+  [[ -z "$(jp node "${worker}" -o jsonpath='{.spec.unschedulable}')" ]] &&
+    ! jp node "${worker}" -o jsonpath='{.spec.taints[*].key}' | grep -q 'medik8s.io'
+}
+check "deleting the maintenance uncordoned and untainted ${worker}" wait_until 60 node_restored
+check "the operator talks to the API server with its pod's projected ServiceAccount token" bash -c \
+  "kubectl get pod -n ${ns} ${new_pod} -o json | jq -e '.spec.volumes[] | select(.projected.sources[]?.serviceAccountToken)' >/dev/null"
+
+# --- 4. story chapter 9, step 3 ---------------------------------------------------------
+kubectl logs -n node-maintenance-operator-system deployment/node-maintenance-operator-controller-manager -c manager --since=10m >"${work}/ch9.log"
+decisions() {
+  local lines
+  lines="$(grep -F "\"${nm}\"" "${work}/ch9.log")"
+  [[ -n "${lines}" ]] || return 1
+  jq -e . <<<"${lines}" >/dev/null || { echo "not JSON lines:"; echo "${lines}"; return 1; }
+  jq -r --arg nm "${nm}" 'select(.nodemaintenance == $nm) | .msg' <<<"${lines}" | tee "${work}/msgs"
+  grep -qx 'maintenance succeeded' "${work}/msgs"
+}
+# The new leader adopted a maintenance already requested: its log starts from Running; the
+# request itself is in the old leader's log (the same command on the old pod, before it went).
+check "story ch. 9 step 3: kubectl logs deployment/... -c manager --since=10m shows the maintenance's decisions as JSON lines" decisions
+check "the maintenance was requested (old leader's log, JSON)" bash -c \
+  "jq -e --arg nm ${nm} 'select(.nodemaintenance == \$nm and .msg == \"maintenance requested\")' ${work}/old-leader.log >/dev/null"
+
+# --- 5. /metrics at the Service's endpoint ----------------------------------------------
+endpoint() {
+  kubectl get endpointslices -n "${ns}" -l "kubernetes.io/service-name=${metrics_service}" \
+    -o jsonpath='{range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]}{"\n"}{end}' | head -n 1
+}
+check "the metrics Service has the pod's 127.0.0.1 as a ready endpoint" wait_until 60 bash -c \
+  "[[ \$(kubectl get endpointslices -n ${ns} -l kubernetes.io/service-name=${metrics_service} -o jsonpath='{.items[*].endpoints[*].addresses[0]}') == 127.0.0.1 ]]"
+port="$(kubectl get endpointslices -n "${ns}" -l "kubernetes.io/service-name=${metrics_service}" -o jsonpath='{.items[0].ports[0].port}')"
+kubectl create serviceaccount -n "${apps}" "${reader}" >/dev/null 2>&1 || true
+kubectl create clusterrolebinding "${reader}" --clusterrole=node-maintenance-operator-metrics-reader \
+  --serviceaccount="${apps}:${reader}" >/dev/null
+token="$(kubectl create token -n "${apps}" "${reader}" --duration=10m)"
+metrics_code() { curl -sk -o "${work}/metrics" -w '%{http_code}' "$@" "https://$(endpoint):${port}/metrics"; }
+with_token() {
+  local code
+  code="$(metrics_code -H "Authorization: Bearer ${token}")"
+  echo "HTTP ${code}"
+  [[ "${code}" == 200 ]] && grep -q '^leader_election_master_status' "${work}/metrics"
+}
+check "/metrics with a metrics-reader token: 200 with the operator's series" with_token
+check "/metrics without a token: 401" test "$(metrics_code)" == 401
+
+# --- 7. uninstall -----------------------------------------------------------------------
+say "uninstall (docs/operations.md)"
+check "hack/deploy.sh down" hack/deploy.sh down
+check "no NodeMaintenance is left (the CRD is gone with deploy/default)" bash -c \
+  "! kubectl get crd nodemaintenances.nodemaintenance.medik8s.io >/dev/null 2>&1"
+check "no webhook configuration is left" bash -c \
+  "! kubectl get validatingwebhookconfiguration ${webhook} >/dev/null 2>&1"
+check "no Lease of the operator is left (its namespaces are gone)" bash -c \
+  "! kubectl get lease -n ${ns} -o name 2>/dev/null | grep -q . && ! kubectl get lease -n medik8s-leases -o name 2>/dev/null | grep -q ."
+check "no node is left cordoned or tainted by a maintenance" bash -c \
+  "! kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable} {.spec.taints[*].key}{\"\\n\"}{end}' | grep -E 'true|medik8s.io'"
+check "no node keeps the operator's prior-state annotation" bash -c \
+  "! kubectl get nodes -o jsonpath='{.items[*].metadata.annotations}' | grep -q nodemaintenance.medik8s.io/prior-state"
