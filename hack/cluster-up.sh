@@ -121,8 +121,6 @@ wait_for etcd 60 bash -c "curl -sf http://127.0.0.1:${etcd_port}/health | grep -
 
 # --- kube-apiserver ---------------------------------------------------------------------
 log "starting kube-apiserver"
-# Webhooks are called at a Service's endpoints, not its ClusterIP (there is no kube-proxy): for the
-# operator's pods on the real node's host network, that is 127.0.0.1.
 # ConfigMaps bypass the watch cache so that, once etcd is compacted, a watch from an old
 # version is answered 410 at once instead of from the cache's history (the fault tests use it).
 start kube-apiserver "${bin}/kube-apiserver" \
@@ -138,8 +136,7 @@ start kube-apiserver "${bin}/kube-apiserver" \
   --service-account-signing-key-file="${dir}/pki/sa.key" --service-account-key-file="${dir}/pki/sa.pub" \
   --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
   --default-not-ready-toleration-seconds=300 --default-unreachable-toleration-seconds=300 \
-  --watch-cache-sizes=configmaps#0 --profiling=false --v=1 \
-  --enable-aggregator-routing=true
+  --watch-cache-sizes=configmaps#0 --profiling=false --v=1
 wait_for kube-apiserver 120 curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0.0.1:${api_port}/readyz"
 
 # --- controller-manager, scheduler, kwok ------------------------------------------------

@@ -16,8 +16,9 @@
 #
 # The overlay (written to .cluster/deploy/, since it names this cluster's ports) changes only
 # what one loopback node needs: the image and its pull policy, one replica on the real node's
-# host network with its own ports, and the API server's address for in-cluster clients (the
-# kubernetes Service's ClusterIP has no kube-proxy behind it here).
+# host network with its own ports (and the Pod Security level that admits it), the API server's
+# address for in-cluster clients, and the webhook Service's way to the pod: there is no
+# kube-proxy behind a ClusterIP here, and no Endpoints may hold a loopback address.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
@@ -60,12 +61,37 @@ images:
     newTag: ${image##*:}
 patches:
   - path: manager.yaml
-  # The webhook Service's targetPort is a number (the pod's port 9443); on the host network
-  # the pod listens on this cluster's port instead.
+  # The host network is outside the "restricted" Pod Security level deploy/ enforces (the
+  # manager itself passes it); "privileged" is the level that admits hostNetwork.
+  - target: {kind: Namespace, name: ${ns}}
+    patch: |-
+      - op: replace
+        path: /metadata/labels/pod-security.kubernetes.io~1enforce
+        value: privileged
+  # The API server still calls the webhook through its Service (a service reference, checked
+  # against the Service's DNS name), but no Endpoints or EndpointSlice may hold a loopback
+  # address, and there is no kube-proxy behind a ClusterIP: the Service names the node's
+  # loopback instead (type ExternalName), and the configuration the port the pod listens on.
   - target: {kind: Service, name: ${webhook_service}}
     patch: |-
       - op: replace
+        path: /spec/type
+        value: ExternalName
+      - op: add
+        path: /spec/externalName
+        value: localhost
+      - op: remove
+        path: /spec/selector
+      - op: replace
+        path: /spec/ports/0/port
+        value: ${POD_WEBHOOK_PORT}
+      - op: replace
         path: /spec/ports/0/targetPort
+        value: ${POD_WEBHOOK_PORT}
+  - target: {kind: ValidatingWebhookConfiguration, name: ${webhook_config}}
+    patch: |-
+      - op: add
+        path: /webhooks/0/clientConfig/service/port
         value: ${POD_WEBHOOK_PORT}
 EOF
   cat >"${out}/manager.yaml" <<EOF
@@ -125,13 +151,15 @@ EOF
 openssl_certificate() {
   local work svc="${webhook_service}"
   work="$(mktemp -d)"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
-    -subj "/CN=node-maintenance-operator-webhook-ca" -keyout "${work}/ca.key" -out "${work}/ca.crt" 2>/dev/null
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=${svc}.${ns}.svc" \
-    -keyout "${work}/tls.key" -out "${work}/tls.csr" 2>/dev/null
-  openssl x509 -req -in "${work}/tls.csr" -CA "${work}/ca.crt" -CAkey "${work}/ca.key" -CAcreateserial \
-    -days 365 -out "${work}/tls.crt" \
-    -extfile <(printf 'subjectAltName=DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "${svc}" "${ns}" "${svc}" "${ns}") 2>/dev/null
+  {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+      -subj "/CN=node-maintenance-operator-webhook-ca" -keyout "${work}/ca.key" -out "${work}/ca.crt" &&
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=node-maintenance-operator-webhook" \
+        -keyout "${work}/tls.key" -out "${work}/tls.csr" &&
+      openssl x509 -req -in "${work}/tls.csr" -CA "${work}/ca.crt" -CAkey "${work}/ca.key" -CAcreateserial \
+        -days 365 -out "${work}/tls.crt" \
+        -extfile <(printf 'subjectAltName=DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "${svc}" "${ns}" "${svc}" "${ns}")
+  } >"${work}/openssl.log" 2>&1 || { cat "${work}/openssl.log" >&2; die "making the webhook certificate failed"; }
   "${kubectl[@]}" -n "${ns}" create secret tls "${cert_secret}" --cert="${work}/tls.crt" \
     --key="${work}/tls.key" --dry-run=client -o yaml | "${kubectl[@]}" apply -f - >/dev/null
   base64 -w0 "${work}/ca.crt" >"${dir}/deploy/webhook-ca.b64"
@@ -156,19 +184,22 @@ up() {
     NMO_IMAGE="${image}" hack/image-build.sh --archive "${archive}" >/dev/null
   fi
   hack/real-node.sh load-image "${archive}"
-  local overlay
+  local overlay existed=0
   overlay="$(write_overlay)"
+  "${kubectl[@]}" get deployment -n "${ns}" "${deployment}" >/dev/null 2>&1 && existed=1
   # The CRD first: the rest of deploy/default is checked against it.
   "${kubectl[@]}" apply --server-side --force-conflicts -k deploy/crd >/dev/null
   "${kubectl[@]}" wait --for=condition=Established --timeout=60s \
     crd/nodemaintenances.nodemaintenance.medik8s.io >/dev/null
-  "${kubectl[@]}" apply --server-side --force-conflicts -k deploy/namespaces >/dev/null
-  if [[ "${cert}" == openssl ]]; then openssl_certificate; fi
   log "kubectl apply --server-side -k ${overlay#"${root}/"}"
   "${kubectl[@]}" apply --server-side --force-conflicts -k "${overlay}" >/dev/null
+  # The manager pods wait for the Secret (ContainerCreating) until it exists.
   if [[ "${cert}" == openssl ]]; then
+    openssl_certificate
     "${kubectl[@]}" patch validatingwebhookconfiguration "${webhook_config}" --type=json -p \
       "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(cat "${dir}/deploy/webhook-ca.b64")\"}]" >/dev/null
+    # Running pods would see the new certificate only when the kubelet refreshes the mount.
+    if ((existed)); then "${kubectl[@]}" -n "${ns}" rollout restart "deployment/${deployment}" >/dev/null; fi
   fi
   "${kubectl[@]}" -n "${ns}" rollout status "deployment/${deployment}" --timeout=180s >&2 ||
     die "the manager did not roll out (kubectl -n ${ns} describe pods; logs in ${dir}/logs/kubelet.log)"

@@ -217,6 +217,7 @@ maxPods: 30
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 volumePluginDir: ${state}/volume-plugins
+podLogsDir: ${state}/pod-logs
 registerWithTaints:
 - key: ${node_label}
   value: "true"

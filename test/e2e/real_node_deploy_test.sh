@@ -7,16 +7,21 @@
 #      probes; a killed container and a wedged one (SIGSTOP: liveness fails) are restarted by
 #      the kubelet, and a maintenance that was running meanwhile finishes.
 #   2. The API server calls the admission webhook through its Service (deploy/webhook: a service
-#      reference, no URL): the story's chapter-8 commands get the story's messages, with the
-#      openssl certificate of deploy/webhook/README.md.
+#      reference, no URL; the overlay makes the Service an ExternalName of localhost, as no
+#      Endpoints may hold a loopback address): the story's chapter-8 commands get the story's
+#      messages, with the openssl certificate of deploy/webhook/README.md.
 #   3. A maintenance of a kwok worker goes Pending -> Running -> Succeeded and is undone on
 #      delete, the operator using its pod's projected ServiceAccount token (in-cluster config).
 #   4. The story's chapter-9 command, verbatim, shows that maintenance's decisions as JSON lines.
-#   5. /metrics at the metrics Service's endpoint: 200 for a ServiceAccount bound to the
-#      metrics-reader role, 401 without a token.
+#   5. /metrics where the metrics Service sends a scraper (the selected pod's IP and targetPort):
+#      200 for a ServiceAccount bound to the metrics-reader role, 401 without a token.
 #   6. The leader pod deleted mid-drain: its replacement takes the Lease over and the drain
 #      finishes, each pod evicted once (one replica: a second one would need the same host ports
 #      on the one loopback node).
+#   8. The same webhook with the certificate of the cert-manager base (deploy/webhook/cert-manager)
+#      instead: without a certificate creates fail closed; with the Secret and caBundle that
+#      cert-manager makes (played by test/e2e/support/cert_manager_stand_in.sh: its binaries
+#      cannot be built here) the story's messages are back.
 #   7. Uninstall as docs/operations.md says leaves no NodeMaintenance, finalizer, webhook
 #      configuration, Lease or cordon behind. Afterwards the CRD, namespaces, RBAC and the e2e
 #      operator kubeconfig are put back (hack/operator-kubeconfig.sh) for the tests that follow.
@@ -53,12 +58,13 @@ ns=node-maintenance-operator-system
 deployment=node-maintenance-operator-controller-manager
 webhook=nodemaintenance-validation.medik8s.io
 metrics_service=node-maintenance-operator-controller-manager-metrics-service
-suffix="$(tr -dc a-z0-9 </dev/urandom | head -c 5)"
+suffix="$(openssl rand -hex 3)"
 worker="rn-worker-${suffix}"
 apps="rn-apps-${suffix}"
 reader="rn-metrics-${suffix}"
 
 work="$(mktemp -d)"
+installed_crds=()
 passed=0
 failed=0
 say() { printf '[real-node-deploy %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -89,6 +95,13 @@ wait_until() { # wait_until <seconds> <command...>
   done
 }
 jp() { kubectl get "$@"; } # jp <kubectl get args incl. -o jsonpath=...>
+# log_has <file> <jq condition> [jq args...]: some JSON line of the log satisfies the condition
+# (jq 1.6's -e looks only at the last line's result, hence the array).
+log_has() {
+  local file="$1" condition="$2"
+  shift 2
+  jq -n -e "$@" "[inputs | select(${condition})] | length > 0" "${file}" >/dev/null
+}
 
 # The manager pod that is not being deleted.
 manager_pod() {
@@ -120,10 +133,18 @@ cleanup() {
   kubectl delete namespace "${apps}" --ignore-not-found --wait=false >/dev/null 2>&1
   kubectl delete node "${worker}" --ignore-not-found >/dev/null 2>&1
   kubectl delete clusterrolebinding "${reader}" --ignore-not-found >/dev/null 2>&1
+  if ((${#installed_crds[@]} > 0)); then
+    kubectl delete crd "${installed_crds[@]}" --ignore-not-found >/dev/null 2>&1
+  fi
   # The tests that follow run the operator as its ServiceAccount: put it back.
   if ! hack/operator-kubeconfig.sh >/dev/null; then
     say "FAIL: could not put the CRD, namespaces, RBAC and the operator kubeconfig back"
     status=1
+  fi
+  if ((failed > 0)) && [[ -d "${dir}/logs" ]]; then
+    rm -rf "${dir}/logs/real-node-deploy-test"
+    cp -r "${work}" "${dir}/logs/real-node-deploy-test"
+    say "the manager logs and watch of this run: ${dir}/logs/real-node-deploy-test/"
   fi
   rm -rf "${work}"
   say "real-node deploy: ${passed} passed, ${failed} failed"
@@ -204,10 +225,13 @@ wait_until 60 pods_running 4 || fail "the workload pods run on ${worker}"
 wait_until 60 pdb_blocks || fail "the PDB allows no disruption"
 
 nm="rn-maintenance-${suffix}"
-# Every phase the maintenance goes through, from a watch started before it exists.
-kubectl get nm --watch-only -o jsonpath='{.metadata.name} {.status.phase}{"\n"}' >"${work}/phases" 2>/dev/null &
+# Every phase the maintenance goes through: a watch from the list's resourceVersion, taken
+# before it exists (so no write can slip between the list and the watch).
+rv="$(kubectl get --raw /apis/nodemaintenance.medik8s.io/v1beta1/nodemaintenances | jq -r .metadata.resourceVersion)"
+kubectl get --raw "/apis/nodemaintenance.medik8s.io/v1beta1/nodemaintenances?watch=true&resourceVersion=${rv}" \
+  >"${work}/phases.json" 2>/dev/null &
 watch_pid=$!
-kubectl apply -f - >/dev/null <<EOF
+if ! kubectl apply -f - <<EOF; then
 apiVersion: nodemaintenance.medik8s.io/v1beta1
 kind: NodeMaintenance
 metadata:
@@ -216,15 +240,21 @@ spec:
   nodeName: ${worker}
   reason: "Hardware memory upgrade - scheduled maintenance window"
 EOF
+  fail "creating NodeMaintenance ${nm} (admitted by the webhook through its Service)"
+  exit 1
+fi
 check "the maintenance runs, held by the PDB (2 pods evicted, 2 pending)" wait_until 60 bash -c \
   "[[ \$(kubectl get nm ${nm} -o jsonpath='{.status.phase} {.status.evictionPods} {.status.totalPods}') == 'Running 2 4' ]]"
 
+# Each container's log, before it goes (the kubelet keeps only the one before the current).
+kubectl logs -n "${ns}" "${pod}" -c manager >"${work}/manager-1.log"
 say "killing the manager container (SIGKILL) while the maintenance runs"
 before="$(restarts "${pod}")"
 kill -KILL "$(manager_host_pid "${pod}")"
 check "the kubelet restarted the killed container and it is Ready again" wait_until 120 bash -c \
   "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}') == '$((before + 1)) True' ]]"
 
+kubectl logs -n "${ns}" "${pod}" -c manager >"${work}/manager-2.log"
 say "wedging the manager (SIGSTOP): the liveness probe fails, the kubelet restarts it"
 before="$(restarts "${pod}")"
 kill -STOP "$(manager_host_pid "${pod}")"
@@ -269,10 +299,11 @@ EOF
 # --- 6. leader failover mid-drain -------------------------------------------------------
 # The leader-election id, upstream NMO's (docs/operations.md).
 lease_name=135b1886.medik8s.io
-holder_is() { [[ "$(jp lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.holderIdentity}')" == "$1" ]]; }
+# The identity is the pod's name and a random suffix: <pod>_<hex>.
+holder_is() { [[ "$(jp lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.holderIdentity}')" == "$1"_* ]]; }
 check "the manager pod holds the leader Lease (${lease_name})" wait_until 60 holder_is "${pod}"
 # The old leader's log, kept while it exists (a deleted pod's log cannot be read afterwards).
-kubectl logs -n "${ns}" -f "${pod}" -c manager >"${work}/old-leader.log" 2>/dev/null &
+kubectl logs -n "${ns}" -f "${pod}" -c manager >"${work}/manager-3.log" 2>/dev/null &
 logs_pid=$!
 say "deleting the leader pod ${pod} mid-drain"
 kubectl delete pod -n "${ns}" "${pod}" --wait=false >/dev/null
@@ -294,20 +325,21 @@ check "no workload pod is left on ${worker}" wait_until 60 bash -c \
   "[[ -z \$(kubectl get pods -n ${apps} -o name) ]]"
 wait "${logs_pid}" 2>/dev/null || true
 logs_pid=""
-kubectl logs -n "${ns}" "${new_pod}" -c manager >"${work}/new-leader.log"
-evicted_once() { # 4 pods named, each once
-  cat "${work}/old-leader.log" "${work}/new-leader.log" |
+kubectl logs -n "${ns}" "${new_pod}" -c manager >"${work}/manager-4.log"
+evicted_once() { # 4 pods named, each once, over the four containers that ran
+  cat "${work}"/manager-[1-4].log |
     jq -r 'select(.msg == "pod evicted") | .pod' | sort | uniq -c | tee "${work}/evictions"
   [[ "$(wc -l <"${work}/evictions")" -eq 4 ]] && awk '$1 != 1 {bad = 1} END {exit bad}' "${work}/evictions"
 }
-check "each of the 4 pods was evicted exactly once across both leaders" evicted_once
+check "each of the 4 pods was evicted exactly once across the four manager containers" evicted_once
 
 # --- 3. phases and undo -----------------------------------------------------------------
 kubectl delete nm "${nm}" --wait --timeout=60s >/dev/null
 kill "${watch_pid}" 2>/dev/null || true
 phases_in_order() {
-  awk -v nm="${nm}" '$1 == nm && NF == 2 {print $2}' "${work}/phases" | uniq | tr '\n' ' ' | tee /dev/stderr |
-    grep -q -E '^Pending Running Succeeded $'
+  jq -r --arg nm "${nm}" 'select(.object.metadata.name == $nm) | .object.status.phase // empty' \
+    "${work}/phases.json" | uniq | tr '\n' ' ' | tee "${work}/phases"
+  [[ "$(cat "${work}/phases")" == "Pending Running Succeeded " ]]
 }
 check "the maintenance went Pending -> Running -> Succeeded (from a watch)" phases_in_order
 node_restored() {
@@ -316,7 +348,9 @@ node_restored() {
 }
 check "deleting the maintenance uncordoned and untainted ${worker}" wait_until 60 node_restored
 check "the operator talks to the API server with its pod's projected ServiceAccount token" bash -c \
-  "kubectl get pod -n ${ns} ${new_pod} -o json | jq -e '.spec.volumes[] | select(.projected.sources[]?.serviceAccountToken)' >/dev/null"
+  "kubectl get pod -n ${ns} ${new_pod} -o json | jq -e '[.spec.volumes[] | select(.projected.sources[]?.serviceAccountToken)] | length > 0' >/dev/null"
+check "the operator says it started with the in-cluster service account's config" \
+  log_has "${work}/manager-4.log" '.msg == "starting" and .config == "in-cluster service account"'
 
 # --- 4. story chapter 9, step 3 ---------------------------------------------------------
 kubectl logs -n node-maintenance-operator-system deployment/node-maintenance-operator-controller-manager -c manager --since=10m >"${work}/ch9.log"
@@ -329,32 +363,80 @@ decisions() {
   grep -qx 'maintenance succeeded' "${work}/msgs"
 }
 # The new leader adopted a maintenance already requested: its log starts from Running; the
-# request itself is in the old leader's log (the same command on the old pod, before it went).
+# request itself is in the first container's log (read with the same command before it went).
 check "story ch. 9 step 3: kubectl logs deployment/... -c manager --since=10m shows the maintenance's decisions as JSON lines" decisions
-check "the maintenance was requested (old leader's log, JSON)" bash -c \
-  "jq -e --arg nm ${nm} 'select(.nodemaintenance == \$nm and .msg == \"maintenance requested\")' ${work}/old-leader.log >/dev/null"
+check "the maintenance was requested (the first container's log, JSON)" \
+  log_has "${work}/manager-1.log" '.nodemaintenance == $nm and .msg == "maintenance requested"' --arg nm "${nm}"
 
-# --- 5. /metrics at the Service's endpoint ----------------------------------------------
-endpoint() {
-  kubectl get endpointslices -n "${ns}" -l "kubernetes.io/service-name=${metrics_service}" \
-    -o jsonpath='{range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]}{"\n"}{end}' | head -n 1
-}
-check "the metrics Service has the pod's 127.0.0.1 as a ready endpoint" wait_until 60 bash -c \
-  "[[ \$(kubectl get endpointslices -n ${ns} -l kubernetes.io/service-name=${metrics_service} -o jsonpath='{.items[*].endpoints[*].addresses[0]}') == 127.0.0.1 ]]"
-port="$(kubectl get endpointslices -n "${ns}" -l "kubernetes.io/service-name=${metrics_service}" -o jsonpath='{.items[0].ports[0].port}')"
+# --- 5. /metrics where the metrics Service sends a scraper -----------------------------
+# No EndpointSlice may hold a loopback address, so the Service has no endpoints here; a scraper
+# goes where the Service selects: a manager pod's IP and the Service's targetPort.
+target_port="$(jp service -n "${ns}" "${metrics_service}" -o jsonpath='{.spec.ports[0].targetPort}')"
+scrape_pod="$(kubectl get pods -n "${ns}" \
+  -l "$(jp service -n "${ns}" "${metrics_service}" -o json | jq -r '.spec.selector | to_entries | map("\(.key)=\(.value)") | join(",")')" \
+  -o json | jq -r '[.items[] | select(.metadata.deletionTimestamp == null)][0].metadata.name')"
+address="$(jp pod -n "${ns}" "${scrape_pod}" -o jsonpath='{.status.podIP}')"
+port="$(jp pod -n "${ns}" "${scrape_pod}" -o json |
+  jq -r --arg p "${target_port}" '.spec.containers[].ports[]? | select(.name == $p) | .containerPort')"
 kubectl create serviceaccount -n "${apps}" "${reader}" >/dev/null 2>&1 || true
 kubectl create clusterrolebinding "${reader}" --clusterrole=node-maintenance-operator-metrics-reader \
   --serviceaccount="${apps}:${reader}" >/dev/null
 token="$(kubectl create token -n "${apps}" "${reader}" --duration=10m)"
-metrics_code() { curl -sk -o "${work}/metrics" -w '%{http_code}' "$@" "https://$(endpoint):${port}/metrics"; }
+metrics_code() { curl -sk -o "${work}/metrics" -w '%{http_code}' "$@" "https://${address}:${port}/metrics"; }
 with_token() {
   local code
   code="$(metrics_code -H "Authorization: Bearer ${token}")"
-  echo "HTTP ${code}"
+  echo "HTTP ${code} from https://${address}:${port}/metrics (Service ${metrics_service}, targetPort ${target_port})"
   [[ "${code}" == 200 ]] && grep -q '^leader_election_master_status' "${work}/metrics"
 }
 check "/metrics with a metrics-reader token: 200 with the operator's series" with_token
 check "/metrics without a token: 401" test "$(metrics_code)" == 401
+
+# --- 8. the cert-manager base ---------------------------------------------------------
+cert_manager_module=github.com/cert-manager/cert-manager@v1.21.2
+cm_dir="$(cd "${work}" && GOFLAGS=-mod=mod go mod download -json "${cert_manager_module}" |
+  jq -r '.Dir // empty')"
+for crd in issuers certificates; do
+  if ! kubectl get crd "${crd}.cert-manager.io" >/dev/null 2>&1; then
+    kubectl apply --server-side -f "${cm_dir}/deploy/crds/cert-manager.io_${crd}.yaml" >/dev/null
+    installed_crds+=("${crd}.cert-manager.io")
+  fi
+  wait_until 60 kubectl wait --for=condition=Established --timeout=10s "crd/${crd}.cert-manager.io" ||
+    fail "cert-manager's CRD ${crd} (${cert_manager_module}) is Established"
+done
+say "the certificate from deploy/webhook/cert-manager instead of openssl's"
+kubectl delete secret -n "${ns}" node-maintenance-operator-webhook-server-cert >/dev/null
+kubectl patch validatingwebhookconfiguration "${webhook}" --type=json \
+  -p '[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]' >/dev/null
+fails_closed() {
+  local out
+  out="$(kubectl create --dry-run=server -f - 2>&1 <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: rn-closed-${suffix}}
+spec: {nodeName: ${worker}}
+EOF
+)" || true
+  echo "${out}"
+  [[ "${out}" == *"failed calling webhook"* ]]
+}
+check "without the caBundle, creates fail closed (failurePolicy Fail)" wait_until 30 fails_closed
+check "kubectl apply --server-side -k deploy/webhook/cert-manager" \
+  kubectl apply --server-side -k deploy/webhook/cert-manager
+check "cert-manager (stand-in) issues the Secret and injects the CA" \
+  test/e2e/support/cert_manager_stand_in.sh "${ns}" node-maintenance-operator-serving-cert
+kubectl -n "${ns}" rollout restart "deployment/${deployment}" >/dev/null
+check "the manager rolls out with the cert-manager Secret" \
+  kubectl -n "${ns}" rollout status "deployment/${deployment}" --timeout=180s
+check "with the cert-manager certificate: a maintenance for a missing node is refused with the story's message" \
+  denied 'node "node-that-does-not-exist" not found in cluster' \
+  create --dry-run=server -f - <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: rn-missing2-${suffix}}
+spec: {nodeName: node-that-does-not-exist}
+EOF
+kubectl delete -k deploy/webhook/cert-manager --ignore-not-found >/dev/null
 
 # --- 7. uninstall -----------------------------------------------------------------------
 say "uninstall (docs/operations.md)"
