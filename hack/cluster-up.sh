@@ -73,12 +73,8 @@ log "ports: etcd ${etcd_port}, kube-apiserver ${api_port}, controller-manager ${
 
 kubectl=("${bin}/kubectl")
 kubeconfig="${dir}/admin.kubeconfig"
-"${kubectl[@]}" config set-cluster local --server="https://127.0.0.1:${api_port}" \
-  --certificate-authority="${dir}/pki/ca.crt" --embed-certs=true --kubeconfig="${kubeconfig}" >/dev/null
-"${kubectl[@]}" config set-credentials admin --client-certificate="${dir}/pki/admin.crt" \
-  --client-key="${dir}/pki/admin.key" --embed-certs=true --kubeconfig="${kubeconfig}" >/dev/null
-"${kubectl[@]}" config set-context local --cluster=local --user=admin --kubeconfig="${kubeconfig}" >/dev/null
-"${kubectl[@]}" config use-context local --kubeconfig="${kubeconfig}" >/dev/null
+write_kubeconfig "${bin}/kubectl" "${kubeconfig}" "https://127.0.0.1:${api_port}" "${dir}/pki/ca.crt" \
+  admin "${dir}/pki/admin.crt" "${dir}/pki/admin.key" || die "cannot write ${kubeconfig}"
 
 # --- process helpers --------------------------------------------------------------------
 start() { # start <name> <binary> [args...]

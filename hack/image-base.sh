@@ -39,7 +39,12 @@ started=${SECONDS}
 tree="$(mktemp -d)"
 trap 'rm -rf "${tree}"' EXIT
 log "mmdebstrap bookworm (minbase)"
-mmdebstrap --quiet --variant=minbase --format=directory "${aptopts[@]}" \
+# The tree is merged-/usr already: usr-is-merged says so, and usrmerge (which mmdebstrap picks
+# for init-system-helpers' "usrmerge | usr-is-merged") goes again with the full perl it brought,
+# about 50 MB that Debian's own images do not have either.
+mmdebstrap --quiet --variant=minbase --format=directory --include=usr-is-merged "${aptopts[@]}" \
+  --customize-hook='chroot "$1" apt-get -qq -y purge usrmerge libfile-find-rule-perl \
+    libnumber-compare-perl libtext-glob-perl perl perl-modules-5.36 libperl5.36 >/dev/null' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
   bookworm "${tree}" "${sources[@]}" || die "mmdebstrap failed"
 

@@ -281,12 +281,9 @@ EOF
   openssl x509 -req -in "${pki}/kubelet.csr" -CA "${dir}/pki/ca.crt" -CAkey "${dir}/pki/ca.key" \
     -CAcreateserial -CAserial "${pki}/ca.srl" -days 30 -out "${pki}/kubelet.crt" \
     -extfile <(printf 'keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n') 2>/dev/null
-  "${bin}/kubectl" config set-cluster local --server="https://127.0.0.1:${APISERVER_PORT}" \
-    --certificate-authority="${dir}/pki/ca.crt" --embed-certs=true --kubeconfig="${state}/kubelet.kubeconfig" >/dev/null
-  "${bin}/kubectl" config set-credentials kubelet --client-certificate="${pki}/kubelet.crt" \
-    --client-key="${pki}/kubelet.key" --embed-certs=true --kubeconfig="${state}/kubelet.kubeconfig" >/dev/null
-  "${bin}/kubectl" config set-context local --cluster=local --user=kubelet --kubeconfig="${state}/kubelet.kubeconfig" >/dev/null
-  "${bin}/kubectl" config use-context local --kubeconfig="${state}/kubelet.kubeconfig" >/dev/null
+  write_kubeconfig "${bin}/kubectl" "${state}/kubelet.kubeconfig" "https://127.0.0.1:${APISERVER_PORT}" \
+    "${dir}/pki/ca.crt" kubelet "${pki}/kubelet.crt" "${pki}/kubelet.key" ||
+    die "cannot write the kubelet's kubeconfig"
   "${kubectl[@]}" apply -f - >/dev/null <<EOF || die "binding the kubelet's roles failed"
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

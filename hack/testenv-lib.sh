@@ -25,6 +25,18 @@ testenv_bin_dir() {
   echo "$(testenv_cache_root)/${k8s}-$(testenv_key)/bin"
 }
 
+# write_kubeconfig <kubectl> <file> <server> <CA file> <user> <client cert> <client key>: a
+# kubeconfig with the one context "local", the certificates embedded.
+write_kubeconfig() {
+  local kubectl="$1" file="$2"
+  "${kubectl}" config set-cluster local --server="$3" --certificate-authority="$4" \
+    --embed-certs=true --kubeconfig="${file}" >/dev/null &&
+    "${kubectl}" config set-credentials "$5" --client-certificate="$6" --client-key="$7" \
+      --embed-certs=true --kubeconfig="${file}" >/dev/null &&
+    "${kubectl}" config set-context local --cluster=local --user="$5" --kubeconfig="${file}" >/dev/null &&
+    "${kubectl}" config use-context local --kubeconfig="${file}" >/dev/null
+}
+
 # Repository root and the cluster state directory (git-ignored).
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
 cluster_dir() { echo "${NMO_CLUSTER_DIR:-$(repo_root)/.cluster}"; }

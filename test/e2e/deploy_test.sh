@@ -45,37 +45,9 @@ webhook_config=nodemaintenance-validation.medik8s.io
 metrics_service=node-maintenance-operator-controller-manager-metrics-service
 
 work="$(mktemp -d)"
-passed=0
-failed=0
-say() { printf '[deploy-test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-pass() {
-  passed=$((passed + 1))
-  say "ok: $*"
-}
-fail() {
-  failed=$((failed + 1))
-  say "FAIL: $*"
-}
-# check <description> <command...>: one assertion.
-check() {
-  local what="$1"
-  shift
-  if "$@" >"${work}/check.out" 2>&1; then
-    pass "${what}"
-  else
-    fail "${what}"
-    sed 's/^/    /' "${work}/check.out" >&2
-  fi
-}
-# wait_until <seconds> <command...>: polls the condition until it holds or the deadline passes.
-wait_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
+checks_name=deploy-test
+# shellcheck source=test/e2e/support/checks.sh
+source "${root}/test/e2e/support/checks.sh"
 # kapply <args...>: server-side apply. --force-conflicts: hack/run.sh and the e2e fixtures apply
 # the same objects client-side; this test takes the fields over rather than failing on them.
 kapply() { kubectl apply --server-side --force-conflicts "$@"; }

@@ -65,35 +65,9 @@ reader="rn-metrics-${suffix}"
 
 work="$(mktemp -d)"
 installed_crds=()
-passed=0
-failed=0
-say() { printf '[real-node-deploy %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-pass() {
-  passed=$((passed + 1))
-  say "ok: $*"
-}
-fail() {
-  failed=$((failed + 1))
-  say "FAIL: $*"
-}
-check() { # check <description> <command...>
-  local what="$1"
-  shift
-  if "$@" >"${work}/check.out" 2>&1; then
-    pass "${what}"
-  else
-    fail "${what}"
-    sed 's/^/    /' "${work}/check.out" >&2
-  fi
-}
-wait_until() { # wait_until <seconds> <command...>
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
+checks_name=real-node-deploy
+# shellcheck source=test/e2e/support/checks.sh
+source "${root}/test/e2e/support/checks.sh"
 jp() { kubectl get "$@"; } # jp <kubectl get args incl. -o jsonpath=...>
 # log_has <file> <jq condition> [jq args...]: some JSON line of the log satisfies the condition
 # (jq 1.6's -e looks only at the last line's result, hence the array).
@@ -175,6 +149,21 @@ check "the kubelet's startup probe passed (started) and readiness made it Ready"
   bash -c "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].started} {.status.containerStatuses[0].ready}') == 'true true' ]]"
 check "the pod's IP is the node's 127.0.0.1 (host network)" \
   test "$(jp pod -n "${ns}" "${pod}" -o jsonpath='{.status.podIP}')" == 127.0.0.1
+runs_as_nonroot_readonly() {
+  local pid
+  pid="$(manager_host_pid "${pod}")"
+  awk '/^Uid:/ {print "uid", $2, $3}' "/proc/${pid}/status"
+  awk '$5 == "/" {print "root mount options", $6}' "/proc/${pid}/mountinfo"
+  [[ "$(awk '/^Uid:/ {print $2}' "/proc/${pid}/status")" == 65532 ]] &&
+    awk '$5 == "/" {print $6}' "/proc/${pid}/mountinfo" | grep -q -E '(^|,)ro(,|$)'
+}
+check "the manager runs as user 65532 on a read-only root filesystem" runs_as_nonroot_readonly
+image_labels() {
+  podman image inspect --format '{{json .Labels}}' "${NMO_IMAGE:-localhost/node-maintenance-operator:dev}" |
+    tee /dev/stderr | jq -e 'has("org.opencontainers.image.version") and has("org.opencontainers.image.revision")
+      and has("org.opencontainers.image.source") and has("org.opencontainers.image.licenses")'
+}
+check "the image carries the OCI labels (version, revision, source, licenses)" image_labels
 
 # Workloads on a kwok worker of this test's own: 4 pods, 2 of them held by a PDB.
 kubectl apply -f - >/dev/null <<EOF
@@ -251,15 +240,18 @@ kubectl logs -n "${ns}" "${pod}" -c manager >"${work}/manager-1.log"
 say "killing the manager container (SIGKILL) while the maintenance runs"
 before="$(restarts "${pod}")"
 kill -KILL "$(manager_host_pid "${pod}")"
-check "the kubelet restarted the killed container and it is Ready again" wait_until 120 bash -c \
-  "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}') == '$((before + 1)) True' ]]"
+restarted_and_ready() { # restarted_and_ready <restart count>: that many restarts, and Ready
+  [[ "$(restarts "${pod}")" == "$1" ]] && pod_ready "${pod}"
+}
+check "the kubelet restarted the killed container and it is Ready again" \
+  wait_until 120 restarted_and_ready $((before + 1))
 
 kubectl logs -n "${ns}" "${pod}" -c manager >"${work}/manager-2.log"
 say "wedging the manager (SIGSTOP): the liveness probe fails, the kubelet restarts it"
 before="$(restarts "${pod}")"
 kill -STOP "$(manager_host_pid "${pod}")"
-check "the kubelet restarted the wedged container (liveness) and it is Ready again" wait_until 180 bash -c \
-  "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}') == '$((before + 1)) True' ]]"
+check "the kubelet restarted the wedged container (liveness) and it is Ready again" \
+  wait_until 180 restarted_and_ready $((before + 1))
 check "the kubelet's event names the failed liveness probe" bash -c \
   "kubectl get events -n ${ns} --field-selector involvedObject.name=${pod},reason=Unhealthy -o jsonpath='{.items[*].message}' | grep -q 'Liveness probe failed'"
 check "the maintenance still runs, held by the PDB, after both restarts" phase_is "${nm}" Running
@@ -277,24 +269,21 @@ denied() { # denied <expected message> <kubectl args...>
   echo "${out}"
   [[ "${out}" == *"admission webhook \"${webhook}\" denied the request: ${expected}"* ]]
 }
+refuses_create() { # refuses_create <expected message> <name> <node>: a server-side dry run
+  denied "$1" create --dry-run=server -f - <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: $2}
+spec: {nodeName: $3}
+EOF
+}
 check "story ch. 8: changing spec.nodeName is refused with the story's message" \
   denied "nodeName is immutable and cannot be changed after creation" \
   patch nm "${nm}" --type merge -p '{"spec":{"nodeName":"node-worker-05"}}'
 check "a maintenance for a node that does not exist is refused" \
-  denied 'node "node-that-does-not-exist" not found in cluster' \
-  create --dry-run=server -f - <<EOF
-apiVersion: nodemaintenance.medik8s.io/v1beta1
-kind: NodeMaintenance
-metadata: {name: rn-missing-${suffix}}
-spec: {nodeName: node-that-does-not-exist}
-EOF
+  refuses_create 'node "node-that-does-not-exist" not found in cluster' "rn-missing-${suffix}" node-that-does-not-exist
 check "a second maintenance of the same node is refused" \
-  denied "node \"${worker}\" is already under maintenance by NodeMaintenance \"${nm}\"" create --dry-run=server -f - <<EOF
-apiVersion: nodemaintenance.medik8s.io/v1beta1
-kind: NodeMaintenance
-metadata: {name: rn-second-${suffix}}
-spec: {nodeName: ${worker}}
-EOF
+  refuses_create "node \"${worker}\" is already under maintenance by NodeMaintenance \"${nm}\"" "rn-second-${suffix}" "${worker}"
 
 # --- 6. leader failover mid-drain -------------------------------------------------------
 # The leader-election id, upstream NMO's (docs/operations.md).
@@ -429,13 +418,7 @@ kubectl -n "${ns}" rollout restart "deployment/${deployment}" >/dev/null
 check "the manager rolls out with the cert-manager Secret" \
   kubectl -n "${ns}" rollout status "deployment/${deployment}" --timeout=180s
 check "with the cert-manager certificate: a maintenance for a missing node is refused with the story's message" \
-  denied 'node "node-that-does-not-exist" not found in cluster' \
-  create --dry-run=server -f - <<EOF
-apiVersion: nodemaintenance.medik8s.io/v1beta1
-kind: NodeMaintenance
-metadata: {name: rn-missing2-${suffix}}
-spec: {nodeName: node-that-does-not-exist}
-EOF
+  refuses_create 'node "node-that-does-not-exist" not found in cluster' "rn-missing2-${suffix}" node-that-does-not-exist
 kubectl delete -k deploy/webhook/cert-manager --ignore-not-found >/dev/null
 
 # --- 7. uninstall -----------------------------------------------------------------------
