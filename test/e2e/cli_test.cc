@@ -678,5 +678,196 @@ TEST_F(CliErrorTest, BadInputGivesOneLineErrors) {
   }
 }
 
+// The local cluster's API server URL and its admin client certificate (.cluster/pki).
+std::string cluster_server(const Kubectl& kubectl) {
+  return kubectl.must(
+      {"config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"});
+}
+std::string pki_file(const std::string& name) {
+  const char* kubeconfig = std::getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
+  return (std::filesystem::path(kubeconfig).parent_path() / "pki" / name).string();
+}
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A kubeconfig for the local cluster whose user runs the exec plugin `command`; files removed at
+// the end.
+class ExecKubeconfig {
+ public:
+  ExecKubeconfig(const std::string& server, const std::string& command,
+                 const std::string& install_hint)
+      : path_(e2e_log_dir() / (unique_name("cli-exec-kubeconfig") + ".yaml")) {
+    std::ofstream(path_) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                            "    server: "
+                         << server << "\n    certificate-authority: " << pki_file("ca.crt")
+                         << "\nusers:\n- name: cloud\n  user:\n    exec:\n"
+                            "      apiVersion: client.authentication.k8s.io/v1\n"
+                            "      interactiveMode: Never\n      command: "
+                         << command << "\n      installHint: \"" << install_hint
+                         << "\"\ncontexts:\n- name: x\n  context: {cluster: c, user: cloud}\n"
+                            "current-context: x\n";
+  }
+  ExecKubeconfig(const ExecKubeconfig&) = delete;
+  ExecKubeconfig& operator=(const ExecKubeconfig&) = delete;
+  ~ExecKubeconfig() { std::filesystem::remove(path_); }
+  [[nodiscard]] std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST_F(CliErrorTest, ExecPluginNotInstalledIsOneLineWithItsInstallHintExitFour) {
+  install_operator_prerequisites(kubectl_);
+  ExecKubeconfig config(cluster_server(kubectl_), "nmo-no-such-credential-plugin",
+                        "Install it with: apt-get install nmo-auth");
+  const ProcessResult r = cli({"--kubeconfig", config.path(), "list"});
+  EXPECT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_EQ(r.err, "error: kubeconfig " + config.path() +
+                       ": users[\"cloud\"]: exec plugin \"nmo-no-such-credential-plugin\" is not "
+                       "installed (not found on PATH): Install it with: apt-get install nmo-auth\n")
+      << describe(r);
+}
+
+TEST_F(CliErrorTest, ExecPluginClientCertificateReachesTheCluster) {
+  install_operator_prerequisites(kubectl_);
+  // The plugin hands out the cluster's admin certificate (system:masters).
+  json::object credential{{"apiVersion", "client.authentication.k8s.io/v1"},
+                          {"kind", "ExecCredential"},
+                          {"status",
+                           {{"clientCertificateData", slurp(pki_file("admin.crt"))},
+                            {"clientKeyData", slurp(pki_file("admin.key"))}}}};
+  const std::filesystem::path json_file = e2e_log_dir() / (unique_name("cli-cred") + ".json");
+  const std::filesystem::path plugin = e2e_log_dir() / (unique_name("cli-plugin") + ".sh");
+  std::ofstream(json_file) << json::serialize(credential);
+  std::ofstream(plugin) << "#!/bin/sh\ncat " << json_file.string() << "\n";
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  ExecKubeconfig config(cluster_server(kubectl_), plugin.string(), "");
+  const ProcessResult r = cli({"--kubeconfig", config.path(), "list", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "\"kind\": \"NodeMaintenanceList\"")) << describe(r);
+  std::filesystem::remove(json_file);
+  std::filesystem::remove(plugin);
+}
+
+// kubectl's habits: -o name|wide|jsonpath, --no-headers, unknown -o, --as/--as-group, --server,
+// --token, --insecure-skip-tls-verify, --request-timeout, and completion.
+TEST_F(CliErrorTest, KubectlHabits) {
+  install_operator_prerequisites(kubectl_);
+  const std::string first = unique_name("cli-habit");
+  const std::string second = unique_name("cli-habit");
+  for (const auto& [name, node] : {std::pair{first, std::string("node-habit-a")},
+                                   std::pair{second, std::string("node-habit-b")}}) {
+    kubectl_.apply(
+        json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                                     {"kind", "NodeMaintenance"},
+                                     {"metadata", {{"name", name}}},
+                                     {"spec", {{"nodeName", node}, {"reason", "habits"}}}}));
+  }
+  // Deleted at the end, also when an assertion stops the test.
+  struct DeleteAtEnd {
+    const Kubectl& kubectl;
+    std::vector<std::string> names;
+    DeleteAtEnd(const DeleteAtEnd&) = delete;
+    DeleteAtEnd& operator=(const DeleteAtEnd&) = delete;
+    ~DeleteAtEnd() {
+      std::vector<std::string> args{"delete", "nodemaintenance", "--ignore-not-found"};
+      args.insert(args.end(), names.begin(), names.end());
+      (void)kubectl.run(args);
+    }
+  } cleanup{kubectl_, {first, second}};
+
+  const ProcessResult names = cli({"list", "-o", "name"});
+  ASSERT_EQ(names.exit_code, 0) << describe(names);
+  EXPECT_TRUE(contains(names.out, "nodemaintenance.nodemaintenance.medik8s.io/" + first + "\n"))
+      << names.out;
+  const ProcessResult path = cli(
+      {"list", "-o", R"(jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end})"});
+  ASSERT_EQ(path.exit_code, 0) << describe(path);
+  EXPECT_TRUE(contains(path.out, first + "=node-habit-a\n" + second + "=node-habit-b\n") ||
+              contains(path.out, second + "=node-habit-b\n" + first + "=node-habit-a\n"))
+      << path.out;
+  const ProcessResult one = cli({"status", first, "-o", "jsonpath={.spec.nodeName}"});
+  EXPECT_EQ(one.out, "node-habit-a") << describe(one);
+  const ProcessResult wide = cli({"list", "-o", "wide"});
+  ASSERT_EQ(wide.exit_code, 0) << describe(wide);
+  EXPECT_TRUE(wide.out.starts_with("NAME ")) << wide.out;
+  EXPECT_TRUE(contains(wide.out.substr(0, wide.out.find('\n')), "   REASON")) << wide.out;
+  const ProcessResult bare = cli({"list", "--no-headers"});
+  ASSERT_EQ(bare.exit_code, 0) << describe(bare);
+  EXPECT_FALSE(contains(bare.out, "NAME")) << bare.out;
+  EXPECT_TRUE(contains(bare.out, first + " ")) << bare.out;
+
+  // Bad -o and --request-timeout: exit 2, naming what is accepted.
+  const ProcessResult xml = cli({"list", "-o", "xml"});
+  EXPECT_EQ(xml.exit_code, 2) << describe(xml);
+  EXPECT_EQ(xml.err,
+            "error: unknown output format \"xml\" (accepted: json, yaml, name, wide, "
+            "jsonpath=TEMPLATE)\n");
+  const ProcessResult plan_wide = cli({"plan", "node-worker-01", "-o", "wide"});
+  EXPECT_EQ(plan_wide.exit_code, 2) << describe(plan_wide);
+  EXPECT_EQ(plan_wide.err,
+            "error: unknown output format \"wide\" (accepted: json, yaml, jsonpath=TEMPLATE)\n");
+  const ProcessResult timeout = cli({"--request-timeout", "soon", "list"});
+  EXPECT_EQ(timeout.exit_code, 2) << describe(timeout);
+  EXPECT_TRUE(timeout.err.starts_with("error: --request-timeout: invalid duration \"soon\""))
+      << describe(timeout);
+  const ProcessResult quick = cli({"--request-timeout=20s", "list", "-o", "name"});
+  EXPECT_EQ(quick.exit_code, 0) << describe(quick);
+
+  // Impersonation through the API server's own authorization.
+  const ProcessResult nobody = cli({"--as", "nobody", "list"});
+  EXPECT_EQ(nobody.exit_code, 1) << describe(nobody);
+  EXPECT_TRUE(contains(nobody.err, "User \"nobody\" cannot list resource \"nodemaintenances\""))
+      << describe(nobody);
+  const ProcessResult masters =
+      cli({"--as", "nobody", "--as-group", "system:masters", "list", "-o", "name"});
+  EXPECT_EQ(masters.exit_code, 0) << describe(masters);
+
+  // --server, --insecure-skip-tls-verify and --token replace a kubeconfig that points elsewhere.
+  TestNamespace ns(kubectl_, "cli-token");
+  std::string token = kubectl_.must({"create", "token", "default", "-n", ns.name()});
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  Kubeconfig elsewhere("https://127.0.0.1:" + std::to_string(closed_port()));
+  const ProcessResult tokened =
+      cli({"--kubeconfig", elsewhere.path(), "--server", cluster_server(kubectl_),
+           "--insecure-skip-tls-verify", "--token", token, "list"});
+  EXPECT_EQ(tokened.exit_code, 1) << describe(tokened);
+  EXPECT_TRUE(
+      contains(tokened.err, "User \"system:serviceaccount:" + ns.name() + ":default\" cannot list"))
+      << describe(tokened);
+
+  // Completion as kubectl asks for it (kubectl_complete-maintenance <words>).
+  const std::string completer =
+      (std::filesystem::path(cli_binary()).parent_path() / "kubectl_complete-maintenance").string();
+  const ProcessResult subcommands = run_process({completer, "st"});
+  EXPECT_EQ(subcommands.exit_code, 0) << describe(subcommands);
+  EXPECT_EQ(subcommands.out,
+            "start\tcreate a NodeMaintenance for a node\n"
+            "stop\tdelete the NodeMaintenance of a node (or by name)\n"
+            "status\ta NodeMaintenance's status in human form\n:4\n");
+  const ProcessResult formats = run_process({completer, "list", "-o", ""});
+  EXPECT_EQ(formats.out, "json\nyaml\nname\nwide\njsonpath=\n:4\n") << describe(formats);
+  const ProcessResult flags = run_process({completer, "start", "x", "--wa"});
+  EXPECT_TRUE(flags.out.starts_with("--wait\t")) << describe(flags);
+  const ProcessResult nodes = run_process({completer, "start", "node-worker-0"});
+  EXPECT_TRUE(contains(nodes.out, "node-worker-01\nnode-worker-02\n")) << describe(nodes);
+  EXPECT_TRUE(nodes.out.ends_with(":4\n")) << describe(nodes);
+  EXPECT_FALSE(contains(nodes.out, "node-master-01")) << describe(nodes);
+  const ProcessResult maintenances = run_process({completer, "status", first.substr(0, 9)});
+  EXPECT_TRUE(contains(maintenances.out, first + "\tNodeMaintenance of node-habit-a\n"))
+      << describe(maintenances);
+  const ProcessResult stop_targets = run_process({completer, "stop", "node-habit-"});
+  EXPECT_EQ(stop_targets.out,
+            "node-habit-a\tnode under maintenance\nnode-habit-b\tnode under maintenance\n:4\n")
+      << describe(stop_targets);
+  const ProcessResult through_kubeconfig =
+      run_process({completer, "--kubeconfig", elsewhere.path(), "status", ""});
+  EXPECT_EQ(through_kubeconfig.out, ":4\n") << describe(through_kubeconfig);
+  const ProcessResult self = cli({"__complete", "diag"});
+  EXPECT_EQ(self.out.substr(0, self.out.find('\t')), "diagnose") << describe(self);
+}
+
 }  // namespace
 }  // namespace nmo::e2e
