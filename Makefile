@@ -4,10 +4,12 @@
 #   make test   - set up and run every test (unit, then end-to-end on the local cluster)
 #   make bench  - benchmarks and scripted scenarios, side by side with kubectl drain
 #   make chaos  - the reliability experiments at full length
+#   make plugin / install / dist - the plugin alone, an installed release, release archives
 SHELL := /bin/bash
 PRESET ?= dev
+PREFIX ?= /usr/local
 
-.PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
+.PHONY: all setup build plugin install install-plugin dist test unit-test e2e-test demo cluster-up cluster-down cluster-env \
         cluster-status testenv bench chaos run run-stop format format-check tidy clean
 
 all: build
@@ -16,10 +18,33 @@ all: build
 setup:
 	@hack/setup.sh
 
-## build: configure and build every C++ target; binaries land in build/bin/
-build: setup
+## build: configure and build every C++ target; binaries land in build/bin/ (needs no Go)
+build:
+	@hack/setup.sh build
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build --preset $(PRESET)
+
+## plugin: kubectl-maintenance alone (release, C++ libraries linked in) into build-plugin/bin/;
+##         needs only the C++ toolchain and the plugin's libraries (hack/setup.sh plugin)
+plugin:
+	@hack/setup.sh plugin
+	@cmake --preset plugin >/dev/null
+	@cmake --build --preset plugin --target kubectl-maintenance
+
+## install: release build of both binaries, stripped, into $(PREFIX)/bin (make install PREFIX=~/.local)
+install:
+	@hack/setup.sh build
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release --target kubectl-maintenance node-maintenance-operator
+	@cmake --install build-release --prefix $(PREFIX) --strip
+
+## install-plugin: the plugin alone (make plugin), stripped, into $(PREFIX)/bin
+install-plugin: plugin
+	@cmake --install build-plugin --prefix $(PREFIX) --strip
+
+## dist: versioned archives of the plugin and the operator in dist/, SHA256SUMS, krew manifest
+dist:
+	@hack/dist.sh
 
 ## test: unit tests (also under ASan+UBSan), then end-to-end tests on the local cluster
 test: setup
@@ -81,4 +106,4 @@ tidy: build
 	@git ls-files 'src/*.cc' 'cmd/*.cc' | xargs -r clang-tidy-14 -p build --quiet
 
 clean:
-	@rm -rf build build-*
+	@rm -rf build build-* dist

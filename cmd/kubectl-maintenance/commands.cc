@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
+#include "operator/budget/published_budget.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/etcd_quorum.h"
@@ -106,6 +108,23 @@ asio::awaitable<Outcome<std::optional<kube::Node>>> find_node(Session& session, 
 asio::awaitable<Outcome<std::vector<kube::Lease>>> leases_in(Session& session, std::string ns) {
   kube::ListOptions all;
   co_return co_await list_all<kube::Lease>(session, ns, all);
+}
+
+// The budget to plan with: --max-parallel, else what the operator published on its Lease
+// nmo-budget among `leases` (the operator namespace's), else the operator's default; and where
+// it came from.
+std::pair<int, std::string> budget_of(const CommandOptions& options,
+                                      const std::vector<kube::Lease>& leases) {
+  if (options.max_parallel > 0) return {options.max_parallel, "--max-parallel"};
+  for (const auto& lease : leases) {
+    if (lease.meta.name != op::kBudgetLeaseName) continue;
+    if (auto published = op::published_max_parallel(lease)) {
+      return {*published, "published by the operator on Lease " + options.operator_namespace +
+                              "/" + std::string(op::kBudgetLeaseName)};
+    }
+  }
+  return {op::kDefaultMaxParallelMaintenances,
+          "the default: the operator has not published its budget"};
 }
 
 bool is_slot_lease(const kube::Lease& lease) {
@@ -299,7 +318,6 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   input.maintenance_name = options.name.empty() ? "maintenance-" + node : options.name;
   input.operator_namespace = options.operator_namespace;
   input.lease_namespace = options.lease_namespace;
-  input.max_parallel = options.max_parallel;
   input.etcd_quorum_check = options.etcd_quorum_check;
 
   kube::ListOptions on_node;
@@ -358,6 +376,7 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   auto slots = co_await leases_in(session, options.operator_namespace);
   if (!slots) co_return report(slots.failure());
   for (const auto& lease : *slots) input.slot_leases.insert(lease.meta.name);
+  std::tie(input.max_parallel, input.max_parallel_source) = budget_of(options, *slots);
   auto node_leases = co_await leases_in(session, options.lease_namespace);
   if (!node_leases) co_return report(node_leases.failure());
   input.node_leases = std::move(*node_leases);
@@ -436,7 +455,6 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
   DiagnosisInput input;
   input.nm = found->nm;
   input.now = wall_now();
-  input.max_parallel = options.max_parallel;
   const std::string& node = input.nm.spec.node_name;
 
   const std::string events_path = "/api/v1/namespaces/default/events?fieldSelector=" +
@@ -464,6 +482,7 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
   for (const auto& slot : *slots) {
     if (is_slot_lease(slot)) input.slot_holders.push_back(op::lease_holder(slot));
   }
+  input.max_parallel = budget_of(options, *slots).first;
 
   std::map<std::string, std::vector<kube::PodDisruptionBudget>> pdbs_by_namespace;
   for (const auto& ref : input.nm.status.pending_pods_refs) {

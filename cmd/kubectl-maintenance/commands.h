@@ -21,7 +21,7 @@ struct CommandOptions {
   bool tty = false;         // stdout is a terminal: redraw in place
   std::string operator_namespace;
   std::string lease_namespace;
-  int max_parallel = 1;
+  int max_parallel = 0;  // --max-parallel; 0: the budget the operator published
   bool etcd_quorum_check = true;
   std::optional<std::chrono::nanoseconds> timeout;  // --timeout of the waiting commands
   std::chrono::milliseconds poll_interval{500};

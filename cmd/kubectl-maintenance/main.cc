@@ -279,9 +279,9 @@ int run(int argc, char** argv) {
   plan->add_option("--name", flags.options.name, "the NodeMaintenance's name")
       ->default_str("maintenance-<node>");
   plan->add_option("--max-parallel", flags.options.max_parallel,
-                   "the operator's --max-parallel-maintenances")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+                   "the budget to plan with, instead of the operator's "
+                   "--max-parallel-maintenances (published on its Lease nmo-budget)")
+      ->check(CLI::Range(1, 100000));
   plan->add_option("--etcd-quorum-check", flags.etcd_quorum_check,
                    "the operator's --etcd-quorum-check: auto|off")
       ->check(CLI::IsMember({"auto", "off"}))
