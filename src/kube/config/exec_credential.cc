@@ -140,7 +140,7 @@ Result<ExecCredential> parse_exec_credential(std::string_view text, std::string_
       return invalid("returned status.expirationTimestamp " + quote(expiry) + ": " +
                      parsed.error().message);
     }
-    credential.expiry = std::chrono::time_point_cast<std::chrono::system_clock::duration>(*parsed);
+    credential.expiry = *parsed;
   }
   return credential;
 }
@@ -187,7 +187,9 @@ ExecCredentialSource::ExecCredentialSource(ExecPluginOptions options, bool inter
 
 Result<std::shared_ptr<const ExecCredential>> ExecCredentialSource::credential() {
   const std::lock_guard lock(mu_);
-  if (cached_ && (!cached_->expiry.has_value() || options_.now() < *cached_->expiry)) {
+  if (cached_ && (!cached_->expiry.has_value() ||
+                  std::chrono::time_point_cast<std::chrono::microseconds>(options_.now()) <
+                      *cached_->expiry)) {
     return cached_;
   }
   cached_.reset();

@@ -34,8 +34,9 @@ struct ExecCredential {
   std::string token;
   std::string client_cert_pem;
   std::string client_key_pem;
-  // status.expirationTimestamp; std::nullopt: valid until the API server refuses it.
-  std::optional<std::chrono::system_clock::time_point> expiry;
+  // status.expirationTimestamp (in microseconds: nanoseconds since 1970 overflow in 2262, and
+  // plugins write far-future dates); std::nullopt: valid until the API server refuses it.
+  std::optional<std::chrono::sys_time<std::chrono::microseconds>> expiry;
 
   friend bool operator==(const ExecCredential&, const ExecCredential&) = default;
 };

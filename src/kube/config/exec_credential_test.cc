@@ -41,6 +41,16 @@ TEST(ParseExecCredentialTest, TokenWithExpiry) {
             1796119200);
 }
 
+TEST(ParseExecCredentialTest, FarFutureExpiryDoesNotOverflow) {
+  ASSERT_OK_AND_ASSIGN(const ExecCredential credential, parse_exec_credential(R"({
+    "apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+    "status": {"token": "t", "expirationTimestamp": "2999-01-01T00:00:00Z"}})",
+                                                                              kV1));
+  ASSERT_TRUE(credential.expiry.has_value());
+  EXPECT_GT(*credential.expiry, std::chrono::time_point_cast<std::chrono::microseconds>(
+                                    std::chrono::system_clock::now()));
+}
+
 TEST(ParseExecCredentialTest, ClientCertificateWithoutExpiryInV1Beta1) {
   ASSERT_OK_AND_ASSIGN(const ExecCredential credential, parse_exec_credential(R"({
     "apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
