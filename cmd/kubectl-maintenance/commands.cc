@@ -119,8 +119,8 @@ std::pair<int, std::string> budget_of(const CommandOptions& options,
   for (const auto& lease : leases) {
     if (lease.meta.name != op::kBudgetLeaseName) continue;
     if (auto published = op::published_max_parallel(lease)) {
-      return {*published, "published by the operator on Lease " + options.operator_namespace +
-                              "/" + std::string(op::kBudgetLeaseName)};
+      return {*published, "published by the operator on Lease " + options.operator_namespace + "/" +
+                              std::string(op::kBudgetLeaseName)};
     }
   }
   return {op::kDefaultMaxParallelMaintenances,

@@ -19,8 +19,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -513,8 +513,8 @@ class Background {
   }
 
   std::filesystem::path out_;
-  int master_ = -1;     // the terminal's master side, for a child in a terminal
-  std::string drawn_;   // what the child drew on its terminal so far
+  int master_ = -1;    // the terminal's master side, for a child in a terminal
+  std::string drawn_;  // what the child drew on its terminal so far
   pid_t pid_ = -1;
   bool done_ = false;
   int exit_code_ = -1;
@@ -949,7 +949,6 @@ TEST_F(CliErrorTest, KubectlHabits) {
   EXPECT_EQ(self.out.substr(0, self.out.find('\t')), "diagnose") << describe(self);
 }
 
-
 // An API server for one NodeMaintenance whose watch streams are scripted, for the faults the
 // real one will not produce on demand: an expired resourceVersion (410) at the first watch, a
 // watch the server ends, and an operator whose progress goes back (a recount).
@@ -964,18 +963,21 @@ class ScriptedWatchServer {
   }
 
  private:
-  static json::value maintenance(const std::string& version, const std::string& phase,
-                                 int progress, int evicted) {
-    return json::object{
-        {"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
-        {"kind", "NodeMaintenance"},
-        {"metadata",
-         {{"name", "scripted"}, {"uid", "u-1"}, {"resourceVersion", version},
-          {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
-        {"spec", {{"nodeName", "node-scripted"}}},
-        {"status",
-         {{"phase", phase}, {"drainProgress", progress}, {"evictionPods", evicted},
-          {"totalPods", 4}}}};
+  static json::value maintenance(const std::string& version, const std::string& phase, int progress,
+                                 int evicted) {
+    return json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                        {"kind", "NodeMaintenance"},
+                        {"metadata",
+                         {{"name", "scripted"},
+                          {"uid", "u-1"},
+                          {"resourceVersion", version},
+                          {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+                        {"spec", {{"nodeName", "node-scripted"}}},
+                        {"status",
+                         {{"phase", phase},
+                          {"drainProgress", progress},
+                          {"evictionPods", evicted},
+                          {"totalPods", 4}}}};
   }
   static std::string event(const std::string& type, const json::value& object) {
     return json::serialize(json::object{{"type", type}, {"object", object}}) + "\n";
@@ -1000,12 +1002,13 @@ class ScriptedWatchServer {
         at == std::string::npos ? "" : target.substr(at + 16, target.find('&', at) - at - 16);
     requests_.push_back("watch from " + from);
     if (from == "10") {
-      response.body = event("ERROR", json::object{{"apiVersion", "v1"},
-                                                  {"kind", "Status"},
-                                                  {"status", "Failure"},
-                                                  {"reason", "Expired"},
-                                                  {"code", 410},
-                                                  {"message", "too old resource version: 10 (15)"}});
+      response.body =
+          event("ERROR", json::object{{"apiVersion", "v1"},
+                                      {"kind", "Status"},
+                                      {"status", "Failure"},
+                                      {"reason", "Expired"},
+                                      {"code", 410},
+                                      {"message", "too old resource version: 10 (15)"}});
     } else if (from == "20") {
       // 75 %, then a recount to 60 % that must not move the bar back; then the server ends the
       // watch.
@@ -1018,7 +1021,7 @@ class ScriptedWatchServer {
   }
 
   mutable std::mutex mu_;
-  int gets_ = 0;                        // guarded by mu_
+  int gets_ = 0;                       // guarded by mu_
   std::vector<std::string> requests_;  // guarded by mu_
   FakeApiServer server_{[this](const http::Request& request) { return answer(request); }};
 };
@@ -1055,8 +1058,8 @@ TEST_F(CliErrorTest, CtrlCInAWatchRestoresTheTerminal) {
       [&] { return watch.output(); }));
   EXPECT_TRUE(contains(watch.output(), "\033[?25l")) << "the cursor is not hidden";
   watch.type("\x03");
-  ASSERT_TRUE(wait_until("watch exits", kReact, [&] { return watch.finished(); },
-                         [&] { return watch.output(); }));
+  ASSERT_TRUE(wait_until(
+      "watch exits", kReact, [&] { return watch.finished(); }, [&] { return watch.output(); }));
   EXPECT_EQ(watch.exit_code(), 130) << watch.output();
   const std::string drawn = watch.output();
   EXPECT_GT(drawn.rfind("\033[?25h"), drawn.rfind("\033[?25l")) << "the cursor stays hidden";

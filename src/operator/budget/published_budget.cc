@@ -20,15 +20,15 @@ constexpr int kConflictAttempts = 3;
 asio::awaitable<Result<void>> publish_budget(kube::Client& client, std::string namespace_,
                                              int max_parallel) {
   const std::string value = std::to_string(max_parallel);
-  json::value lease = json::object{
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata",
-       {{"name", kBudgetLeaseName},
-        {"namespace", namespace_},
-        {"labels", {{"app.kubernetes.io/name", "node-maintenance-operator"}}},
-        {"annotations", {{kMaxParallelAnnotation, value}}}}},
-      {"spec", json::object{}}};
+  json::value lease =
+      json::object{{"apiVersion", "coordination.k8s.io/v1"},
+                   {"kind", "Lease"},
+                   {"metadata",
+                    {{"name", kBudgetLeaseName},
+                     {"namespace", namespace_},
+                     {"labels", {{"app.kubernetes.io/name", "node-maintenance-operator"}}},
+                     {"annotations", {{kMaxParallelAnnotation, value}}}}},
+                   {"spec", json::object{}}};
   std::string collection = kube::collection_path<kube::Lease>(namespace_);
   kube::WriteOptions create_options;
   auto created = co_await client.create(collection, lease, create_options);
