@@ -233,7 +233,7 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
   auto executor = co_await asio::this_coro::executor;
   auto st = std::make_shared<FollowState>(executor, session, name, std::move(options));
   st->signals.async_wait([st](const boost::system::error_code& error, int signal_number) {
-    if (!error) stop(*st, 128 + signal_number);
+    if (!error) stop(*st, kExitSignalBase + signal_number);
   });
   asio::co_spawn(executor, tick(st), asio::detached);
   std::optional<Clock::time_point> failing_since;  // reconnecting has failed since then

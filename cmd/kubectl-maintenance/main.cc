@@ -45,7 +45,8 @@ constexpr const char* kExitCodesHelp =
     "  3  the node or NodeMaintenance named does not exist\n"
     "  4  the cluster cannot be used: API server unreachable, kubeconfig or credentials\n"
     "     unusable, or the NodeMaintenance API (CRD) is not installed\n"
-    "  5  --timeout passed before the awaited state was reached\n";
+    "  5  --timeout passed before the awaited state was reached\n"
+    "  130, 143  watch or --wait interrupted by Ctrl-C (SIGINT) or SIGTERM\n";
 
 struct Flags {
   std::string kubeconfig;

@@ -660,16 +660,21 @@ http::Response not_found(const http::Request&) {
   return response;
 }
 
-// A kubeconfig for `server` without credentials, in a temporary file removed at the end.
+// A kubeconfig file written for the test and removed at the end.
 class Kubeconfig {
  public:
+  // `server` without credentials.
   explicit Kubeconfig(const std::string& server)
+      : Kubeconfig(server, "    insecure-skip-tls-verify: true\n", "{}") {}
+  // `server` trusted through `cluster_trust` (the cluster's lines after `server:`), its user
+  // `user` (a YAML mapping on the lines after `user:`, or "{}").
+  Kubeconfig(const std::string& server, const std::string& cluster_trust, const std::string& user)
       : path_(e2e_log_dir() / (unique_name("cli-kubeconfig") + ".yaml")) {
     std::ofstream(path_) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
                             "    server: "
-                         << server
-                         << "\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user: {}\n"
-                            "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                         << server << "\n"
+                         << cluster_trust << "users:\n- name: cloud\n  user: " << user
+                         << "\ncontexts:\n- name: x\n  context: {cluster: c, user: cloud}\n"
                             "current-context: x\n";
   }
   Kubeconfig(const Kubeconfig&) = delete;
@@ -774,30 +779,15 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// A kubeconfig for the local cluster whose user runs the exec plugin `command`; files removed at
-// the end.
-class ExecKubeconfig {
+// A kubeconfig for the local cluster whose user runs the exec plugin `command`.
+class ExecKubeconfig : public Kubeconfig {
  public:
   ExecKubeconfig(const std::string& server, const std::string& command,
                  const std::string& install_hint)
-      : path_(e2e_log_dir() / (unique_name("cli-exec-kubeconfig") + ".yaml")) {
-    std::ofstream(path_) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
-                            "    server: "
-                         << server << "\n    certificate-authority: " << pki_file("ca.crt")
-                         << "\nusers:\n- name: cloud\n  user:\n    exec:\n"
-                            "      apiVersion: client.authentication.k8s.io/v1\n"
-                            "      interactiveMode: Never\n      command: "
-                         << command << "\n      installHint: \"" << install_hint
-                         << "\"\ncontexts:\n- name: x\n  context: {cluster: c, user: cloud}\n"
-                            "current-context: x\n";
-  }
-  ExecKubeconfig(const ExecKubeconfig&) = delete;
-  ExecKubeconfig& operator=(const ExecKubeconfig&) = delete;
-  ~ExecKubeconfig() { std::filesystem::remove(path_); }
-  [[nodiscard]] std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
+      : Kubeconfig(server, "    certificate-authority: " + pki_file("ca.crt") + "\n",
+                   "\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                   "      interactiveMode: Never\n      command: " +
+                       command + "\n      installHint: \"" + install_hint + "\"") {}
 };
 
 TEST_F(CliErrorTest, ExecPluginNotInstalledIsOneLineWithItsInstallHintExitFour) {
