@@ -20,41 +20,46 @@ constexpr int kConflictAttempts = 3;
 asio::awaitable<Result<void>> publish_budget(kube::Client& client, std::string namespace_,
                                              int max_parallel) {
   const std::string value = std::to_string(max_parallel);
-  json::value lease =
-      json::object{{"apiVersion", "coordination.k8s.io/v1"},
-                   {"kind", "Lease"},
-                   {"metadata",
-                    {{"name", kBudgetLeaseName},
-                     {"namespace", namespace_},
-                     {"labels", {{"app.kubernetes.io/name", "node-maintenance-operator"}}},
-                     {"annotations", {{kMaxParallelAnnotation, value}}}}},
-                   {"spec", json::object{}}};
-  std::string collection = kube::collection_path<kube::Lease>(namespace_);
-  kube::WriteOptions create_options;
-  auto created = co_await client.create(collection, lease, create_options);
-  if (created || created.error().code != ErrorCode::kAlreadyExists) {
-    if (!created) co_return created.error();
-    co_return Result<void>();
-  }
   std::string path = kube::object_path<kube::Lease>(namespace_, kBudgetLeaseName);
+  // Read first, so a restart with the same budget writes nothing and no write is refused (the
+  // operator's requests are counted by answer code; a 409 there means a bug).
   for (int attempt = 1;; ++attempt) {
     auto current = co_await client.get_json(path);
-    if (!current) co_return current.error();
-    json::object* object = current->if_object();
-    if (object == nullptr) co_return Error(ErrorCode::kInvalid, "the Lease is not an object");
-    json::value& metadata = (*object)["metadata"];
-    if (!metadata.is_object()) metadata = json::object{};
-    json::value& annotations = metadata.get_object()["annotations"];
-    if (!annotations.is_object()) annotations = json::object{};
-    const json::value* now = annotations.get_object().if_contains(kMaxParallelAnnotation);
-    if (now != nullptr && now->is_string() && now->get_string() == value) co_return Result<void>();
-    annotations.get_object()[kMaxParallelAnnotation] = value;
-    kube::WriteOptions update_options;
-    auto updated = co_await client.update(path, std::move(*current), update_options);
-    if (updated) co_return Result<void>();
-    if (updated.error().code != ErrorCode::kConflict || attempt == kConflictAttempts) {
-      co_return updated.error();
+    if (!current && current.error().code != ErrorCode::kNotFound) co_return current.error();
+    Result<boost::json::value> written = Error(ErrorCode::kUnknown, "");
+    if (!current) {
+      json::value lease =
+          json::object{{"apiVersion", "coordination.k8s.io/v1"},
+                       {"kind", "Lease"},
+                       {"metadata",
+                        {{"name", kBudgetLeaseName},
+                         {"namespace", namespace_},
+                         {"labels", {{"app.kubernetes.io/name", "node-maintenance-operator"}}},
+                         {"annotations", {{kMaxParallelAnnotation, value}}}}},
+                       {"spec", json::object{}}};
+      std::string collection = kube::collection_path<kube::Lease>(namespace_);
+      kube::WriteOptions create_options;
+      written = co_await client.create(collection, std::move(lease), create_options);
+    } else {
+      json::object* object = current->if_object();
+      if (object == nullptr) co_return Error(ErrorCode::kInvalid, "the Lease is not an object");
+      json::value& metadata = (*object)["metadata"];
+      if (!metadata.is_object()) metadata = json::object{};
+      json::value& annotations = metadata.get_object()["annotations"];
+      if (!annotations.is_object()) annotations = json::object{};
+      const json::value* now = annotations.get_object().if_contains(kMaxParallelAnnotation);
+      if (now != nullptr && now->is_string() && now->get_string() == value) {
+        co_return Result<void>();
+      }
+      annotations.get_object()[kMaxParallelAnnotation] = value;
+      kube::WriteOptions update_options;
+      written = co_await client.update(path, std::move(*current), update_options);
     }
+    if (written) co_return Result<void>();
+    // Another replica wrote it meanwhile: read it again.
+    const bool raced = written.error().code == ErrorCode::kAlreadyExists ||
+                       written.error().code == ErrorCode::kConflict;
+    if (!raced || attempt == kConflictAttempts) co_return written.error();
   }
 }
 

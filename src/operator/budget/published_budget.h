@@ -27,7 +27,8 @@ inline constexpr std::string_view kMaxParallelAnnotation =
     "nodemaintenance.medik8s.io/max-parallel-maintenances";
 
 // Creates or updates the Lease `nmo-budget` in `namespace_` with the annotation set to
-// `max_parallel`. Errors are the API server's (the caller logs them: publishing is a courtesy
+// `max_parallel`; reads it first and writes nothing when it already says so. Errors are the API
+// server's (the caller logs them: publishing is a courtesy
 // and never stops the operator).
 asio::awaitable<Result<void>> publish_budget(kube::Client& client, std::string namespace_,
                                              int max_parallel);
