@@ -6,10 +6,12 @@
 #   make chaos  - the reliability experiments at full length
 #   make image  - the operator's container image from the Containerfile (podman)
 #   make deploy - the image and deploy/default on the local cluster's real kubelet node
+#   make plugin / install / dist - the plugin alone, an installed release, release archives
 SHELL := /bin/bash
 PRESET ?= dev
+PREFIX ?= /usr/local
 
-.PHONY: all setup build test unit-test e2e-test demo cluster-up cluster-down cluster-env \
+.PHONY: all setup build plugin install install-plugin dist test unit-test e2e-test demo cluster-up cluster-down cluster-env \
         cluster-status testenv bench chaos run run-stop format format-check tidy clean \
         image deploy undeploy
 
@@ -19,10 +21,33 @@ all: build
 setup:
 	@hack/setup.sh
 
-## build: configure and build every C++ target; binaries land in build/bin/
-build: setup
+## build: configure and build every C++ target; binaries land in build/bin/ (needs no Go)
+build:
+	@hack/setup.sh build
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build --preset $(PRESET)
+
+## plugin: kubectl-maintenance alone (release, C++ libraries linked in) into build-plugin/bin/;
+##         needs only the C++ toolchain and the plugin's libraries (hack/setup.sh plugin)
+plugin:
+	@hack/setup.sh plugin
+	@cmake --preset plugin >/dev/null
+	@cmake --build --preset plugin --target kubectl-maintenance
+
+## install: release build of both binaries, stripped, into $(PREFIX)/bin (make install PREFIX=~/.local)
+install:
+	@hack/setup.sh build
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release --target kubectl-maintenance node-maintenance-operator
+	@cmake --install build-release --prefix $(PREFIX) --strip
+
+## install-plugin: the plugin alone (make plugin), stripped, into $(PREFIX)/bin
+install-plugin: plugin
+	@cmake --install build-plugin --prefix $(PREFIX) --strip
+
+## dist: versioned archives of the plugin and the operator in dist/, SHA256SUMS, krew manifest
+dist:
+	@hack/dist.sh
 
 ## test: unit tests (also under ASan+UBSan), then end-to-end tests on the local cluster
 test: setup
@@ -97,4 +122,4 @@ tidy: build
 	@git ls-files 'src/*.cc' 'cmd/*.cc' | xargs -r clang-tidy-14 -p build --quiet
 
 clean:
-	@rm -rf build build-*
+	@rm -rf build build-* dist

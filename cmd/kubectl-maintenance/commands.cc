@@ -1,12 +1,12 @@
 #include "commands.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,13 +18,17 @@
 #include "cli/diagnosis.h"
 #include "cli/exit_code.h"
 #include "cli/maintenance_text.h"
+#include "cli/output_format.h"
 #include "cli/plan.h"
 #include "cli/text.h"
+#include "console.h"
+#include "follow.h"
 #include "kube/api/daemon_set.h"
 #include "kube/api/lease.h"
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
+#include "operator/budget/published_budget.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/etcd_quorum.h"
@@ -36,21 +40,27 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::size_t kMaxEvents = 20;
-constexpr std::size_t kMaxPendingLines = 10;
 constexpr std::string_view kDrainTaint = "medik8s.io/drain";
 
-int report(const Failure& failure) {
-  std::fprintf(stderr, "error: %s\n", failure.message.c_str());
-  return failure.exit_code;
+// `value` as -o asks: YAML, a JSONPath template's output, or indented JSON.
+void print_document(const json::value& value, const Output& output) {
+  switch (output.format) {
+    case OutputFormat::kYaml:
+      print(to_yaml(value));
+      break;
+    case OutputFormat::kJsonPath:
+      print(output.jsonpath->render(value));
+      break;
+    default:
+      print(to_pretty_json(value));
+      break;
+  }
 }
 
-void print(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-}
-
-void print_document(const json::value& value, OutputFormat format) {
-  print(format == OutputFormat::kYaml ? to_yaml(value) : to_pretty_json(value));
+// -o json, yaml and jsonpath print the object itself.
+bool prints_document(const Output& output) {
+  return output.format == OutputFormat::kJson || output.format == OutputFormat::kYaml ||
+         output.format == OutputFormat::kJsonPath;
 }
 
 kube::Time wall_now() {
@@ -70,97 +80,9 @@ asio::awaitable<void> pause(std::chrono::milliseconds interval) {
   co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
-// The terminal's width in columns, 0 when unknown.
-std::size_t terminal_width() {
-  winsize size{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return 0;
-  return size.ws_col;
-}
-
 bool timed_out(const std::optional<std::chrono::nanoseconds>& timeout,
                std::chrono::steady_clock::time_point started) {
   return timeout && std::chrono::steady_clock::now() - started >= *timeout;
-}
-
-json::value progress_json(const op::NodeMaintenance& nm, std::chrono::seconds elapsed) {
-  json::array pending;
-  for (const auto& ref : nm.status.pending_pods_refs) {
-    pending.push_back(json::object{
-        {"namespace", ref.namespace_},
-        {"name", ref.name},
-        {"reason", ref.reason ? std::string(op::to_string(*ref.reason)) : std::string()},
-        {"message", ref.message}});
-  }
-  return json::object{{"name", nm.meta.name},
-                      {"node", nm.spec.node_name},
-                      {"phase", phase_text(nm)},
-                      {"drainProgress", nm.status.drain_progress},
-                      {"evictionPods", nm.status.eviction_pods},
-                      {"totalPods", nm.status.total_pods},
-                      {"pendingPods", std::move(pending)},
-                      {"lastError", nm.status.last_error},
-                      {"elapsedSeconds", elapsed.count()}};
-}
-
-// Follows a maintenance until it is Succeeded (0) or Failed (1), it disappears (3), or the
-// timeout passes (5): a redrawn progress display on a terminal, a line per change otherwise.
-asio::awaitable<int> follow(Session& session, std::string name, CommandOptions options) {
-  const auto started = std::chrono::steady_clock::now();
-  std::string last_signature;
-  std::size_t drawn = 0;
-  for (;;) {
-    auto found = co_await session.find_maintenance(name);
-    if (!found) co_return report(found.failure());
-    if (!found->has_value()) {
-      co_return report(Failure{.message = "NodeMaintenance \"" + name + "\" not found",
-                               .exit_code = kExitNotFound});
-    }
-    const op::NodeMaintenance& nm = (*found)->nm;
-    const kube::Time now = wall_now();
-    const std::chrono::seconds elapsed =
-        nm.meta.creation_timestamp
-            ? std::chrono::duration_cast<std::chrono::seconds>(now - *nm.meta.creation_timestamp)
-            : std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                               started);
-    std::vector<std::string> lines{progress_line(nm, elapsed)};
-    for (auto& line : pending_lines(nm, kMaxPendingLines)) lines.push_back(std::move(line));
-    std::string signature = fmt::format("{}|{}|{}|{}", phase_text(nm), nm.status.drain_progress,
-                                        nm.status.eviction_pods, nm.status.total_pods);
-    for (std::size_t i = 1; i < lines.size(); ++i) signature += "|" + lines[i];
-    const bool changed = signature != last_signature;
-    last_signature = signature;
-    if (options.output != OutputFormat::kHuman) {
-      if (changed) print(json::serialize(progress_json(nm, elapsed)) + "\n");
-    } else if (options.tty) {
-      std::string text;
-      // Back to the first line of the previous drawing, and clear it and everything below.
-      if (drawn > 0) text += fmt::format("\033[{}F\033[J", drawn);
-      // Lines cut to the terminal's width, so none wraps and the count above stays right.
-      const std::size_t width = terminal_width();
-      for (const auto& line : lines) {
-        text += (width > 1 && line.size() >= width ? line.substr(0, width - 1) : line) + "\n";
-      }
-      drawn = lines.size();
-      print(text);
-    } else if (changed) {
-      std::string text;
-      for (const auto& line : lines) text += line + "\n";
-      print(text);
-    }
-    if (nm.status.phase == op::Phase::kSucceeded) co_return kExitOk;
-    if (nm.status.phase == op::Phase::kFailed) {
-      co_return report(
-          Failure{.message = "NodeMaintenance \"" + name + "\" failed: " + nm.status.last_error,
-                  .exit_code = kExitFailed});
-    }
-    if (timed_out(options.timeout, started)) {
-      co_return report(Failure{
-          .message = fmt::format("timed out after {} waiting for NodeMaintenance \"{}\" (phase {})",
-                                 op::format_duration(*options.timeout), name, phase_text(nm)),
-          .exit_code = kExitTimeout});
-    }
-    co_await pause(options.poll_interval);
-  }
 }
 
 // Lists every page of T in `ns` with `options`, as a Failure-carrying outcome.
@@ -186,6 +108,23 @@ asio::awaitable<Outcome<std::optional<kube::Node>>> find_node(Session& session, 
 asio::awaitable<Outcome<std::vector<kube::Lease>>> leases_in(Session& session, std::string ns) {
   kube::ListOptions all;
   co_return co_await list_all<kube::Lease>(session, ns, all);
+}
+
+// The budget to plan with: --max-parallel, else what the operator published on its Lease
+// nmo-budget among `leases` (the operator namespace's), else the operator's default; and where
+// it came from.
+std::pair<int, std::string> budget_of(const CommandOptions& options,
+                                      const std::vector<kube::Lease>& leases) {
+  if (options.max_parallel > 0) return {options.max_parallel, "--max-parallel"};
+  for (const auto& lease : leases) {
+    if (lease.meta.name != op::kBudgetLeaseName) continue;
+    if (auto published = op::published_max_parallel(lease)) {
+      return {*published, "published by the operator on Lease " + options.operator_namespace + "/" +
+                              std::string(op::kBudgetLeaseName)};
+    }
+  }
+  return {op::kDefaultMaxParallelMaintenances,
+          "the default: the operator has not published its budget"};
 }
 
 bool is_slot_lease(const kube::Lease& lease) {
@@ -222,26 +161,39 @@ std::optional<VmiState> vmi_state(const json::value& vmi) {
 asio::awaitable<int> run_list(Session& session, CommandOptions options) {
   auto all = co_await session.maintenances();
   if (!all) co_return report(all.failure());
-  if (options.output != OutputFormat::kHuman) {
+  if (prints_document(options.output)) {
     print_document(all->raw, options.output);
     co_return kExitOk;
   }
+  if (options.output.format == OutputFormat::kName) {
+    std::string names;
+    for (const auto& nm : all->items) names += resource_name(nm.meta.name) + "\n";
+    print(names);
+    co_return kExitOk;
+  }
   if (all->items.empty()) {
-    print("No NodeMaintenances found.\n");
+    // kubectl's habit: the note on stderr, so `--no-headers | wc -l` counts 0.
+    std::fputs("No NodeMaintenances found.\n", stderr);
     co_return kExitOk;
   }
   const kube::Time now = wall_now();
+  const bool wide = options.output.format == OutputFormat::kWide;
   std::vector<std::vector<std::string>> rows;
-  for (const auto& nm : all->items) rows.push_back(list_row(nm, now));
-  print(format_table(list_header(), rows));
+  for (const auto& nm : all->items) rows.push_back(list_row(nm, now, wide));
+  print(format_table(list_header(wide), rows, !options.no_headers));
   co_return kExitOk;
 }
 
 asio::awaitable<int> run_status(Session& session, std::string name, CommandOptions options) {
   auto found = co_await session.maintenance(name);
   if (!found) co_return report(found.failure());
-  if (options.output != OutputFormat::kHuman) {
+  if (prints_document(options.output)) {
     print_document(found->raw, options.output);
+  } else if (options.output.format == OutputFormat::kName) {
+    print(resource_name(found->nm.meta.name) + "\n");
+  } else if (options.output.format == OutputFormat::kWide) {
+    print(format_table(list_header(true), {list_row(found->nm, wall_now(), true)},
+                       !options.no_headers));
   } else {
     print(status_report(found->nm, wall_now()));
   }
@@ -366,7 +318,6 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   input.maintenance_name = options.name.empty() ? "maintenance-" + node : options.name;
   input.operator_namespace = options.operator_namespace;
   input.lease_namespace = options.lease_namespace;
-  input.max_parallel = options.max_parallel;
   input.etcd_quorum_check = options.etcd_quorum_check;
 
   kube::ListOptions on_node;
@@ -425,6 +376,7 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   auto slots = co_await leases_in(session, options.operator_namespace);
   if (!slots) co_return report(slots.failure());
   for (const auto& lease : *slots) input.slot_leases.insert(lease.meta.name);
+  std::tie(input.max_parallel, input.max_parallel_source) = budget_of(options, *slots);
   auto node_leases = co_await leases_in(session, options.lease_namespace);
   if (!node_leases) co_return report(node_leases.failure());
   input.node_leases = std::move(*node_leases);
@@ -489,7 +441,7 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   }
 
   const Plan plan = make_plan(input);
-  if (options.output != OutputFormat::kHuman) {
+  if (prints_document(options.output)) {
     print_document(plan_to_json(plan), options.output);
   } else {
     print(plan_report(plan));
@@ -503,7 +455,6 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
   DiagnosisInput input;
   input.nm = found->nm;
   input.now = wall_now();
-  input.max_parallel = options.max_parallel;
   const std::string& node = input.nm.spec.node_name;
 
   const std::string events_path = "/api/v1/namespaces/default/events?fieldSelector=" +
@@ -531,6 +482,7 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
   for (const auto& slot : *slots) {
     if (is_slot_lease(slot)) input.slot_holders.push_back(op::lease_holder(slot));
   }
+  input.max_parallel = budget_of(options, *slots).first;
 
   std::map<std::string, std::vector<kube::PodDisruptionBudget>> pdbs_by_namespace;
   for (const auto& ref : input.nm.status.pending_pods_refs) {
@@ -553,7 +505,7 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
     input.pods.push_back(std::move(stuck));
   }
 
-  if (options.output != OutputFormat::kHuman) {
+  if (prints_document(options.output)) {
     print_document(diagnosis_to_json(input), options.output);
   } else {
     print(diagnosis_report(input, kMaxEvents));

@@ -9,19 +9,19 @@
 #include <optional>
 #include <string>
 
+#include "cli/output_format.h"
 #include "http/asio.h"
 #include "session.h"
 
 namespace nmo::cli {
 
-enum class OutputFormat { kHuman, kJson, kYaml };
-
 struct CommandOptions {
-  OutputFormat output = OutputFormat::kHuman;
-  bool tty = false;  // stdout is a terminal: redraw in place
+  Output output;            // -o
+  bool no_headers = false;  // --no-headers: tables without their header line
+  bool tty = false;         // stdout is a terminal: redraw in place
   std::string operator_namespace;
   std::string lease_namespace;
-  int max_parallel = 1;
+  int max_parallel = 0;  // --max-parallel; 0: the budget the operator published
   bool etcd_quorum_check = true;
   std::optional<std::chrono::nanoseconds> timeout;  // --timeout of the waiting commands
   std::chrono::milliseconds poll_interval{500};

@@ -7,17 +7,21 @@
 // Threading: one io_context on the main thread runs the chosen subcommand's coroutine.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "base/log.h"
 #include "cli/exit_code.h"
 #include "commands.h"
+#include "completion.h"
 #include "http/asio.h"
 #include "kube/client/client.h"
 #include "kube/config/load_rest_config.h"
@@ -41,24 +45,50 @@ constexpr const char* kExitCodesHelp =
     "  3  the node or NodeMaintenance named does not exist\n"
     "  4  the cluster cannot be used: API server unreachable, kubeconfig or credentials\n"
     "     unusable, or the NodeMaintenance API (CRD) is not installed\n"
-    "  5  --timeout passed before the awaited state was reached\n";
+    "  5  --timeout passed before the awaited state was reached\n"
+    "  130, 143  watch or --wait interrupted by Ctrl-C (SIGINT) or SIGTERM\n";
 
 struct Flags {
   std::string kubeconfig;
   std::string context;
+  kube::ConfigOverrides overrides;  // --server, --token, --insecure-skip-tls-verify, --as...
+  std::string request_timeout;
   std::string output;
+  std::vector<OutputFormat> accepted_outputs;  // the chosen command's -o formats
   std::string timeout;
   std::string etcd_quorum_check = "auto";
   int verbosity = 0;
   CommandOptions options;
 };
 
+// The formats of each command's -o.
+const std::vector<OutputFormat> kObjectOutputs = {OutputFormat::kJson, OutputFormat::kYaml,
+                                                  OutputFormat::kName, OutputFormat::kWide,
+                                                  OutputFormat::kJsonPath};
+const std::vector<OutputFormat> kDocumentOutputs = {OutputFormat::kJson, OutputFormat::kYaml,
+                                                    OutputFormat::kJsonPath};
+const std::vector<OutputFormat> kWatchOutputs = {OutputFormat::kJson, OutputFormat::kYaml};
+
+// kubectl's --request-timeout: a duration ("30s", "2m") or a number of seconds; 0 waits for
+// ever.
+Result<std::chrono::milliseconds> parse_request_timeout(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    return std::chrono::milliseconds(std::chrono::seconds(std::stoll(text)));
+  }
+  NMO_TRY_ASSIGN(const op::Duration duration, op::parse_duration(text));
+  return std::chrono::duration_cast<std::chrono::milliseconds>(duration);
+}
+
 using Command = std::function<asio::awaitable<int>(Session&, CommandOptions)>;
 
 int run_command(const Flags& flags, const Command& command) {
   CommandOptions options = flags.options;
-  if (flags.output == "json") options.output = OutputFormat::kJson;
-  if (flags.output == "yaml") options.output = OutputFormat::kYaml;
+  auto output = parse_output(flags.output, flags.accepted_outputs);
+  if (!output) {
+    std::fprintf(stderr, "error: %s\n", output.error().message.c_str());
+    return kExitUsage;
+  }
+  options.output = std::move(*output);
   options.tty = isatty(STDOUT_FILENO) == 1;
   options.etcd_quorum_check = flags.etcd_quorum_check == "auto";
   if (!flags.timeout.empty()) {
@@ -69,11 +99,22 @@ int run_command(const Flags& flags, const Command& command) {
     }
     options.timeout = *timeout;
   }
+  // Fail fast when the API server is down: one retry, short timeouts.
+  std::chrono::milliseconds request_timeout = std::chrono::seconds(15);
+  if (!flags.request_timeout.empty()) {
+    auto parsed = parse_request_timeout(flags.request_timeout);
+    if (!parsed) {
+      std::fprintf(stderr, "error: --request-timeout: %s\n", parsed.error().message.c_str());
+      return kExitUsage;
+    }
+    request_timeout = parsed->count() == 0 ? std::chrono::hours(24 * 365) : *parsed;
+  }
   // Client retries and warnings are logged; a command-line tool shows them only with -v.
   log::configure(log::Format::kText, flags.verbosity);
   if (flags.verbosity == 0) log::set_writer([](std::string_view) {});
 
-  auto rest = kube::load_rest_config({.path = flags.kubeconfig, .context = flags.context});
+  auto rest = kube::load_rest_config(
+      {.path = flags.kubeconfig, .context = flags.context, .overrides = flags.overrides});
   if (!rest) {
     std::fprintf(stderr, "error: %s\n", rest.error().message.c_str());
     return kExitUnavailable;
@@ -81,9 +122,8 @@ int run_command(const Flags& flags, const Command& command) {
   asio::io_context io;
   kube::ClientOptions client_options;
   client_options.user_agent = "kubectl-maintenance/" NMO_VERSION;
-  // Fail fast when the API server is down: one retry, short timeouts.
   client_options.max_retries = 1;
-  client_options.request_timeout = std::chrono::seconds(15);
+  client_options.request_timeout = request_timeout;
   client_options.qps = 50.0;
   client_options.burst = 100;
   auto client = kube::Client::create(io.get_executor(), *rest, client_options);
@@ -109,8 +149,38 @@ int run_command(const Flags& flags, const Command& command) {
   return status;
 }
 
-void add_output(CLI::App& command, Flags& flags, const char* formats) {
-  command.add_option("-o,--output", flags.output, formats)->check(CLI::IsMember({"json", "yaml"}));
+// -o with the formats `accepted`, checked in run_command() so an unknown one exits 2 with the
+// accepted ones named.
+void add_output(CLI::App& command, Flags& flags, const char* help,
+                const std::vector<OutputFormat>& accepted) {
+  command.add_option("-o,--output", flags.output, help);
+  command.preparse_callback([&flags, accepted](std::size_t) { flags.accepted_outputs = accepted; });
+}
+
+// The name kubectl looks for on PATH to complete `kubectl maintenance ...` (a symlink to us).
+constexpr std::string_view kCompletionExecutable = "kubectl_complete-maintenance";
+
+// Answers a completion request (completion.h); always exits 0, as cobra does.
+int complete(CLI::App& app, Flags& flags, Command& command, const std::vector<std::string>& words) {
+  CompletionQuery query = classify_completion(app, words);
+  if (query.kind == CompletionQuery::Kind::kStatic) {
+    print_candidates(query.candidates, query.prefix);
+  } else if (query.kind != CompletionQuery::Kind::kNothing) {
+    // The connection flags, then any subcommand, parsed like a real command line (CLI11 takes
+    // the arguments in reverse order).
+    std::vector<std::string> args = query.global_args;
+    args.emplace_back("list");
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+      command = [query](Session& s, CommandOptions) { return print_cluster_candidates(s, query); };
+      (void)run_command(flags, command);
+    } catch (const CLI::ParseError&) {
+      // A broken flag among the words: no names to offer.
+    }
+  }
+  print_directive();
+  return kExitOk;
 }
 
 int run(int argc, char** argv) {
@@ -135,6 +205,18 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("-v,--v", flags.verbosity, "log client requests and retries to stderr")
       ->check(CLI::Range(0, 10));
+  app.add_option("--server,-s", flags.overrides.server, "the API server's URL (kubectl --server)");
+  app.add_option("--token", flags.overrides.token,
+                 "bearer token instead of the kubeconfig user's credentials");
+  app.add_flag("--insecure-skip-tls-verify", flags.overrides.insecure_skip_tls_verify,
+               "do not check the server's certificate (insecure)");
+  app.add_option("--as", flags.overrides.impersonate_user, "user to impersonate");
+  app.add_option("--as-group", flags.overrides.impersonate_groups,
+                 "group to impersonate (repeatable; needs --as)")
+      ->allow_extra_args(false);
+  app.add_option("--request-timeout", flags.request_timeout,
+                 "give up a single request after this long (1s, 2m; 0: never)")
+      ->default_str("15s");
 
   std::string arg;
   Command command;
@@ -164,13 +246,17 @@ int run(int argc, char** argv) {
   auto* list = app.add_subcommand("list",
                                   "every NodeMaintenance: node, phase, progress, "
                                   "pending pods, age, what blocks it");
-  add_output(*list, flags, "json|yaml: the NodeMaintenanceList");
+  add_output(*list, flags, "json|yaml|name|wide|jsonpath=TEMPLATE: the NodeMaintenanceList",
+             kObjectOutputs);
+  list->add_flag("--no-headers", flags.options.no_headers, "tables without their header line");
   list->callback(
       [&] { command = [](Session& s, CommandOptions o) { return run_list(s, std::move(o)); }; });
 
   auto* status = app.add_subcommand("status", "a NodeMaintenance's status in human form");
   status->add_option("name", arg, "the NodeMaintenance")->required();
-  add_output(*status, flags, "json|yaml: the NodeMaintenance object");
+  add_output(*status, flags, "json|yaml|name|wide|jsonpath=TEMPLATE: the NodeMaintenance object",
+             kObjectOutputs);
+  status->add_flag("--no-headers", flags.options.no_headers, "with -o wide: no header line");
   status->callback([&] {
     command = [&arg](Session& s, CommandOptions o) { return run_status(s, arg, std::move(o)); };
   });
@@ -180,7 +266,7 @@ int run(int argc, char** argv) {
       "a live progress bar until Succeeded (exit 0) or Failed (exit 1); plain lines "
       "when stdout is not a terminal");
   watch->add_option("name", arg, "the NodeMaintenance")->required();
-  add_output(*watch, flags, "json|yaml: one JSON line per change");
+  add_output(*watch, flags, "json|yaml: one JSON line per change", kWatchOutputs);
   watch->add_option("--timeout", flags.timeout, "give up after this long (exit 5)");
   watch->callback([&] {
     command = [&arg](Session& s, CommandOptions o) { return run_watch(s, arg, std::move(o)); };
@@ -194,14 +280,14 @@ int run(int argc, char** argv) {
   plan->add_option("--name", flags.options.name, "the NodeMaintenance's name")
       ->default_str("maintenance-<node>");
   plan->add_option("--max-parallel", flags.options.max_parallel,
-                   "the operator's --max-parallel-maintenances")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+                   "the budget to plan with, instead of the operator's "
+                   "--max-parallel-maintenances (published on its Lease nmo-budget)")
+      ->check(CLI::Range(1, 100000));
   plan->add_option("--etcd-quorum-check", flags.etcd_quorum_check,
                    "the operator's --etcd-quorum-check: auto|off")
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
-  add_output(*plan, flags, "json|yaml: the plan");
+  add_output(*plan, flags, "json|yaml|jsonpath=TEMPLATE: the plan", kDocumentOutputs);
   plan->callback([&] {
     command = [&arg](Session& s, CommandOptions o) { return run_plan(s, arg, std::move(o)); };
   });
@@ -211,7 +297,7 @@ int run(int argc, char** argv) {
       "why a maintenance is stuck: status, events, leases, node, pending pods with "
       "their PDBs, and what to do next");
   diagnose->add_option("name", arg, "the NodeMaintenance")->required();
-  add_output(*diagnose, flags, "json|yaml: the diagnosis");
+  add_output(*diagnose, flags, "json|yaml|jsonpath=TEMPLATE: the diagnosis", kDocumentOutputs);
   diagnose->callback([&] {
     command = [&arg](Session& s, CommandOptions o) { return run_diagnose(s, arg, std::move(o)); };
   });
@@ -219,6 +305,14 @@ int run(int argc, char** argv) {
   for (CLI::App* sub : {start, stop, list, status, watch, plan, diagnose}) {
     sub->fallthrough();
     sub->footer(kExitCodesHelp);
+  }
+  std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
+  if (std::filesystem::path(argc > 0 ? argv[0] : "").filename() == kCompletionExecutable) {
+    return complete(app, flags, command, words);
+  }
+  if (!words.empty() && words.front() == "__complete") {
+    words.erase(words.begin());
+    return complete(app, flags, command, words);
   }
   try {
     app.parse(argc, argv);

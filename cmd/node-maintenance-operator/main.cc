@@ -41,6 +41,7 @@
 #include "http/server.h"
 #include "kube/client/client.h"
 #include "kube/config/load_rest_config.h"
+#include "operator/budget/published_budget.h"
 #include "operator/controller/operator.h"
 #include "operator/metrics/prometheus_metrics.h"
 #include "operator/webhook/handler.h"
@@ -130,6 +131,12 @@ asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
       if (fence == nullptr) return Error(ErrorCode::kUnavailable, "not elected yet");
       return fence->check_leading();
     };
+  }
+  // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h).
+  if (auto published = co_await op::publish_budget(client, options.namespace_,
+                                                   options.max_parallel_maintenances);
+      !published) {
+    logger.warn("could not publish the budget", {{"error", published.error().describe()}});
   }
   op::Operator controller(executor, client, options);
   state.controller = &controller;

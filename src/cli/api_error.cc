@@ -42,6 +42,10 @@ Failure describe_api_error(const Error& error, std::string_view server) {
   const std::string message = error.message.empty() ? error.describe() : error.message;
   switch (error.code) {
     case ErrorCode::kUnauthorized:
+      if (error.http_status == 0) {
+        // No credentials to send: an exec plugin failed (its message names the kubeconfig).
+        return Failure{.message = message, .exit_code = kExitUnavailable};
+      }
       return Failure{.message = "the API server at " + std::string(server) +
                                 " refused the credentials: " + message,
                      .exit_code = kExitUnavailable};

@@ -31,8 +31,9 @@ struct Failure {
 // The message for an error of a request to the API server at `server` (RestConfig::server).
 // Unreachable: "cannot reach the API server at <server>: <cause>", the cause with the client's
 // "connect to host:port: " prefix removed and lower-cased ("connection refused"); exit 4.
-// Unauthorized/Forbidden: the server's message; exit 4 and 1. NotFound: the message; exit 3.
-// Anything else: the server's message; exit 1.
+// Unauthorized/Forbidden: the server's message; exit 4 and 1. Unauthorized without an HTTP
+// status (no usable credentials, e.g. a failed exec plugin): its message; exit 4. NotFound: the
+// message; exit 3. Anything else: the server's message; exit 1.
 [[nodiscard]] Failure describe_api_error(const Error& error, std::string_view server);
 
 // The message when the nodemaintenances resource is not served (the CRD is missing); exit 4.

@@ -27,6 +27,13 @@ TEST(DescribeApiError, ServerAnswersKeepTheirMessage) {
   EXPECT_EQ(describe_api_error(unauthorized, "https://h").exit_code, kExitUnavailable);
 }
 
+TEST(DescribeApiError, MissingCredentialsKeepTheirMessage) {
+  const Error plugin(ErrorCode::kUnauthorized,
+                     R"(kubeconfig /k: users["eks"]: exec plugin "aws" is not installed)");
+  EXPECT_EQ(describe_api_error(plugin, "https://h"),
+            (Failure{.message = plugin.message, .exit_code = kExitUnavailable}));
+}
+
 TEST(ApiNotInstalled, NamesTheCrdAndTheFix) {
   EXPECT_EQ(api_not_installed().message,
             "the NodeMaintenance API is not installed in this cluster "

@@ -19,5 +19,8 @@ inline constexpr int kExitNotFound = 3;
 inline constexpr int kExitUnavailable = 4;
 // --timeout passed before the awaited state was reached.
 inline constexpr int kExitTimeout = 5;
+// `watch` and `--wait` interrupted by a signal exit 128 + its number, as a shell reports it
+// (130 for Ctrl-C, 143 for SIGTERM), after restoring the terminal.
+inline constexpr int kExitSignalBase = 128;
 
 }  // namespace nmo::cli

@@ -65,20 +65,30 @@ std::string blocking_summary(const op::NodeMaintenance& nm) {
   return "";
 }
 
-std::vector<std::string> list_header() {
-  return {"NAME", "NODE", "PHASE", "PROGRESS", "PENDING", "AGE", "BLOCKING"};
+std::vector<std::string> list_header(bool wide) {
+  std::vector<std::string> header{"NAME",    "NODE", "PHASE",   "PROGRESS",
+                                  "PENDING", "AGE",  "BLOCKING"};
+  if (wide) header.insert(header.end(), {"EVICTED", "REASON"});
+  return header;
 }
 
-std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now) {
+std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now, bool wide) {
   const bool started = nm.status.phase && *nm.status.phase != op::Phase::kPending;
-  return {nm.meta.name,
-          nm.spec.node_name,
-          phase_text(nm),
-          started ? fmt::format("{}%", nm.status.drain_progress) : "-",
-          std::to_string(nm.status.pending_pods_refs.empty() ? nm.status.pending_pods.size()
-                                                             : nm.status.pending_pods_refs.size()),
-          age_of(nm, now),
-          blocking_summary(nm)};
+  std::vector<std::string> row{
+      nm.meta.name,
+      nm.spec.node_name,
+      phase_text(nm),
+      started ? fmt::format("{}%", nm.status.drain_progress) : "-",
+      std::to_string(nm.status.pending_pods_refs.empty() ? nm.status.pending_pods.size()
+                                                         : nm.status.pending_pods_refs.size()),
+      age_of(nm, now),
+      blocking_summary(nm)};
+  if (wide) {
+    row.push_back(started ? fmt::format("{}/{}", nm.status.eviction_pods, nm.status.total_pods)
+                          : "-");
+    row.push_back(nm.spec.reason.empty() ? "-" : nm.spec.reason);
+  }
+  return row;
 }
 
 std::string status_report(const op::NodeMaintenance& nm, kube::Time now) {

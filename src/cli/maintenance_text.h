@@ -27,9 +27,10 @@ namespace nmo::cli {
 [[nodiscard]] std::string blocking_summary(const op::NodeMaintenance& nm);
 
 // The `list` table header and one row: NAME, NODE, PHASE, PROGRESS ("75%"), PENDING (count),
-// AGE, BLOCKING.
-[[nodiscard]] std::vector<std::string> list_header();
-[[nodiscard]] std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now);
+// AGE, BLOCKING; -o wide adds EVICTED ("3/4") and REASON (spec.reason).
+[[nodiscard]] std::vector<std::string> list_header(bool wide = false);
+[[nodiscard]] std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now,
+                                                bool wide = false);
 
 // The `status` report: name, node, reason, drain timeout, phase, progress, pending pods with
 // their reason and message, last error, last update, conditions; lines ending in '\n'.

@@ -49,6 +49,12 @@ TEST(ListRow, HasEveryColumn) {
   const auto fresh = decode(R"json({"metadata": {"name": "m"}, "spec": {"nodeName": "n"}})json");
   EXPECT_EQ(list_row(fresh, at("2024-05-01T10:05:30Z"))[2], "New");
   EXPECT_EQ(list_row(fresh, at("2024-05-01T10:05:30Z"))[3], "-");
+  const auto wide = list_row(decode(kRunning), at("2024-05-01T10:05:30Z"), true);
+  ASSERT_EQ(wide.size(), list_header(true).size());
+  EXPECT_EQ(list_header(true).back(), "REASON");
+  EXPECT_EQ(wide[7], "6/8");
+  EXPECT_EQ(wide[8], "memory upgrade");
+  EXPECT_EQ(list_row(fresh, at("2024-05-01T10:05:30Z"), true).back(), "-");
 }
 
 TEST(StatusReport, ReadsLikeTheStory) {

@@ -216,8 +216,10 @@ GatePlan budget_gate(const PlanInput& input) {
   }
   const bool admitted = std::find(decision.admit.begin(), decision.admit.end(),
                                   input.maintenance_name) != decision.admit.end();
-  std::string detail = fmt::format("{} of {} slots in use (--max-parallel-maintenances {})",
-                                   decision.slots_used, input.max_parallel, input.max_parallel);
+  std::string detail =
+      fmt::format("{} of {} slots in use (--max-parallel-maintenances {}{})", decision.slots_used,
+                  input.max_parallel, input.max_parallel,
+                  input.max_parallel_source.empty() ? "" : ", " + input.max_parallel_source);
   if (!users.empty()) detail += ": " + users;
   if (!admitted) {
     const std::size_t ahead = decision.admit.size();

@@ -70,6 +70,9 @@ struct PlanInput {
   std::string lease_namespace;
   std::vector<kube::Lease> node_leases;  // every Lease of the lease namespace
   int max_parallel = 1;
+  // Where max_parallel comes from, shown with it ("--max-parallel", "published by the operator
+  // on Lease <ns>/nmo-budget"); empty: nothing is shown.
+  std::string max_parallel_source;
   bool etcd_quorum_check = true;
   std::set<std::string> control_plane_nodes;  // every control-plane node
   // For each control-plane node: whether etcd quorum survives taking it down, and why (the

@@ -11,14 +11,14 @@
 namespace nmo::cli {
 
 std::string format_table(const std::vector<std::string>& header,
-                         const std::vector<std::vector<std::string>>& rows) {
+                         const std::vector<std::vector<std::string>>& rows, bool with_header) {
   std::vector<std::size_t> widths(header.size(), 0);
   auto measure = [&widths](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) {
       widths[i] = std::max(widths[i], row[i].size());
     }
   };
-  measure(header);
+  if (with_header) measure(header);
   for (const auto& row : rows) measure(row);
   std::string out;
   auto emit = [&](const std::vector<std::string>& row) {
@@ -31,7 +31,7 @@ std::string format_table(const std::vector<std::string>& header,
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + '\n';
   };
-  emit(header);
+  if (with_header) emit(header);
   for (const auto& row : rows) emit(row);
   return out;
 }

@@ -13,9 +13,11 @@
 namespace nmo::cli {
 
 // Rows under a header, each column as wide as its widest cell plus three spaces, the last
-// column not padded, every line ending in '\n' (kubectl get's layout).
+// column not padded, every line ending in '\n' (kubectl get's layout). Without the header
+// (--no-headers) the columns are as wide as the rows need.
 [[nodiscard]] std::string format_table(const std::vector<std::string>& header,
-                                       const std::vector<std::vector<std::string>>& rows);
+                                       const std::vector<std::vector<std::string>>& rows,
+                                       bool with_header = true);
 
 // kubectl's AGE column (duration.HumanDuration, simplified): "12s", "5m", "5m30s" (under 10
 // minutes), "3h", "3h20m" (under 8 hours), "5d", "5d3h" (under 8 days), "40d", "2y". Negative

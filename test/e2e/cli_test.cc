@@ -10,14 +10,19 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -433,12 +438,31 @@ class Background {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
+    spawn(argv, actions, nullptr);
     posix_spawn_file_actions_destroy(&actions);
+  }
+  // `argv` in a pseudo-terminal of its own (120 columns), as its controlling terminal, so
+  // typing Ctrl-C (type("\x03")) sends it SIGINT as a shell's terminal would.
+  explicit Background(const std::vector<std::string>& argv) {
+    master_ = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) return;
+    const winsize size{.ws_row = 40, .ws_col = 120, .ws_xpixel = 0, .ws_ypixel = 0};
+    ioctl(master_, TIOCSWINSZ, &size);
+    const std::string terminal = ptsname(master_);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    // After setsid(), opening the terminal makes it the child's controlling terminal.
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, terminal.c_str(), O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&actions, STDIN_FILENO, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, STDIN_FILENO, STDERR_FILENO);
+    posix_spawn_file_actions_addclose(&actions, master_);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+    spawn(argv, actions, &attributes);
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    fcntl(master_, F_SETFL, fcntl(master_, F_GETFL) | O_NONBLOCK);
   }
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;
@@ -447,6 +471,7 @@ class Background {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    if (master_ >= 0) close(master_);
   }
   [[nodiscard]] bool started() const { return pid_ > 0; }
   // True once the child has exited (its status in exit_code()).
@@ -460,13 +485,36 @@ class Background {
     return done_;
   }
   [[nodiscard]] int exit_code() const { return exit_code_; }
-  [[nodiscard]] std::string output() const {
+  // Everything written so far (to the file, or to the terminal).
+  [[nodiscard]] std::string output() {
+    if (master_ >= 0) {
+      std::array<char, 4096> buffer{};
+      for (ssize_t n = 0; (n = read(master_, buffer.data(), buffer.size())) > 0;) {
+        drawn_.append(buffer.data(), static_cast<std::size_t>(n));
+      }
+      return drawn_;
+    }
     std::ifstream in(out_, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
+  // Types `keys` on the terminal.
+  void type(const std::string& keys) const {
+    EXPECT_EQ(write(master_, keys.data(), keys.size()), static_cast<ssize_t>(keys.size()));
+  }
 
  private:
+  void spawn(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions,
+             const posix_spawnattr_t* attributes) {
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (posix_spawnp(&pid_, args[0], &actions, attributes, args.data(), environ) != 0) pid_ = -1;
+  }
+
   std::filesystem::path out_;
+  int master_ = -1;    // the terminal's master side, for a child in a terminal
+  std::string drawn_;  // what the child drew on its terminal so far
   pid_t pid_ = -1;
   bool done_ = false;
   int exit_code_ = -1;
@@ -544,21 +592,44 @@ TEST_F(CliTest, StartWaitExitsOneWhenTheMaintenanceFails) {
       << diagnosed.out;
 }
 
-// A plain HTTP server answering 404 to everything, as an API server that does not serve the
-// NodeMaintenance API (its CRD not installed) answers for that group.
-class NoSuchApiServer {
+// plan reads the budget the operator publishes on its Lease nmo-budget; --max-parallel wins.
+TEST_F(CliTest, PlanReadsTheBudgetTheOperatorRunsWith) {
+  std::vector<std::string> flags = kOperatorFlags;
+  flags.insert(flags.end(), {"--max-parallel-maintenances", "3"});
+  start_operator(flags);
+  const std::string annotation =
+      R"(jsonpath={.metadata.annotations.nodemaintenance\.medik8s\.io/max-parallel-maintenances})";
+  ASSERT_TRUE(wait_until("the budget published", kReact, [&] {
+    const ProcessResult got =
+        kubectl_.run({"get", "lease", "-n", kOperatorNamespace, kBudgetLease, "-o", annotation});
+    return got.ok() && got.out == "3";
+  }));
+  const std::string node = make_node();
+  const ProcessResult planned = cli({"plan", node});
+  ASSERT_EQ(planned.exit_code, 0) << describe(planned);
+  EXPECT_TRUE(contains(planned.out,
+                       " of 3 slots in use (--max-parallel-maintenances 3, published by the "
+                       "operator on Lease node-maintenance-operator-system/nmo-budget)"))
+      << planned.out;
+  const ProcessResult overridden = cli({"plan", node, "--max-parallel", "2"});
+  ASSERT_EQ(overridden.exit_code, 0) << describe(overridden);
+  EXPECT_TRUE(contains(overridden.out,
+                       " of 2 slots in use (--max-parallel-maintenances 2, --max-parallel)"))
+      << overridden.out;
+}
+
+// A plain HTTP server on 127.0.0.1 answering with `handler`: a stand-in API server for the
+// answers the real one will not give on demand.
+class FakeApiServer {
  public:
-  NoSuchApiServer() {
+  explicit FakeApiServer(std::function<http::Response(const http::Request&)> handler)
+      : handler_(std::move(handler)) {
     http::ServerOptions options;
-    options.name = "no-such-api";
+    options.name = "fake-api";
     options.bind_address = "127.0.0.1";
     auto started = http::Server::start(
-        io_.executor(), options, [](http::Request) -> asio::awaitable<http::Response> {
-          http::Response response;
-          response.status = 404;
-          response.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
-          response.body = "404 page not found\n";
-          co_return response;
+        io_.executor(), options, [this](http::Request request) -> asio::awaitable<http::Response> {
+          co_return handler_(request);
         });
     if (!started) {
       ADD_FAILURE() << "the fake API server did not start: " << started.error().describe();
@@ -566,28 +637,44 @@ class NoSuchApiServer {
     }
     server_ = std::move(*started);
   }
-  NoSuchApiServer(const NoSuchApiServer&) = delete;
-  NoSuchApiServer& operator=(const NoSuchApiServer&) = delete;
-  ~NoSuchApiServer() {
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+  ~FakeApiServer() {
     if (server_) io_.spawn(server_->stop(std::chrono::milliseconds(1000))).wait();
   }
   [[nodiscard]] std::uint16_t port() const { return server_ ? server_->port() : 0; }
 
  private:
+  std::function<http::Response(const http::Request&)> handler_;
   http::test::IoThread io_;  // before server_: the server is destroyed first
   std::unique_ptr<http::Server> server_;
 };
 
-// A kubeconfig for `server` without credentials, in a temporary file removed at the end.
+// 404 to everything, as an API server that does not serve the NodeMaintenance API (its CRD not
+// installed) answers for that group.
+http::Response not_found(const http::Request&) {
+  http::Response response;
+  response.status = 404;
+  response.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+  response.body = "404 page not found\n";
+  return response;
+}
+
+// A kubeconfig file written for the test and removed at the end.
 class Kubeconfig {
  public:
+  // `server` without credentials.
   explicit Kubeconfig(const std::string& server)
+      : Kubeconfig(server, "    insecure-skip-tls-verify: true\n", "{}") {}
+  // `server` trusted through `cluster_trust` (the cluster's lines after `server:`), its user
+  // `user` (a YAML mapping on the lines after `user:`, or "{}").
+  Kubeconfig(const std::string& server, const std::string& cluster_trust, const std::string& user)
       : path_(e2e_log_dir() / (unique_name("cli-kubeconfig") + ".yaml")) {
     std::ofstream(path_) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
                             "    server: "
-                         << server
-                         << "\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user: {}\n"
-                            "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                         << server << "\n"
+                         << cluster_trust << "users:\n- name: cloud\n  user: " << user
+                         << "\ncontexts:\n- name: x\n  context: {cluster: c, user: cloud}\n"
                             "current-context: x\n";
   }
   Kubeconfig(const Kubeconfig&) = delete;
@@ -664,7 +751,7 @@ TEST_F(CliErrorTest, BadInputGivesOneLineErrors) {
   }
 
   // The NodeMaintenance API not served.
-  NoSuchApiServer no_api;
+  FakeApiServer no_api(not_found);
   Kubeconfig no_api_config("http://127.0.0.1:" + std::to_string(no_api.port()));
   for (const std::string command : {"list", "status", "diagnose", "stop"}) {
     std::vector<std::string> args{"--kubeconfig", no_api_config.path(), command};
@@ -676,6 +763,301 @@ TEST_F(CliErrorTest, BadInputGivesOneLineErrors) {
               "(nodemaintenances.nodemaintenance.medik8s.io): apply deploy/crd\n")
         << command << ": " << describe(r);
   }
+}
+
+// The local cluster's API server URL and its admin client certificate (.cluster/pki).
+std::string cluster_server(const Kubectl& kubectl) {
+  return kubectl.must(
+      {"config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"});
+}
+std::string pki_file(const std::string& name) {
+  const char* kubeconfig = std::getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
+  return (std::filesystem::path(kubeconfig).parent_path() / "pki" / name).string();
+}
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A kubeconfig for the local cluster whose user runs the exec plugin `command`.
+class ExecKubeconfig : public Kubeconfig {
+ public:
+  ExecKubeconfig(const std::string& server, const std::string& command,
+                 const std::string& install_hint)
+      : Kubeconfig(server, "    certificate-authority: " + pki_file("ca.crt") + "\n",
+                   "\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                   "      interactiveMode: Never\n      command: " +
+                       command + "\n      installHint: \"" + install_hint + "\"") {}
+};
+
+TEST_F(CliErrorTest, ExecPluginNotInstalledIsOneLineWithItsInstallHintExitFour) {
+  install_operator_prerequisites(kubectl_);
+  ExecKubeconfig config(cluster_server(kubectl_), "nmo-no-such-credential-plugin",
+                        "Install it with: apt-get install nmo-auth");
+  const ProcessResult r = cli({"--kubeconfig", config.path(), "list"});
+  EXPECT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_EQ(r.err, "error: kubeconfig " + config.path() +
+                       ": users[\"cloud\"]: exec plugin \"nmo-no-such-credential-plugin\" is not "
+                       "installed (not found on PATH): Install it with: apt-get install nmo-auth\n")
+      << describe(r);
+}
+
+TEST_F(CliErrorTest, ExecPluginClientCertificateReachesTheCluster) {
+  install_operator_prerequisites(kubectl_);
+  // The plugin hands out the cluster's admin certificate (system:masters).
+  json::object credential{{"apiVersion", "client.authentication.k8s.io/v1"},
+                          {"kind", "ExecCredential"},
+                          {"status",
+                           {{"clientCertificateData", slurp(pki_file("admin.crt"))},
+                            {"clientKeyData", slurp(pki_file("admin.key"))}}}};
+  const std::filesystem::path json_file = e2e_log_dir() / (unique_name("cli-cred") + ".json");
+  const std::filesystem::path plugin = e2e_log_dir() / (unique_name("cli-plugin") + ".sh");
+  std::ofstream(json_file) << json::serialize(credential);
+  std::ofstream(plugin) << "#!/bin/sh\ncat " << json_file.string() << "\n";
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  ExecKubeconfig config(cluster_server(kubectl_), plugin.string(), "");
+  const ProcessResult r = cli({"--kubeconfig", config.path(), "list", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "\"kind\": \"NodeMaintenanceList\"")) << describe(r);
+  std::filesystem::remove(json_file);
+  std::filesystem::remove(plugin);
+}
+
+// kubectl's habits: -o name|wide|jsonpath, --no-headers, unknown -o, --as/--as-group, --server,
+// --token, --insecure-skip-tls-verify, --request-timeout, and completion.
+TEST_F(CliErrorTest, KubectlHabits) {
+  install_operator_prerequisites(kubectl_);
+  const std::string first = unique_name("cli-habit");
+  const std::string second = unique_name("cli-habit");
+  for (const auto& [name, node] : {std::pair{first, std::string("node-habit-a")},
+                                   std::pair{second, std::string("node-habit-b")}}) {
+    kubectl_.apply(
+        json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                                     {"kind", "NodeMaintenance"},
+                                     {"metadata", {{"name", name}}},
+                                     {"spec", {{"nodeName", node}, {"reason", "habits"}}}}));
+  }
+  // Deleted at the end, also when an assertion stops the test.
+  struct DeleteAtEnd {
+    const Kubectl& kubectl;
+    std::vector<std::string> names;
+    ~DeleteAtEnd() {
+      std::vector<std::string> args{"delete", "nodemaintenance", "--ignore-not-found"};
+      args.insert(args.end(), names.begin(), names.end());
+      (void)kubectl.run(args);
+    }
+  } cleanup{kubectl_, {first, second}};
+
+  const ProcessResult names = cli({"list", "-o", "name"});
+  ASSERT_EQ(names.exit_code, 0) << describe(names);
+  EXPECT_TRUE(contains(names.out, "nodemaintenance.nodemaintenance.medik8s.io/" + first + "\n"))
+      << names.out;
+  const ProcessResult path = cli(
+      {"list", "-o", R"(jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end})"});
+  ASSERT_EQ(path.exit_code, 0) << describe(path);
+  EXPECT_TRUE(contains(path.out, first + "=node-habit-a\n" + second + "=node-habit-b\n") ||
+              contains(path.out, second + "=node-habit-b\n" + first + "=node-habit-a\n"))
+      << path.out;
+  const ProcessResult one = cli({"status", first, "-o", "jsonpath={.spec.nodeName}"});
+  EXPECT_EQ(one.out, "node-habit-a") << describe(one);
+  const ProcessResult wide = cli({"list", "-o", "wide"});
+  ASSERT_EQ(wide.exit_code, 0) << describe(wide);
+  EXPECT_TRUE(wide.out.starts_with("NAME ")) << wide.out;
+  EXPECT_TRUE(contains(wide.out.substr(0, wide.out.find('\n')), "   REASON")) << wide.out;
+  const ProcessResult bare = cli({"list", "--no-headers"});
+  ASSERT_EQ(bare.exit_code, 0) << describe(bare);
+  EXPECT_FALSE(contains(bare.out, "NAME")) << bare.out;
+  EXPECT_TRUE(contains(bare.out, first + " ")) << bare.out;
+
+  // Bad -o and --request-timeout: exit 2, naming what is accepted.
+  const ProcessResult xml = cli({"list", "-o", "xml"});
+  EXPECT_EQ(xml.exit_code, 2) << describe(xml);
+  EXPECT_EQ(xml.err,
+            "error: unknown output format \"xml\" (accepted: json, yaml, name, wide, "
+            "jsonpath=TEMPLATE)\n");
+  const ProcessResult plan_wide = cli({"plan", "node-worker-01", "-o", "wide"});
+  EXPECT_EQ(plan_wide.exit_code, 2) << describe(plan_wide);
+  EXPECT_EQ(plan_wide.err,
+            "error: unknown output format \"wide\" (accepted: json, yaml, jsonpath=TEMPLATE)\n");
+  const ProcessResult timeout = cli({"--request-timeout", "soon", "list"});
+  EXPECT_EQ(timeout.exit_code, 2) << describe(timeout);
+  EXPECT_TRUE(timeout.err.starts_with("error: --request-timeout: invalid duration \"soon\""))
+      << describe(timeout);
+  const ProcessResult quick = cli({"--request-timeout=20s", "list", "-o", "name"});
+  EXPECT_EQ(quick.exit_code, 0) << describe(quick);
+
+  // Impersonation through the API server's own authorization.
+  const ProcessResult nobody = cli({"--as", "nobody", "list"});
+  EXPECT_EQ(nobody.exit_code, 1) << describe(nobody);
+  EXPECT_TRUE(contains(nobody.err, "User \"nobody\" cannot list resource \"nodemaintenances\""))
+      << describe(nobody);
+  const ProcessResult masters =
+      cli({"--as", "nobody", "--as-group", "system:masters", "list", "-o", "name"});
+  EXPECT_EQ(masters.exit_code, 0) << describe(masters);
+
+  // --server, --insecure-skip-tls-verify and --token replace a kubeconfig that points elsewhere.
+  TestNamespace ns(kubectl_, "cli-token");
+  std::string token = kubectl_.must({"create", "token", "default", "-n", ns.name()});
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  Kubeconfig elsewhere("https://127.0.0.1:" + std::to_string(closed_port()));
+  const ProcessResult tokened =
+      cli({"--kubeconfig", elsewhere.path(), "--server", cluster_server(kubectl_),
+           "--insecure-skip-tls-verify", "--token", token, "list"});
+  EXPECT_EQ(tokened.exit_code, 1) << describe(tokened);
+  EXPECT_TRUE(
+      contains(tokened.err, "User \"system:serviceaccount:" + ns.name() + ":default\" cannot list"))
+      << describe(tokened);
+
+  // Completion as kubectl asks for it (kubectl_complete-maintenance <words>).
+  const std::string completer =
+      (std::filesystem::path(cli_binary()).parent_path() / "kubectl_complete-maintenance").string();
+  const ProcessResult subcommands = run_process({completer, "st"});
+  EXPECT_EQ(subcommands.exit_code, 0) << describe(subcommands);
+  EXPECT_EQ(subcommands.out,
+            "start\tcreate a NodeMaintenance for a node\n"
+            "stop\tdelete the NodeMaintenance of a node (or by name)\n"
+            "status\ta NodeMaintenance's status in human form\n:4\n");
+  const ProcessResult formats = run_process({completer, "list", "-o", ""});
+  EXPECT_EQ(formats.out, "json\nyaml\nname\nwide\njsonpath=\n:4\n") << describe(formats);
+  const ProcessResult flags = run_process({completer, "start", "x", "--wa"});
+  EXPECT_TRUE(flags.out.starts_with("--wait\t")) << describe(flags);
+  const ProcessResult nodes = run_process({completer, "start", "node-worker-0"});
+  EXPECT_TRUE(contains(nodes.out, "node-worker-01\nnode-worker-02\n")) << describe(nodes);
+  EXPECT_TRUE(nodes.out.ends_with(":4\n")) << describe(nodes);
+  EXPECT_FALSE(contains(nodes.out, "node-master-01")) << describe(nodes);
+  const ProcessResult maintenances = run_process({completer, "status", first.substr(0, 9)});
+  EXPECT_TRUE(contains(maintenances.out, first + "\tNodeMaintenance of node-habit-a\n"))
+      << describe(maintenances);
+  const ProcessResult stop_targets = run_process({completer, "stop", "node-habit-"});
+  // Oldest maintenance first; these two may share their creation second, so in either order.
+  EXPECT_TRUE(
+      stop_targets.out ==
+          "node-habit-a\tnode under maintenance\nnode-habit-b\tnode under maintenance\n:4\n" ||
+      stop_targets.out ==
+          "node-habit-b\tnode under maintenance\nnode-habit-a\tnode under maintenance\n:4\n")
+      << describe(stop_targets);
+  const ProcessResult through_kubeconfig =
+      run_process({completer, "--kubeconfig", elsewhere.path(), "status", ""});
+  EXPECT_EQ(through_kubeconfig.out, ":4\n") << describe(through_kubeconfig);
+  const ProcessResult self = cli({"__complete", "diag"});
+  EXPECT_EQ(self.out.substr(0, self.out.find('\t')), "diagnose") << describe(self);
+}
+
+// An API server for one NodeMaintenance whose watch streams are scripted, for the faults the
+// real one will not produce on demand: an expired resourceVersion (410) at the first watch, a
+// watch the server ends, and an operator whose progress goes back (a recount).
+class ScriptedWatchServer {
+ public:
+  [[nodiscard]] std::uint16_t port() const { return server_.port(); }
+
+  // "get <rv answered>" and "watch from <rv>" for each request, in order.
+  [[nodiscard]] std::vector<std::string> requests() const {
+    const std::lock_guard lock(mu_);
+    return requests_;
+  }
+
+ private:
+  static json::value maintenance(const std::string& version, const std::string& phase, int progress,
+                                 int evicted) {
+    return json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                        {"kind", "NodeMaintenance"},
+                        {"metadata",
+                         {{"name", "scripted"},
+                          {"uid", "u-1"},
+                          {"resourceVersion", version},
+                          {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+                        {"spec", {{"nodeName", "node-scripted"}}},
+                        {"status",
+                         {{"phase", phase},
+                          {"drainProgress", progress},
+                          {"evictionPods", evicted},
+                          {"totalPods", 4}}}};
+  }
+  static std::string event(const std::string& type, const json::value& object) {
+    return json::serialize(json::object{{"type", type}, {"object", object}}) + "\n";
+  }
+
+  http::Response answer(const http::Request& request) {
+    http::Response response;
+    response.status = 200;
+    response.headers.emplace_back("Content-Type", "application/json");
+    const std::lock_guard lock(mu_);
+    const std::string& target = request.target;
+    if (target.find("watch=true") == std::string::npos) {
+      // The object itself: first at version 10, read again after the 410 at version 20.
+      const bool again = gets_++ > 0;
+      requests_.push_back(std::string("get ") + (again ? "20" : "10"));
+      response.body = json::serialize(again ? maintenance("20", "Running", 50, 2)
+                                            : maintenance("10", "Running", 25, 1));
+      return response;
+    }
+    const std::size_t at = target.find("resourceVersion=");
+    const std::string from =
+        at == std::string::npos ? "" : target.substr(at + 16, target.find('&', at) - at - 16);
+    requests_.push_back("watch from " + from);
+    if (from == "10") {
+      response.body =
+          event("ERROR", json::object{{"apiVersion", "v1"},
+                                      {"kind", "Status"},
+                                      {"status", "Failure"},
+                                      {"reason", "Expired"},
+                                      {"code", 410},
+                                      {"message", "too old resource version: 10 (15)"}});
+    } else if (from == "20") {
+      // 75 %, then a recount to 60 % that must not move the bar back; then the server ends the
+      // watch.
+      response.body = event("MODIFIED", maintenance("21", "Running", 75, 3)) +
+                      event("MODIFIED", maintenance("22", "Running", 60, 2));
+    } else {
+      response.body = event("MODIFIED", maintenance("23", "Succeeded", 100, 4));
+    }
+    return response;
+  }
+
+  mutable std::mutex mu_;
+  int gets_ = 0;                       // guarded by mu_
+  std::vector<std::string> requests_;  // guarded by mu_
+  FakeApiServer server_{[this](const http::Request& request) { return answer(request); }};
+};
+
+TEST_F(CliErrorTest, WatchResumesAfterAnExpiredVersionAndAnEndedStreamAndNeverGoesBack) {
+  ScriptedWatchServer server;
+  Kubeconfig config("http://127.0.0.1:" + std::to_string(server.port()));
+  const ProcessResult watched = cli({"--kubeconfig", config.path(), "watch", "scripted"});
+  EXPECT_EQ(watched.exit_code, 0) << describe(watched);
+  EXPECT_EQ(server.requests(), (std::vector<std::string>{"get 10", "watch from 10", "get 20",
+                                                         "watch from 20", "watch from 22"}));
+  std::vector<std::string> percents;
+  std::istringstream lines(watched.out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t bar = line.find("]  ");
+    if (bar != std::string::npos) percents.push_back(line.substr(bar + 3, 4));
+  }
+  EXPECT_EQ(percents, (std::vector<std::string>{" 25%", " 50%", " 75%", "100%"})) << watched.out;
+}
+
+TEST_F(CliErrorTest, CtrlCInAWatchRestoresTheTerminal) {
+  install_operator_prerequisites(kubectl_);
+  const std::string name = unique_name("cli-ctrl-c");
+  kubectl_.apply(json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                                              {"kind", "NodeMaintenance"},
+                                              {"metadata", {{"name", name}}},
+                                              {"spec", {{"nodeName", "node-ctrl-c"}}}}));
+  // No operator runs: the maintenance stays new and watch waits on its stream.
+  Background watch(std::vector<std::string>{cli_binary(), "watch", name});
+  ASSERT_TRUE(watch.started());
+  ASSERT_TRUE(wait_until(
+      "the first drawing", kReact,
+      [&] { return contains(watch.output(), name + " (node-ctrl-c)  New"); },
+      [&] { return watch.output(); }));
+  EXPECT_TRUE(contains(watch.output(), "\033[?25l")) << "the cursor is not hidden";
+  watch.type("\x03");
+  ASSERT_TRUE(wait_until(
+      "watch exits", kReact, [&] { return watch.finished(); }, [&] { return watch.output(); }));
+  EXPECT_EQ(watch.exit_code(), 130) << watch.output();
+  const std::string drawn = watch.output();
+  EXPECT_GT(drawn.rfind("\033[?25h"), drawn.rfind("\033[?25l")) << "the cursor stays hidden";
+  (void)kubectl_.run({"delete", "nodemaintenance", name, "--ignore-not-found"});
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/json/parse.hpp>
@@ -61,8 +62,11 @@ Result<boost::json::value> parse_body(const std::string& body) {
 
 class WatchStreamImpl final : public WatchStream {
  public:
-  WatchStreamImpl(std::unique_ptr<http::LineStream> stream, milliseconds idle_timeout)
-      : stream_(std::move(stream)), idle_timeout_(idle_timeout) {}
+  // `http` is the client the stream came from, kept alive while the stream is open (an exec
+  // plugin's new client certificate replaces the client for later requests).
+  WatchStreamImpl(std::shared_ptr<http::Client> http, std::unique_ptr<http::LineStream> stream,
+                  milliseconds idle_timeout)
+      : http_(std::move(http)), stream_(std::move(stream)), idle_timeout_(idle_timeout) {}
 
   asio::awaitable<Result<std::optional<WatchEvent>>> next() override {
     for (;;) {
@@ -80,6 +84,7 @@ class WatchStreamImpl final : public WatchStream {
   void cancel() override { stream_->cancel(); }
 
  private:
+  std::shared_ptr<http::Client> http_;
   std::unique_ptr<http::LineStream> stream_;
   milliseconds idle_timeout_;
 };
@@ -87,14 +92,15 @@ class WatchStreamImpl final : public WatchStream {
 class ClientImpl final : public Client {
  public:
   ClientImpl(asio::any_io_executor executor, RestConfig config, ClientOptions options,
-             std::unique_ptr<http::Client> http)
+             http::ClientOptions http_options, std::unique_ptr<http::Client> http)
       : executor_(std::move(executor)),
         config_(std::move(config)),
         options_(std::move(options)),
+        http_options_(std::move(http_options)),
         http_(std::move(http)),
         bucket_(options_.qps, std::max(1, options_.burst)) {}
 
-  ~ClientImpl() override { http_->shutdown(); }
+  ~ClientImpl() override { shutdown(); }
 
   const RestConfig& config() const override { return config_; }
 
@@ -173,24 +179,39 @@ class ClientImpl final : public Client {
 
   asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string path,
                                                               WatchOptions options) override {
-    co_await rate_limit();
-    http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
-    if (auto auth = authorize(request); !auth) co_return auth.error();
-    auto stream = co_await http_->stream(std::move(request));
-    observe(http::Method::kGet, stream ? static_cast<int>((*stream)->status()) : 0);
-    if (!stream) co_return stream.error();
-    auto& s = **stream;
-    if (!is_2xx(s.status())) {
-      auto body = co_await s.read_rest(options_.request_timeout);
-      co_return error_from_response(static_cast<int>(s.status()), body ? *body : std::string(),
-                                    parse_retry_after(s.headers()));
+    for (bool refreshed = false;; refreshed = true) {
+      co_await rate_limit();
+      http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
+      auto attempt = authorize(request);
+      if (!attempt) co_return attempt.error();
+      auto stream = co_await attempt->http->stream(std::move(request));
+      observe(http::Method::kGet, stream ? static_cast<int>((*stream)->status()) : 0);
+      if (!stream) co_return stream.error();
+      auto& s = **stream;
+      if (s.status() == 401 && !refreshed && refresh_credential(*attempt)) continue;
+      if (!is_2xx(s.status())) {
+        auto body = co_await s.read_rest(options_.request_timeout);
+        co_return error_from_response(static_cast<int>(s.status()), body ? *body : std::string(),
+                                      parse_retry_after(s.headers()));
+      }
+      log_warnings(s.headers());
+      co_return std::unique_ptr<WatchStream>(std::make_unique<WatchStreamImpl>(
+          std::move(attempt->http), std::move(*stream), options.idle_timeout));
     }
-    log_warnings(s.headers());
-    co_return std::unique_ptr<WatchStream>(
-        std::make_unique<WatchStreamImpl>(std::move(*stream), options.idle_timeout));
   }
 
-  void shutdown() override { http_->shutdown(); }
+  void shutdown() override {
+    std::vector<std::shared_ptr<http::Client>> clients;
+    {
+      const std::lock_guard lock(http_mu_);
+      shut_down_ = true;
+      clients.push_back(http_);
+      for (const auto& old : retired_) {
+        if (auto alive = old.lock()) clients.push_back(std::move(alive));
+      }
+    }
+    for (const auto& client : clients) client->shutdown();
+  }
 
  private:
   http::Request make_request(http::Method method, std::string target, std::string body,
@@ -212,13 +233,72 @@ class ClientImpl final : public Client {
     options_.on_attempt(http::to_string(method), status == 0 ? "<error>" : std::to_string(status));
   }
 
-  // Adds the bearer token (re-read for every request: projected tokens rotate).
-  Result<void> authorize(http::Request& request) const {
-    if (!config_.token) return {};
-    auto token = config_.token->token();
-    if (!token) return token.error();
-    request.headers.emplace_back("Authorization", "Bearer " + *token);
-    return {};
+  // The HTTP client one attempt goes through and the exec credential it carries, if any.
+  struct Attempt {
+    std::shared_ptr<http::Client> http;
+    std::shared_ptr<const ExecCredential> credential;
+  };
+
+  // Adds the impersonation headers and the bearer token (asked for every request: projected
+  // tokens rotate, exec credentials expire), and picks the HTTP client with the right client
+  // certificate.
+  Result<Attempt> authorize(http::Request& request) {
+    if (!config_.impersonate_user.empty()) {
+      request.headers.emplace_back("Impersonate-User", config_.impersonate_user);
+    }
+    for (const auto& group : config_.impersonate_groups) {
+      request.headers.emplace_back("Impersonate-Group", group);
+    }
+    Attempt attempt;
+    if (config_.exec) {
+      NMO_TRY_ASSIGN(attempt.credential, config_.exec->credential());
+      if (!attempt.credential->token.empty()) {
+        request.headers.emplace_back("Authorization", "Bearer " + attempt.credential->token);
+      }
+      NMO_TRY_ASSIGN(attempt.http, http_for(*attempt.credential));
+      return attempt;
+    }
+    if (config_.token) {
+      auto token = config_.token->token();
+      if (!token) return token.error();
+      request.headers.emplace_back("Authorization", "Bearer " + *token);
+    }
+    const std::lock_guard lock(http_mu_);
+    attempt.http = http_;
+    return attempt;
+  }
+
+  // After a 401: true when the request should be sent again, because the credential came from
+  // an exec plugin, which then runs again (client-go does the same).
+  bool refresh_credential(const Attempt& attempt) {
+    if (!attempt.credential) return false;
+    log::root().debug(1, "the API server refused the exec plugin's credential; running it again",
+                      {{"command", config_.exec->options().exec.command}});
+    config_.exec->invalidate(attempt.credential);
+    return true;
+  }
+
+  // The HTTP client presenting `credential`'s client certificate: the current one, or a new one
+  // when the plugin handed out a different certificate. The old client stays alive for the
+  // requests and watches still using it.
+  Result<std::shared_ptr<http::Client>> http_for(const ExecCredential& credential) {
+    const std::lock_guard lock(http_mu_);
+    if (shut_down_ || credential.client_cert_pem == http_cert_pem_) return http_;
+    http::ClientOptions options = http_options_;
+    options.tls_options.client_cert_pem = credential.client_cert_pem;
+    options.tls_options.client_key_pem = credential.client_key_pem;
+    auto fresh = http::Client::create(executor_, std::move(options));
+    if (!fresh) {
+      return Error(ErrorCode::kUnauthorized,
+                   config_.exec->options().where + ": exec plugin " + "\"" +
+                       config_.exec->options().exec.command +
+                       "\" returned an unusable client certificate: " + fresh.error().message);
+    }
+    retired_.push_back(http_);
+    std::erase_if(retired_, [](const std::weak_ptr<http::Client>& old) { return old.expired(); });
+    http_ = std::move(*fresh);
+    http_cert_pem_ = credential.client_cert_pem;
+    return http_;
   }
 
   asio::awaitable<void> pause(std::chrono::nanoseconds d) {
@@ -249,6 +329,7 @@ class ClientImpl final : public Client {
                                                RetryPolicy policy,
                                                std::function<Result<void>()> fence = {}) {
     milliseconds backoff = options_.retry_backoff;
+    bool refreshed = false;
     for (int attempt = 0;; ++attempt) {
       const bool may_retry = attempt < options_.max_retries;
       co_await rate_limit();
@@ -256,8 +337,9 @@ class ClientImpl final : public Client {
         if (auto allowed = fence(); !allowed) co_return allowed.error();
       }
       http::Request request = make_request(method, target, body, content_type);
-      if (auto auth = authorize(request); !auth) co_return auth.error();
-      auto response = co_await http_->send(std::move(request));
+      auto authorized = authorize(request);
+      if (!authorized) co_return authorized.error();
+      auto response = co_await authorized->http->send(std::move(request));
       observe(method, response ? static_cast<int>(response->status) : 0);
       if (!response) {
         const ErrorCode code = response.error().code;
@@ -273,6 +355,11 @@ class ClientImpl final : public Client {
       }
       log_warnings(response->headers);
       const unsigned status = response->status;
+      // A refused credential never executed the request, so it is sent again whatever it is.
+      if (status == 401 && !refreshed && refresh_credential(*authorized)) {
+        refreshed = true;
+        continue;
+      }
       if (status == 429 && policy != RetryPolicy::kEviction && may_retry) {
         const seconds wait = std::min(
             parse_retry_after(response->headers).value_or(kDefaultRetryAfter), kMaxRetryAfter);
@@ -304,7 +391,12 @@ class ClientImpl final : public Client {
   asio::any_io_executor executor_;
   RestConfig config_;
   ClientOptions options_;
-  std::unique_ptr<http::Client> http_;
+  const http::ClientOptions http_options_;  // without an exec plugin's client certificate
+  std::mutex http_mu_;
+  std::shared_ptr<http::Client> http_;                // guarded by http_mu_
+  std::string http_cert_pem_;                         // guarded by http_mu_; http_'s client cert
+  std::vector<std::weak_ptr<http::Client>> retired_;  // guarded by http_mu_; still in use
+  bool shut_down_ = false;                            // guarded by http_mu_
   TokenBucket bucket_;
   std::mutex warnings_mu_;
   std::set<std::string> warnings_seen_;  // guarded by warnings_mu_
@@ -328,14 +420,20 @@ Result<std::unique_ptr<Client>> Client::create(asio::any_io_executor executor, R
   http_options.tls_options.insecure_skip_verify = config.insecure_skip_tls_verify;
   http_options.tls_options.server_name = config.tls_server_name;
   http_options.request_timeout = options.request_timeout;
-  auto http = http::Client::create(executor, std::move(http_options));
+  if (config.exec) {
+    // The plugin's credential replaces the user's certificate (and token).
+    http_options.tls_options.client_cert_pem.clear();
+    http_options.tls_options.client_key_pem.clear();
+  }
+  auto http = http::Client::create(executor, http_options);
   if (!http) {
     Error error = http.error();
     error.message = config.origin + ": " + error.message;
     return error;
   }
-  return std::unique_ptr<Client>(std::make_unique<ClientImpl>(
-      std::move(executor), std::move(config), std::move(options), std::move(*http)));
+  return std::unique_ptr<Client>(
+      std::make_unique<ClientImpl>(std::move(executor), std::move(config), std::move(options),
+                                   std::move(http_options), std::move(*http)));
 }
 
 }  // namespace nmo::kube

@@ -1,5 +1,7 @@
 // Client: the Kubernetes API client ("client-go") on top of the HTTP layer: authentication
-// (client certificate or a bearer token re-read as it rotates), client-side rate limiting,
+// (client certificate, a bearer token re-read as it rotates, or an exec credential plugin's token
+// or certificate, fetched again when it expires and once after a 401), impersonation headers
+// (RestConfig::impersonate_*), client-side rate limiting,
 // retries where they are safe, Status errors decoded into nmo::Error, API warnings logged, and
 // typed calls over the projections of kube/api.
 //

@@ -16,8 +16,8 @@ namespace {
 using internal::quote;
 
 // User fields we recognise but do not implement, in the order they are reported.
-constexpr std::array<std::string_view, 8> kUnsupportedUserFields = {
-    "exec", "auth-provider", "username", "password", "as", "as-uid", "as-groups", "as-user-extra",
+constexpr std::array<std::string_view, 7> kUnsupportedUserFields = {
+    "auth-provider", "username", "password", "as", "as-uid", "as-groups", "as-user-extra",
 };
 
 // "<where>.<key>", or just the key at the top level.
@@ -195,6 +195,15 @@ class Decoder {
                    data_field(body, where, "client-certificate-data"));
     NMO_TRY_ASSIGN(user.client_key, string_field(body, where, "client-key"));
     NMO_TRY_ASSIGN(user.client_key_data, data_field(body, where, "client-key-data"));
+    NMO_TRY_ASSIGN(const std::optional<YAML::Node> exec, find(body, where, "exec"));
+    if (exec.has_value()) {
+      NMO_TRY_ASSIGN(user.exec, decode_exec(*exec, join(where, "exec")));
+    }
+    NMO_TRY_ASSIGN(const std::optional<YAML::Node> provider, find(body, where, "auth-provider"));
+    if (provider.has_value() && provider->IsMap()) {
+      NMO_TRY_ASSIGN(user.auth_provider_name,
+                     string_field(*provider, join(where, "auth-provider"), "name"));
+    }
     for (const std::string_view field : kUnsupportedUserFields) {
       NMO_TRY_ASSIGN(const std::optional<YAML::Node> node, find(body, where, field));
       // An empty string counts as unset, as in kubectl (`username: ""`).
@@ -204,6 +213,59 @@ class Decoder {
       }
     }
     return user;
+  }
+
+  Result<std::vector<std::string>> string_list(const YAML::Node& map, std::string_view where,
+                                               std::string_view key) const {
+    NMO_TRY_ASSIGN(const std::optional<YAML::Node> node, find(map, where, key));
+    std::vector<std::string> out;
+    if (!node.has_value()) {
+      return out;
+    }
+    if (!node->IsSequence()) {
+      return invalid(join(where, key), "expected a list of strings");
+    }
+    for (const YAML::Node& item : *node) {
+      if (!item.IsScalar()) {
+        return invalid(join(where, key), "expected a list of strings");
+      }
+      out.push_back(item.Scalar());
+    }
+    return out;
+  }
+
+  Result<KubeconfigExec> decode_exec(const YAML::Node& body, const std::string& where) const {
+    if (!body.IsMap()) {
+      return invalid(where, "expected a mapping");
+    }
+    KubeconfigExec exec;
+    NMO_TRY_ASSIGN(exec.command, string_field(body, where, "command"));
+    NMO_TRY_ASSIGN(exec.args, string_list(body, where, "args"));
+    NMO_TRY_ASSIGN(exec.api_version, string_field(body, where, "apiVersion"));
+    NMO_TRY_ASSIGN(exec.install_hint, string_field(body, where, "installHint"));
+    NMO_TRY_ASSIGN(exec.provide_cluster_info, bool_field(body, where, "provideClusterInfo"));
+    NMO_TRY_ASSIGN(exec.interactive_mode, string_field(body, where, "interactiveMode"));
+    NMO_TRY_ASSIGN(const std::optional<YAML::Node> env, find(body, where, "env"));
+    if (env.has_value()) {
+      const std::string env_where = join(where, "env");
+      if (!env->IsSequence()) {
+        return invalid(env_where, "expected a list");
+      }
+      std::size_t index = 0;
+      for (const YAML::Node& item : *env) {
+        const std::string position = env_where + "[" + std::to_string(index++) + "]";
+        if (!item.IsMap()) {
+          return invalid(position, "expected a mapping with name and value");
+        }
+        NMO_TRY_ASSIGN(std::string name, string_field(item, position, "name"));
+        NMO_TRY_ASSIGN(std::string value, string_field(item, position, "value"));
+        if (name.empty()) {
+          return invalid(join(position, "name"), "is not set");
+        }
+        exec.env.emplace_back(std::move(name), std::move(value));
+      }
+    }
+    return exec;
   }
 
   Result<KubeconfigContext> decode_context(const YAML::Node& body, const std::string& where) const {

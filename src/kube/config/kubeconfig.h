@@ -2,8 +2,8 @@
 //
 // parse_kubeconfig() turns one document into a Kubeconfig, checking the shape and decoding the
 // `*-data` fields (like kubectl, a broken value anywhere fails the whole file). Keys it does not
-// know are ignored, as kubectl does. Features we do not implement (exec and auth-provider
-// plugins, basic auth, impersonation, proxy-url) are recorded rather than rejected, so a file
+// know are ignored, as kubectl does. Features we do not implement (auth-provider plugins, basic
+// auth, impersonation, proxy-url) are recorded rather than rejected, so a file
 // whose other users need them still works; choosing such an entry fails later, in
 // kubeconfig_loader.h. File paths stay as written; the loader resolves relative ones.
 //
@@ -12,8 +12,11 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/result.h"
 
@@ -32,6 +35,21 @@ struct KubeconfigCluster {
   friend bool operator==(const KubeconfigCluster&, const KubeconfigCluster&) = default;
 };
 
+// `users[].user.exec`: a credential plugin (client-go's ExecConfig), as written. Its values are
+// checked when the user is chosen (kubeconfig_loader.h), not here, so a file whose other users
+// are fine still loads.
+struct KubeconfigExec {
+  std::string command;  // a name looked up on PATH, or a path (relative ones: see the loader)
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to the plugin's environment
+  std::string api_version;            // client.authentication.k8s.io/v1 or /v1beta1
+  std::string install_hint;           // shown when the command is not installed
+  bool provide_cluster_info = false;  // pass the cluster in KUBERNETES_EXEC_INFO
+  std::string interactive_mode;       // "Never", "IfAvailable", "Always", or "" (unset)
+
+  friend bool operator==(const KubeconfigExec&, const KubeconfigExec&) = default;
+};
+
 // One entry of `users`: the client's credentials.
 struct KubeconfigUser {
   std::string token;
@@ -40,10 +58,12 @@ struct KubeconfigUser {
   std::string client_certificate_data;  // decoded PEM
   std::string client_key;               // a path
   std::string client_key_data;          // decoded PEM
-  // The first field present that we do not support ("exec", "auth-provider", "username",
-  // "password", "as", "as-uid", "as-groups", "as-user-extra"), or empty.
+  std::optional<KubeconfigExec> exec;
+  // The first field present that we do not support ("auth-provider", "username", "password",
+  // "as", "as-uid", "as-groups", "as-user-extra"), or empty.
   std::string unsupported_field;
-  std::string origin;  // the file it came from, for messages
+  std::string auth_provider_name;  // `auth-provider.name`, for the message refusing it
+  std::string origin;              // the file it came from, for messages
 
   friend bool operator==(const KubeconfigUser&, const KubeconfigUser&) = default;
 };

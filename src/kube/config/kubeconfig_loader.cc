@@ -38,6 +38,11 @@ void resolve_relative_paths(Kubeconfig& config, const std::filesystem::path& dir
     user.token_file = resolve_path(dir, user.token_file);
     user.client_certificate = resolve_path(dir, user.client_certificate);
     user.client_key = resolve_path(dir, user.client_key);
+    // A command with a '/' is a path (relative to the file); a bare name is looked up on PATH
+    // (client-go's rule).
+    if (user.exec.has_value() && user.exec->command.find('/') != std::string::npos) {
+      user.exec->command = resolve_path(dir, user.exec->command);
+    }
   }
 }
 
@@ -55,17 +60,27 @@ Result<std::string> data_or_file(const std::string& data, const std::string& pat
   return contents;
 }
 
-std::string unsupported_user_problem(std::string_view field) {
-  if (field == "exec") {
-    return "exec credential plugins are not supported";
-  }
+std::string unsupported_user_problem(const KubeconfigUser& user) {
+  const std::string_view field = user.unsupported_field;
   if (field == "auth-provider") {
-    return "auth-provider plugins are not supported";
+    // kubectl itself dropped the built-in gcp and azure providers in 1.26; their replacements
+    // (gke-gcloud-auth-plugin, kubelogin) are exec plugins.
+    return "auth-provider " + quote(user.auth_provider_name) +
+           " is not supported: use an exec credential plugin instead (users[].user.exec, e.g. "
+           "gke-gcloud-auth-plugin, kubelogin, kubectl oidc-login)";
   }
   if (field == "username" || field == "password") {
     return "username/password (basic authentication) is not supported";
   }
   return "impersonation (" + std::string(field) + ") is not supported";
+}
+
+void set_server(RestConfig& rest, const std::string& server, internal::ServerUrl url) {
+  rest.server = server;
+  rest.scheme = std::move(url.scheme);
+  rest.host = std::move(url.host);
+  rest.port = std::move(url.port);
+  rest.path_prefix = std::move(url.path_prefix);
 }
 
 Result<void> apply_cluster(const KubeconfigCluster& cluster, const std::string& name,
@@ -81,11 +96,7 @@ Result<void> apply_cluster(const KubeconfigCluster& cluster, const std::string& 
   if (!url.has_value()) {
     return with_prefix(std::move(url).error(), where + ".server");
   }
-  rest.server = cluster.server;
-  rest.scheme = std::move(url->scheme);
-  rest.host = std::move(url->host);
-  rest.port = std::move(url->port);
-  rest.path_prefix = std::move(url->path_prefix);
+  set_server(rest, cluster.server, std::move(*url));
   const bool has_ca =
       !cluster.certificate_authority_data.empty() || !cluster.certificate_authority.empty();
   if (cluster.insecure_skip_tls_verify && has_ca) {
@@ -106,8 +117,18 @@ Result<void> apply_cluster(const KubeconfigCluster& cluster, const std::string& 
 Result<void> apply_user(const KubeconfigUser& user, const std::string& name, RestConfig& rest) {
   const std::string where = "kubeconfig " + user.origin + ": users[" + quote(name) + "]";
   if (!user.unsupported_field.empty()) {
-    return Error(ErrorCode::kInvalid,
-                 where + ": " + unsupported_user_problem(user.unsupported_field));
+    return Error(ErrorCode::kInvalid, where + ": " + unsupported_user_problem(user));
+  }
+  if (user.exec.has_value()) {
+    ExecPluginOptions plugin{
+        .exec = *user.exec, .where = where, .cluster = {}, .now = {}, .stdin_is_terminal = {}};
+    if (user.exec->provide_cluster_info) {
+      plugin.cluster = ExecClusterInfo{.server = rest.server,
+                                       .ca_pem = rest.ca_pem,
+                                       .insecure_skip_tls_verify = rest.insecure_skip_tls_verify,
+                                       .tls_server_name = rest.tls_server_name};
+    }
+    NMO_TRY_ASSIGN(rest.exec, ExecCredentialSource::create(std::move(plugin)));
   }
   NMO_TRY_ASSIGN(rest.client_cert_pem,
                  data_or_file(user.client_certificate_data, user.client_certificate,
@@ -228,23 +249,49 @@ Result<RestConfig> resolve_kubeconfig(const Kubeconfig& config, std::string_view
   return rest;
 }
 
+Result<void> apply_overrides(RestConfig& rest, const ConfigOverrides& overrides) {
+  if (!overrides.server.empty()) {
+    Result<internal::ServerUrl> url = internal::parse_server_url(overrides.server);
+    if (!url.has_value()) {
+      return with_prefix(std::move(url).error(), "--server " + quote(overrides.server));
+    }
+    set_server(rest, overrides.server, std::move(*url));
+  }
+  if (overrides.insecure_skip_tls_verify) {
+    rest.insecure_skip_tls_verify = true;
+    rest.ca_pem.clear();
+  }
+  if (!overrides.token.empty()) {
+    rest.token = static_token(overrides.token);
+    rest.exec = nullptr;
+  }
+  if (!overrides.impersonate_groups.empty() && overrides.impersonate_user.empty()) {
+    return Error(ErrorCode::kInvalid, "--as-group needs --as (the user to impersonate)");
+  }
+  if (!overrides.impersonate_user.empty()) {
+    rest.impersonate_user = overrides.impersonate_user;
+    rest.impersonate_groups = overrides.impersonate_groups;
+  }
+  return {};
+}
+
 Result<RestConfig> load_kubeconfig(const KubeconfigOptions& options) {
+  Kubeconfig config;
   if (!options.path.empty()) {
-    NMO_TRY_ASSIGN(const Kubeconfig config, load_kubeconfig_file(options.path));
-    return resolve_kubeconfig(config, options.context);
+    NMO_TRY_ASSIGN(config, load_kubeconfig_file(options.path));
+  } else if (const std::string list = env_or_empty("KUBECONFIG"); !list.empty()) {
+    NMO_TRY_ASSIGN(config, load_kubeconfig_list(list));
+  } else {
+    const std::string home = env_or_empty("HOME");
+    if (home.empty()) {
+      return Error(ErrorCode::kNotFound,
+                   "kubeconfig: no --kubeconfig given and neither KUBECONFIG nor HOME is set");
+    }
+    NMO_TRY_ASSIGN(config, load_kubeconfig_file(home + "/.kube/config"));
   }
-  const std::string list = env_or_empty("KUBECONFIG");
-  if (!list.empty()) {
-    NMO_TRY_ASSIGN(const Kubeconfig config, load_kubeconfig_list(list));
-    return resolve_kubeconfig(config, options.context);
-  }
-  const std::string home = env_or_empty("HOME");
-  if (home.empty()) {
-    return Error(ErrorCode::kNotFound,
-                 "kubeconfig: no --kubeconfig given and neither KUBECONFIG nor HOME is set");
-  }
-  NMO_TRY_ASSIGN(const Kubeconfig config, load_kubeconfig_file(home + "/.kube/config"));
-  return resolve_kubeconfig(config, options.context);
+  NMO_TRY_ASSIGN(RestConfig rest, resolve_kubeconfig(config, options.context));
+  NMO_TRY(apply_overrides(rest, options.overrides));
+  return rest;
 }
 
 }  // namespace nmo::kube

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -159,10 +160,11 @@ current-context: a
 )";
   expect_error(
       resolve(clusters + "users: [{name: x, user: {exec: {command: aws}}}]\n"), ErrorCode::kInvalid,
-      R"(kubeconfig /tmp/x/config: users["x"]: exec credential plugins are not supported)");
-  expect_error(resolve(clusters + "users: [{name: x, user: {auth-provider: {name: oidc}}}]\n"),
-               ErrorCode::kInvalid,
-               R"(kubeconfig /tmp/x/config: users["x"]: auth-provider plugins are not supported)");
+      R"(kubeconfig /tmp/x/config: users["x"].exec.apiVersion: is not set (use client.authentication.k8s.io/v1))");
+  expect_error(
+      resolve(clusters + "users: [{name: x, user: {auth-provider: {name: gcp}}}]\n"),
+      ErrorCode::kInvalid,
+      R"(kubeconfig /tmp/x/config: users["x"]: auth-provider "gcp" is not supported: use an exec credential plugin instead (users[].user.exec, e.g. gke-gcloud-auth-plugin, kubelogin, kubectl oidc-login))");
   expect_error(
       resolve(clusters + "users: [{name: x, user: {username: a, password: b}}]\n"),
       ErrorCode::kInvalid,
@@ -343,6 +345,43 @@ TEST(LoadKubeconfigTest, NoKubeconfigAnywhere) {
   const ScopedEnv home("HOME", std::nullopt);
   expect_error(load_kubeconfig({}), ErrorCode::kNotFound,
                "kubeconfig: no --kubeconfig given and neither KUBECONFIG nor HOME is set");
+}
+
+}  // namespace
+}  // namespace nmo::kube
+
+namespace nmo::kube {
+namespace {
+
+TEST(ApplyOverridesTest, KubectlFlagsReplaceTheChosenEntries) {
+  ASSERT_OK_AND_ASSIGN(RestConfig rest, resolve(kTwoContexts));
+  ASSERT_OK(apply_overrides(rest, ConfigOverrides{.server = "https://10.1.2.3:8443/x",
+                                                  .token = "flag-token",
+                                                  .insecure_skip_tls_verify = true,
+                                                  .impersonate_user = "jane",
+                                                  .impersonate_groups = {"ops", "dev"}}));
+  EXPECT_EQ(rest.server, "https://10.1.2.3:8443/x");
+  EXPECT_EQ(rest.host, "10.1.2.3");
+  EXPECT_EQ(rest.port, "8443");
+  EXPECT_EQ(rest.path_prefix, "/x");
+  EXPECT_TRUE(rest.insecure_skip_tls_verify);
+  EXPECT_EQ(rest.ca_pem, "");
+  EXPECT_EQ(token_of(rest), "flag-token");
+  EXPECT_EQ(rest.client_cert_pem, "CERT PEM");  // kept, as kubectl keeps it
+  EXPECT_EQ(rest.impersonate_user, "jane");
+  EXPECT_EQ(rest.impersonate_groups, (std::vector<std::string>{"ops", "dev"}));
+}
+
+TEST(ApplyOverridesTest, RefusesABadServerAndGroupsWithoutAUser) {
+  ASSERT_OK_AND_ASSIGN(RestConfig rest, resolve(kTwoContexts));
+  Result<void> bad = apply_overrides(rest, ConfigOverrides{.server = "127.0.0.1:6443"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalid);
+  EXPECT_TRUE(bad.error().message.starts_with(R"(--server "127.0.0.1:6443": )"))
+      << bad.error().message;
+  Result<void> groups = apply_overrides(rest, ConfigOverrides{.impersonate_groups = {"ops"}});
+  ASSERT_FALSE(groups.has_value());
+  EXPECT_EQ(groups.error().message, "--as-group needs --as (the user to impersonate)");
 }
 
 }  // namespace

@@ -90,7 +90,10 @@ TEST(ParseKubeconfigTest, ReadsEveryField) {
   EXPECT_EQ(robot.token_file, "token");
   EXPECT_EQ(robot.client_certificate, "robot.crt");
   EXPECT_EQ(robot.client_key, "robot.key");
-  EXPECT_EQ(config.users.at("gke").unsupported_field, "exec");
+  const KubeconfigUser& gke = config.users.at("gke");
+  EXPECT_EQ(gke.unsupported_field, "");
+  ASSERT_TRUE(gke.exec.has_value());
+  EXPECT_EQ(gke.exec->command, "gke-gcloud-auth-plugin");
 
   ASSERT_EQ(config.contexts.size(), 2U);
   const KubeconfigContext& context = config.contexts.at("local");
@@ -159,6 +162,42 @@ users:
   EXPECT_EQ(config.users.at("basic").unsupported_field, "username");
   EXPECT_EQ(config.users.at("imp").unsupported_field, "as");
   EXPECT_EQ(config.users.at("empty-username").unsupported_field, "");
+}
+
+TEST(ParseKubeconfigTest, ExecPluginWithEveryField) {
+  ASSERT_OK_AND_ASSIGN(const Kubeconfig config, parse(R"(
+users:
+- name: eks
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: aws
+      args: [eks, get-token, --cluster-name, prod]
+      env: [{name: AWS_PROFILE, value: ops}, {name: EMPTY, value: ""}]
+      installHint: install the AWS CLI
+      provideClusterInfo: true
+      interactiveMode: Never
+)"));
+  const KubeconfigExec expected{.command = "aws",
+                                .args = {"eks", "get-token", "--cluster-name", "prod"},
+                                .env = {{"AWS_PROFILE", "ops"}, {"EMPTY", ""}},
+                                .api_version = "client.authentication.k8s.io/v1",
+                                .install_hint = "install the AWS CLI",
+                                .provide_cluster_info = true,
+                                .interactive_mode = "Never"};
+  EXPECT_EQ(config.users.at("eks").exec, expected);
+}
+
+TEST(ParseKubeconfigTest, ExecPluginOfTheWrongShape) {
+  expect_invalid("users: [{name: x, user: {exec: aws}}]\n",
+                 R"(kubeconfig /tmp/x/config: users["x"].exec: expected a mapping)");
+  expect_invalid("users: [{name: x, user: {exec: {command: aws, args: aws}}}]\n",
+                 R"(kubeconfig /tmp/x/config: users["x"].exec.args: expected a list of strings)");
+  expect_invalid(
+      "users: [{name: x, user: {exec: {command: aws, env: [A=b]}}}]\n",
+      R"(kubeconfig /tmp/x/config: users["x"].exec.env[0]: expected a mapping with name and value)");
+  expect_invalid("users: [{name: x, user: {exec: {command: aws, env: [{value: b}]}}}]\n",
+                 R"(kubeconfig /tmp/x/config: users["x"].exec.env[0].name: is not set)");
 }
 
 TEST(ParseKubeconfigTest, YamlSyntaxErrorHasPosition) {

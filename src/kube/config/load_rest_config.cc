@@ -15,7 +15,9 @@ bool env_is_set(const char* name) {
 Result<RestConfig> load_rest_config(const KubeconfigOptions& options,
                                     const InClusterOptions& in_cluster) {
   if (options.path.empty() && !env_is_set("KUBECONFIG") && env_is_set("KUBERNETES_SERVICE_HOST")) {
-    return load_in_cluster(in_cluster);
+    NMO_TRY_ASSIGN(RestConfig rest, load_in_cluster(in_cluster));
+    NMO_TRY(apply_overrides(rest, options.overrides));
+    return rest;
   }
   return load_kubeconfig(options);
 }

@@ -8,7 +8,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "kube/config/exec_credential.h"
 #include "kube/config/token_source.h"
 
 namespace nmo::kube {
@@ -26,6 +28,13 @@ struct RestConfig {
   bool insecure_skip_tls_verify = false;  // never set together with a non-empty ca_pem
   std::string tls_server_name;            // SNI and verification name when it differs from `host`
   std::shared_ptr<TokenSource> token;     // null when there is no bearer token
+  // users[].exec: the plugin that supplies a token or a client certificate, asked before every
+  // request (it caches); null otherwise. When set, it replaces `token` and the client
+  // certificate above.
+  std::shared_ptr<ExecCredentialSource> exec;
+  // Impersonation (kubectl --as / --as-group): Impersonate-User and Impersonate-Group headers.
+  std::string impersonate_user;
+  std::vector<std::string> impersonate_groups;
   std::string default_namespace = "default";  // the context's namespace, or the pod's namespace
   // Where this came from, for messages: `kubeconfig /path (context "local")` or
   // `in-cluster service account`.

@@ -38,6 +38,9 @@ inline constexpr const char* kExcludeFromRemediationLabel =
 inline constexpr const char* kPriorStateAnnotation = "nodemaintenance.medik8s.io/prior-state";
 /// Leader-election Lease in the operator namespace (SPEC §3.2); not a budget slot.
 inline constexpr const char* kLeaderLease = "135b1886.medik8s.io";
+/// The Lease on which the operator publishes its --max-parallel-maintenances
+/// (src/operator/budget/published_budget.h); not a budget slot either.
+inline constexpr const char* kBudgetLease = "nmo-budget";
 
 /// Applies the CRD (deploy/crd/) and creates the operator and lease namespaces; waits until the
 /// CRD is Established. Idempotent; does the work once per process.
@@ -127,7 +130,8 @@ class OperatorFixture : public ClusterTest {
   /// The Lease `name` in `ns`, or nullopt.
   std::optional<boost::json::value> lease(const std::string& ns, const std::string& name);
 
-  /// The slot Leases (operator namespace, without the leader Lease) by holderIdentity.
+  /// The slot Leases (operator namespace, without the leader and budget Leases) by
+  /// holderIdentity.
   std::set<std::string> slot_holders();
 
   /// Deletes the NodeMaintenance without waiting.
