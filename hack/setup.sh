@@ -17,7 +17,8 @@ packages=(
   openssl curl ca-certificates
   # make test: promtool checks the alert rules of deploy/prometheus (test/e2e/deploy_test.sh)
   prometheus
-  # make bench: the summary table
+  # make bench: the summary table; make run and the e2e tests: the dev webhook configuration
+  # (hack/webhook-dev.sh)
   jq
 )
 

@@ -3,7 +3,9 @@
 #include <set>
 #include <utility>
 
+#include <boost/asio/redirect_error.hpp>
 #include <boost/json.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
@@ -19,7 +21,6 @@ constexpr std::chrono::seconds kSyncTimeout{60};
 constexpr std::chrono::seconds kStopGrace{10};
 constexpr std::chrono::seconds kEventFlushDeadline{5};
 
-constexpr std::string_view kNodeIndex = "node";
 // The name of upstream medik8s NMO's validating webhook.
 constexpr std::string_view kUpstreamWebhook = "vnodemaintenance.kb.io";
 
@@ -51,7 +52,13 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
                 "node-maintenance-operator", options_.identity, clock_),
       controller_(
           executor_, "nodemaintenance",
-          [this](std::string key) { return reconcile(std::move(key)); },
+          [this](std::string key) {
+            // The test hook of OperatorOptions::wedge_reconcile_of, kept out of reconcile().
+            if (!options_.wedge_reconcile_of.empty() && key == options_.wedge_reconcile_of) {
+              return wedged(std::move(key));
+            }
+            return reconcile(std::move(key));
+          },
           runtime::ControllerOptions{.workers = options_.workers,
                                      .metrics = options_.metrics != nullptr
                                                     ? options_.metrics->controller_metrics(
@@ -66,6 +73,10 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   }
   maintenances_->add_index(std::string(kNodeIndex), [](const NodeMaintenance& nm) {
     return std::vector<std::string>{nm.spec.node_name};
+  });
+  // The inverse of node_lease_name(), which a hashed lease name cannot be turned back by.
+  maintenances_->add_index(std::string(kLeaseIndex), [](const NodeMaintenance& nm) {
+    return std::vector<std::string>{node_lease_name(nm.spec.node_name)};
   });
   maintenance_reflector_ = std::make_unique<runtime::Reflector<NodeMaintenance>>(
       executor_, client_, "", kube::ListOptions{}, maintenances_, clock_);
@@ -86,10 +97,12 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   node_lease_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
       executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_, clock_);
   node_lease_reflector_->on_change([this](const kube::Lease* before, const kube::Lease* after) {
-    // The maintenance of the lease's node keeps its lease (SPEC §3.1); waiting ones may go.
+    // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones may
+    // go.
     const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
-    constexpr std::string_view kPrefix = "node-";
-    if (lease_name.starts_with(kPrefix)) enqueue_node(lease_name.substr(kPrefix.size()));
+    for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
+      controller_.enqueue(nm->meta.name);
+    }
     enqueue_waiting();
     controller_.enqueue(std::string(kHousekeepingKey));
   });
@@ -116,14 +129,23 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
 
 OperatorImpl::~OperatorImpl() = default;
 
+asio::awaitable<Result<runtime::ReconcileAction>> OperatorImpl::wedged(std::string key) {
+  logger_.warn("test hook: this reconcile never finishes", {{"nodemaintenance", key}});
+  asio::steady_timer forever(executor_, asio::steady_timer::time_point::max());
+  boost::system::error_code ec;
+  co_await forever.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  co_return Error(ErrorCode::kCancelled, "the wedged reconcile was cancelled");
+}
+
 asio::awaitable<Result<void>> OperatorImpl::start() {
   maintenance_reflector_->start();
   node_lease_reflector_->start();
   slot_reflector_->start();
   if (options_.etcd_quorum_check) {
     // OpenShift (config.openshift.io served) reports etcd health through its guard PDB; other
-    // clusters through the etcd mirror pods (SPEC §2.2).
-    auto openshift = co_await client_.get_json("/apis/config.openshift.io");
+    // clusters through the etcd mirror pods (docs/design.md §2.2).
+    const std::string openshift_path(kOpenShiftApiGroupPath);
+    auto openshift = co_await client_.get_json(openshift_path);
     if (openshift) {
       watch_openshift_guard();
     } else if (openshift.error().code != ErrorCode::kNotFound) {
@@ -195,7 +217,7 @@ asio::awaitable<void> OperatorImpl::stop() {
 }
 
 asio::awaitable<void> OperatorImpl::warn_about_upstream() {
-  // Upstream's validating webhook would still judge every NodeMaintenance (SPEC §2.8).
+  // Upstream's validating webhook would still judge every NodeMaintenance (docs/design.md §2.8).
   const std::string hooks_path =
       "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
   auto hooks = co_await client_.get_json(hooks_path);
@@ -336,6 +358,17 @@ std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::s
   return found->second.pods->store()->list();
 }
 
+std::string OperatorImpl::node_lease_ref(const std::string& node) const {
+  return options_.lease_namespace + "/" + node_lease_name(node);
+}
+
+std::optional<std::string> OperatorImpl::lease_node(const kube::Lease& lease) const {
+  if (auto named = maintenances_->by_index(kLeaseIndex, lease.meta.name); !named.empty()) {
+    return named.front()->spec.node_name;
+  }
+  return node_of_lease(lease);
+}
+
 std::shared_ptr<const kube::Lease> OperatorImpl::node_lease(const std::string& node) const {
   return node_leases_->get(options_.lease_namespace + "/" + node_lease_name(node));
 }
@@ -345,12 +378,7 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
   if (!ready_) return views;
   for (const auto& nm : maintenances_->list()) {
     MaintenanceView view{.name = nm->meta.name, .node = nm->spec.node_name};
-    const NodeMaintenanceStatus* status = &nm->status;
-    if (auto known = maintenances_state_.find(nm->meta.name); known != maintenances_state_.end() &&
-                                                              known->second.uid == nm->meta.uid &&
-                                                              known->second.status) {
-      status = &*known->second.status;
-    }
+    const NodeMaintenanceStatus* status = &believed_status(*nm);
     view.phase = status->phase;
     view.drain_progress = status->drain_progress;
     view.pending_pods = static_cast<std::int64_t>(status->pending_pods.size());
