@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "operator/controller/internal/operator_impl.h"
@@ -28,6 +29,12 @@ BudgetPhase budget_phase(const std::optional<Phase>& phase) {
       return BudgetPhase::kFailed;
   }
   return BudgetPhase::kNew;
+}
+
+// The Blocked condition's message during the stability window.
+std::string etcd_quorum_stabilizing_message(std::chrono::seconds stable_for) {
+  return "etcd quorum is safe; waiting until it has stayed so for " +
+         std::to_string(stable_for.count()) + "s";
 }
 
 }  // namespace
@@ -93,7 +100,11 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   const NodeLeaseState lease_state = classify_node_lease(lease, now);
   const QuorumStabilityTracker::Verdict quorum = quorum_verdict(nm, *node_now);
   if (!quorum.open) {
-    const std::string message = etcd_quorum_blocked_message(nm.spec.node_name);
+    // While the stability window runs the condition says so, so that quorum turning unsafe
+    // again is a change of the status on record, and announced as such.
+    const std::string message =
+        quorum.recheck_at ? etcd_quorum_stabilizing_message(options_.etcd_quorum_stable_for)
+                          : etcd_quorum_blocked_message(nm.spec.node_name);
     const bool changed = set_condition(
         status.conditions, condition(kConditionBlocked, true, "EtcdQuorum", message), now);
     if (!quorum.recheck_at && changed) {
