@@ -49,8 +49,8 @@ QuorumStabilityTracker::Verdict OperatorImpl::quorum_verdict(const NodeMaintenan
 
 bool OperatorImpl::quorum_safe(const kube::Node& node) const {
   std::map<std::string, bool> node_ready;  // control-plane nodes
-  for (const auto& reflector : control_plane_reflectors_) {
-    for (const auto& n : reflector->store()->list()) node_ready[n->meta.name] = n->is_ready();
+  for (const auto& store : control_plane_nodes_) {
+    for (const auto& n : store->list()) node_ready[n->meta.name] = n->is_ready();
   }
   // Members on nodes other maintenances hold count as down: those nodes are on their way down.
   std::set<std::string> held;
@@ -61,9 +61,9 @@ bool OperatorImpl::quorum_safe(const kube::Node& node) const {
   }
   if (guard_pdbs_) {
     std::vector<kube::PodDisruptionBudget> pdbs;
-    for (const auto& pdb : guard_pdbs_->store()->list()) pdbs.push_back(*pdb);
+    for (const auto& pdb : guard_pdbs_->list()) pdbs.push_back(*pdb);
     std::vector<kube::Pod> pods;
-    for (const auto& pod : guard_pods_->store()->list()) pods.push_back(*pod);
+    for (const auto& pod : guard_pods_->list()) pods.push_back(*pod);
     const bool other_control_plane_held = std::any_of(
         held.begin(), held.end(), [&](const std::string& n) { return node_ready.contains(n); });
     return openshift_etcd_quorum_safe(pdbs, pods, node.meta.name, other_control_plane_held);

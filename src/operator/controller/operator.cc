@@ -78,10 +78,12 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   maintenances_->add_index(std::string(kLeaseIndex), [](const NodeMaintenance& nm) {
     return std::vector<std::string>{node_lease_name(nm.spec.node_name)};
   });
-  maintenance_reflector_ = std::make_unique<runtime::Reflector<NodeMaintenance>>(
-      executor_, client_, "", kube::ListOptions{}, maintenances_, clock_);
-  maintenance_reflector_->on_change(
-      [this](const NodeMaintenance* before, const NodeMaintenance* after) {
+  // The watches this controller declares (the per-node ones come and go with the maintenances).
+  watches_
+      .add("the NodeMaintenance cache (is the CRD installed?)",
+           std::make_unique<runtime::Reflector<NodeMaintenance>>(
+               executor_, client_, "", kube::ListOptions{}, maintenances_, clock_))
+      .on_change([this](const NodeMaintenance* before, const NodeMaintenance* after) {
         if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
         controller_.enqueue(name_of(before, after));
         // A new maintenance may be older than a sibling already judged a duplicate.
@@ -94,35 +96,43 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
         if (after == nullptr) prune_watches();
       });
 
-  node_lease_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
-      executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_, clock_);
-  node_lease_reflector_->on_change([this](const kube::Lease* before, const kube::Lease* after) {
-    // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones may
-    // go.
-    const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
-    for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
-      controller_.enqueue(nm->meta.name);
-    }
-    enqueue_waiting();
-    controller_.enqueue(std::string(kHousekeepingKey));
-  });
-  slot_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
-      executor_, client_, options_.namespace_, kube::ListOptions{}, slots_, clock_);
-  slot_reflector_->on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
+  watches_
+      .add("the Lease cache of namespace " + options_.lease_namespace,
+           std::make_unique<runtime::Reflector<kube::Lease>>(
+               executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_,
+               clock_))
+      .on_change([this](const kube::Lease* before, const kube::Lease* after) {
+        // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones
+        // may go.
+        const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
+        for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
+          controller_.enqueue(nm->meta.name);
+        }
+        enqueue_waiting();
+        controller_.enqueue(std::string(kHousekeepingKey));
+      });
+  watches_
+      .add("the Lease cache of namespace " + options_.namespace_,
+           std::make_unique<runtime::Reflector<kube::Lease>>(
+               executor_, client_, options_.namespace_, kube::ListOptions{}, slots_, clock_))
+      .on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
 
   if (options_.etcd_quorum_check) {
-    etcd_pod_reflector_ = std::make_unique<runtime::Reflector<kube::Pod>>(
-        executor_, client_, std::string(kEtcdNamespace),
-        kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_);
-    etcd_pod_reflector_->on_change(
-        [this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+    watches_
+        .add("the etcd pod cache",
+             std::make_unique<runtime::Reflector<kube::Pod>>(
+                 executor_, client_, std::string(kEtcdNamespace),
+                 kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_))
+        .on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
     for (std::string_view label : {kControlPlaneLabel, kMasterLabel}) {
       auto store = std::make_shared<runtime::Store<kube::Node>>();
-      auto reflector = std::make_unique<runtime::Reflector<kube::Node>>(
-          executor_, client_, "", kube::ListOptions{.label_selector = std::string(label)}, store,
-          clock_);
-      reflector->on_change([this](const kube::Node*, const kube::Node*) { enqueue_waiting(); });
-      control_plane_reflectors_.push_back(std::move(reflector));
+      watches_
+          .add("the control-plane node cache (" + std::string(label) + ")",
+               std::make_unique<runtime::Reflector<kube::Node>>(
+                   executor_, client_, "", kube::ListOptions{.label_selector = std::string(label)},
+                   store, clock_))
+          .on_change([this](const kube::Node*, const kube::Node*) { enqueue_waiting(); });
+      control_plane_nodes_.push_back(std::move(store));
     }
   }
 }
@@ -138,9 +148,7 @@ asio::awaitable<Result<runtime::ReconcileAction>> OperatorImpl::wedged(std::stri
 }
 
 asio::awaitable<Result<void>> OperatorImpl::start() {
-  maintenance_reflector_->start();
-  node_lease_reflector_->start();
-  slot_reflector_->start();
+  watches_.start();
   if (options_.etcd_quorum_check) {
     // OpenShift (config.openshift.io served) reports etcd health through its guard PDB; other
     // clusters through the etcd mirror pods (docs/design.md §2.2).
@@ -153,37 +161,12 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
                       "cannot tell whether this is OpenShift: " + openshift.error().describe());
     }
     logger_.info("etcd quorum check",
-                 {{"source", guard_pdbs_ ? "openshift guard PDB" : "etcd mirror pods"}});
+                 {{"source", guard_pdbs_ != nullptr ? "openshift guard PDB" : "etcd mirror pods"}});
   }
-  if (etcd_pod_reflector_) etcd_pod_reflector_->start();
-  for (auto& reflector : control_plane_reflectors_) reflector->start();
   recorder_.start();
 
   const std::chrono::milliseconds timeout = kSyncTimeout;
-  if (!co_await maintenance_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout,
-                    "the NodeMaintenance cache did not sync; is the CRD installed?");
-  }
-  if (!co_await node_lease_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout,
-                    "the Lease cache of namespace " + options_.lease_namespace + " did not sync");
-  }
-  if (!co_await slot_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout,
-                    "the Lease cache of namespace " + options_.namespace_ + " did not sync");
-  }
-  if (etcd_pod_reflector_ && !co_await etcd_pod_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout, "the etcd pod cache did not sync");
-  }
-  if (guard_pdbs_ && (!co_await guard_pdbs_->wait_synced(timeout) ||
-                      !co_await guard_pods_->wait_synced(timeout))) {
-    co_return Error(ErrorCode::kTimeout, "the etcd guard caches of openshift-etcd did not sync");
-  }
-  for (auto& reflector : control_plane_reflectors_) {
-    if (!co_await reflector->wait_synced(timeout)) {
-      co_return Error(ErrorCode::kTimeout, "the control-plane node cache did not sync");
-    }
-  }
+  NMO_CO_TRY(co_await watches_.wait_synced(timeout));
   co_await warn_about_upstream();
   controller_.enqueue(std::string(kHousekeepingKey));
   controller_.start();
@@ -202,13 +185,7 @@ asio::awaitable<void> OperatorImpl::stop() {
   co_await controller_.stop(grace);
   for (auto& [name, state] : maintenances_state_) *state.alive = false;
   co_await recorder_.stop(kEventFlushDeadline);
-  co_await maintenance_reflector_->stop();
-  co_await node_lease_reflector_->stop();
-  co_await slot_reflector_->stop();
-  if (etcd_pod_reflector_) co_await etcd_pod_reflector_->stop();
-  if (guard_pdbs_) co_await guard_pdbs_->stop();
-  if (guard_pods_) co_await guard_pods_->stop();
-  for (auto& reflector : control_plane_reflectors_) co_await reflector->stop();
+  co_await watches_.stop();
   for (auto& [name, watch] : node_watches_) {
     co_await watch.node->stop();
     if (watch.pods) co_await watch.pods->stop();
@@ -262,17 +239,19 @@ asio::awaitable<void> OperatorImpl::warn_about_upstream() {
 
 void OperatorImpl::watch_openshift_guard() {
   const std::string ns(kOpenShiftEtcdNamespace);
-  guard_pdbs_ = std::make_unique<runtime::Reflector<kube::PodDisruptionBudget>>(
-      executor_, client_, ns, kube::ListOptions{},
-      std::make_shared<runtime::Store<kube::PodDisruptionBudget>>(), clock_);
-  guard_pdbs_->on_change([this](const kube::PodDisruptionBudget*,
-                                const kube::PodDisruptionBudget*) { enqueue_waiting(); });
-  guard_pods_ = std::make_unique<runtime::Reflector<kube::Pod>>(
-      executor_, client_, ns, kube::ListOptions{}, std::make_shared<runtime::Store<kube::Pod>>(),
-      clock_);
-  guard_pods_->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
-  guard_pdbs_->start();
-  guard_pods_->start();
+  guard_pdbs_ = std::make_shared<runtime::Store<kube::PodDisruptionBudget>>();
+  guard_pods_ = std::make_shared<runtime::Store<kube::Pod>>();
+  // Added after the set started, so each starts at once: the handler comes first.
+  auto pdbs = std::make_unique<runtime::Reflector<kube::PodDisruptionBudget>>(
+      executor_, client_, ns, kube::ListOptions{}, guard_pdbs_, clock_);
+  pdbs->on_change([this](const kube::PodDisruptionBudget*, const kube::PodDisruptionBudget*) {
+    enqueue_waiting();
+  });
+  watches_.add("the etcd guard PDB cache of " + ns, std::move(pdbs));
+  auto pods = std::make_unique<runtime::Reflector<kube::Pod>>(
+      executor_, client_, ns, kube::ListOptions{}, guard_pods_, clock_);
+  pods->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+  watches_.add("the etcd guard pod cache of " + ns, std::move(pods));
 }
 
 void OperatorImpl::watch_node(const std::string& node) {

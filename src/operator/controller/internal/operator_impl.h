@@ -47,6 +47,7 @@
 #include "runtime/event_recorder.h"
 #include "runtime/reflector.h"
 #include "runtime/store.h"
+#include "runtime/watch_set.h"
 
 namespace nmo::op::internal {
 
@@ -271,20 +272,18 @@ class OperatorImpl {
   const Clock& clock_;
   const log::Logger logger_;
 
+  // Filled by the reflectors of watches_.
   std::shared_ptr<runtime::Store<NodeMaintenance>> maintenances_;
-  std::unique_ptr<runtime::Reflector<NodeMaintenance>> maintenance_reflector_;
   std::shared_ptr<runtime::Store<kube::Lease>> node_leases_;
-  std::unique_ptr<runtime::Reflector<kube::Lease>> node_lease_reflector_;
   std::shared_ptr<runtime::Store<kube::Lease>> slots_;
-  std::unique_ptr<runtime::Reflector<kube::Lease>> slot_reflector_;
   std::shared_ptr<runtime::Store<kube::Pod>> etcd_pods_;
-  std::unique_ptr<runtime::Reflector<kube::Pod>> etcd_pod_reflector_;
   // Control-plane nodes, under either role label.
-  std::vector<std::unique_ptr<runtime::Reflector<kube::Node>>> control_plane_reflectors_;
-  std::map<std::string, NodeWatch> node_watches_;
+  std::vector<std::shared_ptr<runtime::Store<kube::Node>>> control_plane_nodes_;
   // OpenShift only (config.openshift.io served): the PDBs and pods of openshift-etcd.
-  std::unique_ptr<runtime::Reflector<kube::PodDisruptionBudget>> guard_pdbs_;
-  std::unique_ptr<runtime::Reflector<kube::Pod>> guard_pods_;
+  std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> guard_pdbs_;
+  std::shared_ptr<runtime::Store<kube::Pod>> guard_pods_;
+  runtime::WatchSet watches_;
+  std::map<std::string, NodeWatch> node_watches_;
 
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
