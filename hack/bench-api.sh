@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# API cost per maintenance (issue 8, scenario 4): the requests the operator sends for
+# API cost per maintenance (docs/benchmarks.md, scenario 4): the requests the operator sends for
 #   - a PDB-free drain of a fresh kwok node with 30 bare pods (NodeMaintenance created →
 #     Succeeded), and the whole lifecycle including its deletion (uncordon, finalizer);
 #   - a drain blocked by a PodDisruptionBudget that allows no disruption of one of the node's 30

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drain latency, side by side with `kubectl drain` in the same run (issue 8, scenario 1): a fresh
+# Drain latency, side by side with `kubectl drain` in the same run (docs/benchmarks.md, scenario 1): a fresh
 # kwok node with 110 pods (three Deployments of 20 pinned to the node, one DaemonSet pod, 49 bare
 # pods; the default 30 s grace period, which kwok's delete stage completes at once), drained
 #   - by the operator: from `kubectl create` of a NodeMaintenance to `kubectl wait` seeing

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parallel maintenances (issue 8, scenario 2): 50 fresh kwok nodes with 30 bare pods each (bound
+# Parallel maintenances (docs/benchmarks.md, scenario 2): 50 fresh kwok nodes with 30 bare pods each (bound
 # with spec.nodeName, the default 30 s grace period, which kwok's delete stage completes at once).
 # Three runs, each from `kubectl create` of 50 NodeMaintenances (one per node) to `kubectl wait`
 # seeing Succeeded, the pods recreated between runs:
@@ -61,7 +61,7 @@ fill() { # the pods of every node, all Running
 # run <budget> <blocked: 0|1>: creates the NodeMaintenances and, as an admin rolling through the
 # nodes would, deletes each one as soon as it is Succeeded (the node is back in service), which
 # gives its slot to the oldest waiting one: a Succeeded maintenance keeps its node cordoned and
-# its slot until it is deleted (SPEC §2.2), so with a budget below the node count the rest would
+# its slot until it is deleted (docs/design.md §2.2), so with a budget below the node count the rest would
 # wait for good. The Succeeded moments come from one `kubectl get --watch` stream (no polling).
 # Sets all_s (empty when the first one is blocked), others_s and requests.
 run() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory against cluster size (issue 8, scenario 3): the operator's RSS on clusters of 100, 1,000
+# Memory against cluster size (docs/benchmarks.md, scenario 3): the operator's RSS on clusters of 100, 1,000
 # and 5,000 kwok nodes with 10 bare pods each (the cluster grows between steps; objects are
 # created by parallel POSTs over HTTP/2, pods bound with spec.nodeName, no scheduler). At each
 # size a fresh operator (release build, as its ServiceAccount, defaults) is started and measured

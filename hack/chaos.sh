@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability experiments at full length (issue 9, docs/reliability.md): builds the operator
+# The reliability experiments at full length (docs/reliability.md): builds the operator
 # and the experiments, brings the local cluster up (or reuses it), runs every test named
 # `chaos.*` with NMO_CHAOS_FULL=1, and prints one table of what each experiment counted
 # (iterations, faults injected, invariant violations, recovery times). `make test` runs the

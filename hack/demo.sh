@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make demo`: the story's tour (seed story, chapters 2–6, 8 and 9; SPEC §10 S1–S4, S6) in one command.
+# `make demo`: the story's tour (seed story, chapters 2–6, 8 and 9; docs/design.md §8 S1–S4, S6) in one command.
 #
 #   1. builds the operator and brings the local cluster up (3 control-plane nodes, 5 workers);
 #   2. deploys workloads like Amin's on node-worker-01: three DaemonSets, a web Deployment, a log

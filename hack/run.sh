@@ -19,7 +19,8 @@
 # serving certificate for 127.0.0.1 once (.cluster/webhook-certs) and starts the operator with
 # --log-format text, its webhook on 127.0.0.1:$WEBHOOK_PORT (.cluster/ports.env). Everything it
 # logs goes to the log file as well. Then it registers the ValidatingWebhookConfiguration
-# nodemaintenance-validation.medik8s.io (as deploy/webhook, but clientConfig.url points here) and
+# nodemaintenance-validation.medik8s.io (deploy/webhook's, made by hack/webhook-dev.sh with
+# clientConfig.url pointing here) and
 # reports ready once the API server calls the webhook. The configuration has failurePolicy Fail,
 # so it must not outlive the operator: Ctrl-C, an operator that exits, a failed start and
 # --stop all delete it (only when it still points at this operator's URL).
@@ -187,8 +188,8 @@ for ((i = 0; i < ${#operator_args[@]}; i++)); do
   esac
 done
 
-# A CA and a serving certificate for IP 127.0.0.1, made once (as test/e2e/webhook_test.cc and
-# deploy/webhook/README.md do) and kept while they are valid for at least 7 more days.
+# A CA and a serving certificate for IP 127.0.0.1 (hack/webhook-dev.sh, as the e2e tests make
+# theirs), made once and kept while they are valid for at least 7 more days.
 ensure_certificate() {
   local crt="${cert_dir}/tls.crt" tmp
   if [[ -f "${cert_dir}/ca.crt" && -f "${cert_dir}/tls.key" && -f "${crt}" ]] &&
@@ -199,21 +200,8 @@ ensure_certificate() {
   fi
   say "making a CA and a serving certificate for 127.0.0.1 (${cert_dir})"
   tmp="$(mktemp -d "${dir}/webhook-certs.XXXXXX")"
-  (
-    set -e
-    umask 077
-    cd "${tmp}"
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
-      -subj "/CN=node-maintenance-operator-make-run-ca" -keyout ca.key -out ca.crt
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
-      -keyout tls.key -out tls.csr
-    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >san.ext
-    openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
-      -extfile san.ext -out tls.crt
-    # Only what the operator (tls.crt, tls.key) and the caBundle (ca.crt) need.
-    rm -f ca.key ca.srl tls.csr san.ext
-  ) >/dev/null 2>"${tmp}.err" || { cat "${tmp}.err" >&2; rm -rf "${tmp}" "${tmp}.err"; die "openssl failed"; }
-  rm -rf "${cert_dir}" "${tmp}.err"
+  hack/webhook-dev.sh certificate "${tmp}" 365 || { rm -rf "${tmp}"; die "making the certificate failed"; }
+  rm -rf "${cert_dir}"
   mv "${tmp}" "${cert_dir}"
 }
 
@@ -230,38 +218,11 @@ args+=("${operator_args[@]}")
 
 # The configuration deploy/webhook installs, pointing at this process instead of a Service.
 register_webhook() {
-  local ca_bundle
-  ca_bundle="$(base64 -w0 "${cert_dir}/ca.crt")"
   # delete + create rather than apply: a configuration left by anything else is replaced whole.
   kubectl delete validatingwebhookconfiguration "${webhook_name}" --ignore-not-found >/dev/null
-  kubectl create -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: ${webhook_name}
-  labels:
-    app.kubernetes.io/name: node-maintenance-operator
-    app.kubernetes.io/component: webhook
-    app.kubernetes.io/managed-by: hack-run.sh
-webhooks:
-  - name: ${webhook_name}
-    admissionReviewVersions: [v1]
-    sideEffects: None
-    failurePolicy: Fail
-    timeoutSeconds: 15
-    clientConfig:
-      url: ${webhook_url}
-      caBundle: ${ca_bundle}
-    rules:
-      - apiGroups: [nodemaintenance.medik8s.io]
-        apiVersions: [v1beta1]
-        operations: [CREATE, UPDATE]
-        resources: [nodemaintenances]
-        scope: Cluster
-    matchConditions:
-      - name: create-or-node-name-change
-        expression: "request.operation == 'CREATE' || object.spec.nodeName != oldObject.spec.nodeName"
-YAML
+  hack/webhook-dev.sh configuration "${webhook_url}" "${cert_dir}/ca.crt" |
+    jq '.metadata.labels["app.kubernetes.io/managed-by"] = "hack-run.sh"' |
+    kubectl create -f - >/dev/null
 }
 
 # The API server picks a new configuration up asynchronously: ready once a server-side dry-run

@@ -31,7 +31,8 @@ all_packages=(
   openssl curl ca-certificates
   # make test: promtool checks the alert rules of deploy/prometheus (test/e2e/deploy_test.sh)
   prometheus
-  # make bench: the summary table
+  # make bench: the summary table; make run and the e2e tests: the dev webhook configuration
+  # (hack/webhook-dev.sh)
   jq
   # the local cluster's real node (hack/real-node.sh) and the image (make image, hack/image-*.sh)
   containerd runc containernetworking-plugins podman buildah mmdebstrap

@@ -60,7 +60,7 @@ if ((e2e_only == 0)); then
     cmake --preset asan-ubsan >/dev/null
     cmake --build --preset asan-ubsan
     run_ctest --preset asan-ubsan -L unit
-    # Issue 9's smoke: a minute per target, two at a time (one per core).
+    # The fuzz smoke of docs/reliability.md: a minute per target, two at a time (one per core).
     log "fuzz smoke: each libFuzzer target for ${NMO_FUZZ_SMOKE_SECONDS:-60}s from its seed corpus"
     cmake --preset fuzz -DNMO_FUZZ_SMOKE_SECONDS="${NMO_FUZZ_SMOKE_SECONDS:-60}" >/dev/null
     mapfile -t fuzzers < <(ctest --preset fuzz -N | awk '/Test +#[0-9]+:/ {print $3}')

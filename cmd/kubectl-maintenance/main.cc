@@ -1,4 +1,4 @@
-// kubectl-maintenance: the admin's command-line tool for NodeMaintenances (SPEC §7). On PATH it
+// kubectl-maintenance: the admin's command-line tool for NodeMaintenances (docs/cli.md). On PATH it
 // is also `kubectl maintenance ...` (kubectl's plugin mechanism). It finds the cluster as kubectl
 // does (--kubeconfig, $KUBECONFIG, ~/.kube/config; --context), answers in human form by default
 // and as JSON or YAML with -o, and exits with the statuses of src/cli/exit_code.h, listed in

@@ -1,13 +1,13 @@
-// node-maintenance-operator: the manager binary. Parses the flags of SPEC §6 (each also settable
-// through the environment as NMO_<FLAG>), finds the API server like controller-runtime, serves
-// the validating admission webhook (on every replica, leader or not), and runs the
-// NodeMaintenance controller, behind leader election when asked to. SIGTERM and SIGINT stop it
-// cleanly: the reconcile workers finish, queued Events are written, the leader Lease is released,
-// and then the webhook finishes its requests in flight.
-//
-// Besides the webhook it serves /metrics (HTTPS with TokenReview/SubjectAccessReview by default,
-// like controller-runtime's secure metrics; plain HTTP with --metrics-secure=false) and the
-// /healthz and /readyz probes (plain HTTP).
+// node-maintenance-operator: the manager binary, flags and wiring. Parses the flags of
+// docs/design.md §6 (each also settable through the environment as NMO_<FLAG>), finds the API
+// server like controller-runtime, starts the servers (so that a port that cannot be bound or a
+// missing certificate fails at once), and hands them and the NodeMaintenance controller to a
+// runtime::Manager: the webhook, /metrics (HTTPS with TokenReview/SubjectAccessReview by
+// default, like controller-runtime's secure metrics; plain HTTP with --metrics-secure=false)
+// and the /healthz and /readyz probes (plain HTTP) on every replica, the controller on the
+// leader (behind leader election when asked to). SIGTERM and SIGINT stop it cleanly: the
+// reconcile workers finish, queued Events are written, the leader Lease is released, and then
+// the webhook finishes its requests in flight.
 //
 // Exit status: 0 after a clean stop, 1 when leadership was lost, the controller could not start
 // or a port could not be bound, 2 for a bad flag or configuration, such as a webhook certificate
@@ -18,7 +18,6 @@
 
 #include <array>
 #include <chrono>
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -33,7 +32,6 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include "base/log.h"
 #include "http/asio.h"
@@ -49,6 +47,7 @@
 #include "operator/webhook/validator.h"
 #include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
+#include "runtime/manager.h"
 #include "runtime/metrics.h"
 #include "runtime/metrics_authorizer.h"
 
@@ -59,10 +58,11 @@
 namespace nmo {
 namespace {
 
-constexpr int kExitFailure = 1;
+constexpr int kExitFailure = runtime::kExitFailure;
 constexpr int kExitUsage = 2;
 
-// The leader-election id upstream uses, so two operators never lead in one namespace (SPEC §3.2).
+// The leader-election id upstream uses, so two operators never lead in one namespace
+// (docs/design.md §3.2).
 constexpr const char* kLeaderElectionId = "135b1886.medik8s.io";
 
 // How long the webhook may finish its requests in flight at shutdown. The API server gives each
@@ -96,166 +96,19 @@ struct Flags {
   std::string metrics_cert_dir;
   std::string health_probe_bind_address = ":8081";
   int healthz_max_stall_seconds = 300;
+  int node_lease_renew_interval_seconds =
+      static_cast<int>(std::chrono::seconds(op::kNodeLeaseRenewInterval).count());
   op::OperatorOptions options;
 };
 
 // How long the metrics and probe servers may finish a request in flight at shutdown.
 constexpr std::chrono::seconds kEndpointStopGrace{2};
 
-// What the probes and the metrics ask about the controller, which exists only while
-// run_controller() runs (and, with leader election, starts only on the leader).
-struct ManagerState {
-  bool leader_elect = false;
-  bool leading = false;
-  op::Operator* controller = nullptr;
-};
-
 std::string host_identity() {
   if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') return pod;
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) == 0) return name.data();
   return "node-maintenance-operator";
-}
-
-// Runs the controller until a signal or lost leadership; returns the exit status.
-asio::awaitable<int> run_controller(kube::Client& client, const Flags& flags,
-                                    const log::Logger& logger, ManagerState& state,
-                                    runtime::ManagerMetrics& metrics) {
-  auto executor = co_await asio::this_coro::executor;
-  // With leader election, every eviction first checks the lease (the elector exists before the
-  // controller starts).
-  const runtime::LeaderElector* fence = nullptr;
-  op::OperatorOptions options = flags.options;
-  if (flags.leader_elect) {
-    options.may_evict = [&fence]() -> Result<void> {
-      if (fence == nullptr) return Error(ErrorCode::kUnavailable, "not elected yet");
-      return fence->check_leading();
-    };
-  }
-  // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h).
-  if (auto published = co_await op::publish_budget(client, options.namespace_,
-                                                   options.max_parallel_maintenances);
-      !published) {
-    logger.warn("could not publish the budget", {{"error", published.error().describe()}});
-  }
-  op::Operator controller(executor, client, options);
-  state.controller = &controller;
-  // The controller's address must not outlive it in `state`, whichever co_return ends this.
-  struct Forget {
-    ManagerState& state;
-    ~Forget() { state.controller = nullptr; }
-  } forget{state};
-  asio::signal_set signals(executor, SIGINT, SIGTERM);
-  int status = 0;
-  bool stopping = false;
-
-  if (!flags.leader_elect) {
-    // Without an election this process acts as the leader (and the alert on "no leader" holds).
-    metrics.set_leader(kLeaderElectionId, true);
-    auto started = co_await controller.start();
-    if (!started) {
-      logger.error("the controller could not start", {{"error", started.error().describe()}});
-      co_await controller.stop();
-      co_return kExitFailure;
-    }
-    auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (!ec) logger.info("stopping", {{"signal", signal}});
-    co_await controller.stop();
-    co_return 0;
-  }
-
-  // The elector's callbacks only record the news and wake this loop, which starts and stops the
-  // controller in order.
-  bool leading = false;
-  bool elector_ended = false;
-  metrics.set_leader(kLeaderElectionId, false);
-  asio::steady_timer wake(executor, asio::steady_timer::time_point::max());
-  runtime::LeaderElector elector(
-      executor, client,
-      runtime::LeaderElectionConfig{.lease_namespace = flags.options.namespace_,
-                                    .lease_name = kLeaderElectionId,
-                                    .identity = runtime::unique_identity(flags.options.identity),
-                                    .on_started_leading =
-                                        [&] {
-                                          leading = true;
-                                          state.leading = true;
-                                          metrics.set_leader(kLeaderElectionId, true);
-                                          wake.cancel();
-                                        },
-                                    .on_stopped_leading =
-                                        [&] {
-                                          leading = false;
-                                          state.leading = false;
-                                          metrics.set_leader(kLeaderElectionId, false);
-                                          wake.cancel();
-                                        },
-                                    .on_new_leader =
-                                        [&](const std::string& holder) {
-                                          logger.info("leader observed", {{"leader", holder}});
-                                        }});
-  fence = &elector;
-  asio::co_spawn(
-      executor,
-      [&]() -> asio::awaitable<void> {
-        co_await elector.run();
-        elector_ended = true;
-        wake.cancel();
-      },
-      asio::detached);
-  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
-    if (ec) return;
-    logger.info("stopping", {{"signal", signal}});
-    stopping = true;
-    elector.stop();
-    wake.cancel();
-  });
-  bool controller_running = false;
-  for (;;) {
-    co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
-    wake.expires_at(asio::steady_timer::time_point::max());
-    if (leading && !controller_running && !stopping) {
-      logger.info("became the leader; starting the controller");
-      auto started = co_await controller.start();
-      if (!started) {
-        logger.error("the controller could not start", {{"error", started.error().describe()}});
-        status = kExitFailure;
-        elector.stop();
-      } else {
-        controller_running = true;
-      }
-    }
-    if ((!leading || stopping) && controller_running) {
-      co_await controller.stop();
-      controller_running = false;
-      if (!stopping) {
-        logger.error("lost leadership; exiting so that a fresh process campaigns again");
-        status = kExitFailure;
-        elector.stop();
-      }
-    }
-    if (elector_ended) break;
-  }
-  if (controller_running) co_await controller.stop();
-  co_return status;
-}
-
-// The servers that run alongside the controller; null when disabled.
-struct Servers {
-  http::Server* webhook = nullptr;
-  std::unique_ptr<http::Server> metrics;
-  std::unique_ptr<http::Server> probes;
-};
-
-// Runs the controller (see run_controller) while the servers serve, then stops the webhook and
-// the endpoints after the controller; returns the exit status.
-asio::awaitable<int> serve(kube::Client& client, const Flags& flags, const log::Logger& logger,
-                           ManagerState& state, runtime::ManagerMetrics& metrics,
-                           Servers& servers) {
-  const int status = co_await run_controller(client, flags, logger, state, metrics);
-  if (servers.webhook != nullptr) co_await servers.webhook->stop(kWebhookStopGrace);
-  if (servers.metrics) co_await servers.metrics->stop(kEndpointStopGrace);
-  if (servers.probes) co_await servers.probes->stop(kEndpointStopGrace);
-  co_return status;
 }
 
 // Whether something accepts TCP connections on `port` of `bind_ip` (its loopback twin for a
@@ -290,41 +143,50 @@ asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
   co_return std::nullopt;
 }
 
-// Starts the probe server: /healthz fails while a reconcile is wedged, /readyz until the
-// webhook accepts connections and, on the process that runs the controller, its caches synced.
+// Starts the probe server with the manager's checks (see Manager::healthz and readyz).
 Result<std::unique_ptr<http::Server>> start_probes(asio::io_context& io,
                                                    const runtime::BindAddress& where,
-                                                   const Flags& flags, ManagerState& state,
-                                                   const http::Server* webhook) {
-  const std::chrono::seconds max_stall(flags.healthz_max_stall_seconds);
-  runtime::ProbeCheck healthz = [&state,
-                                 max_stall]() -> asio::awaitable<std::optional<std::string>> {
-    if (state.controller != nullptr && !state.controller->healthy(max_stall)) {
-      co_return "a reconcile has been running for more than " + std::to_string(max_stall.count()) +
-          " s";
-    }
-    co_return std::nullopt;
-  };
-  std::string webhook_ip = flags.webhook_bind_address;
-  const std::uint16_t webhook_port = webhook != nullptr ? webhook->port() : 0;
-  runtime::ProbeCheck readyz = [&state, webhook_ip,
-                                webhook_port]() -> asio::awaitable<std::optional<std::string>> {
-    if (webhook_port != 0) {
-      if (auto failure = co_await check_listening(webhook_ip, webhook_port)) co_return failure;
-    }
-    const bool runs_controller = !state.leader_elect || state.leading;
-    if (runs_controller && (state.controller == nullptr || !state.controller->ready())) {
-      co_return std::string("the controller's caches are not synced yet");
-    }
-    co_return std::nullopt;
-  };
+                                                   const runtime::Manager& manager) {
   http::ServerOptions options;
   options.name = "health-probes";
   options.bind_address = where.ip;
   options.port = where.port;
   options.max_body_bytes = 1024;
   return http::Server::start(io.get_executor(), options,
-                             runtime::probe_handler(std::move(healthz), std::move(readyz)));
+                             runtime::probe_handler(manager.healthz(), manager.readyz()));
+}
+
+// The checks: /healthz fails while a reconcile is wedged; /readyz until the webhook accepts
+// connections and, where the controller runs, its caches are synced.
+void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operator& controller,
+                const http::Server* webhook) {
+  const std::chrono::seconds max_stall(flags.healthz_max_stall_seconds);
+  manager.add_health_check(
+      "controller", [&controller, max_stall]() -> asio::awaitable<std::optional<std::string>> {
+        if (!controller.healthy(max_stall)) {
+          co_return "a reconcile has been running for more than " +
+              std::to_string(max_stall.count()) + " s";
+        }
+        co_return std::nullopt;
+      });
+  if (webhook != nullptr) {
+    std::string ip = flags.webhook_bind_address;
+    const std::uint16_t port = webhook->port();
+    manager.add_ready_check(
+        "webhook",
+        [ip, port]() -> asio::awaitable<std::optional<std::string>> {
+          co_return co_await check_listening(ip, port);
+        },
+        runtime::RunsOn::kEveryReplica);
+  }
+  manager.add_ready_check(
+      "controller",
+      [&controller]() -> asio::awaitable<std::optional<std::string>> {
+        if (!controller.ready())
+          co_return std::string("the controller's caches are not synced yet");
+        co_return std::nullopt;
+      },
+      runtime::RunsOn::kLeader);
 }
 
 // Starts the metrics server: HTTPS behind `authorizer` unless --metrics-secure=false, with the
@@ -487,6 +349,10 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   // For the end-to-end test of /healthz only; not shown in --help.
   app.add_option("--test-hook-wedge-reconcile", flags.options.wedge_reconcile_of)->group("");
+  // For the end-to-end test of the node lease renewal only; not shown in --help.
+  app.add_option("--test-hook-node-lease-renew-interval", flags.node_lease_renew_interval_seconds)
+      ->check(CLI::Range(1, 86400))
+      ->group("");
   app.add_option("--log-format", flags.log_format,
                  "json or text (default: json in a cluster, text elsewhere)")
       ->envname("NMO_LOG_FORMAT")
@@ -501,6 +367,8 @@ int run(int argc, char** argv) {
   flags.options.etcd_quorum_check = flags.etcd_quorum_check == "auto";
   flags.options.etcd_quorum_stable_for = std::chrono::seconds(flags.etcd_quorum_stable_for_seconds);
   flags.options.identity = host_identity();
+  flags.options.node_lease_renew_interval =
+      std::chrono::seconds(flags.node_lease_renew_interval_seconds);
 
   auto rest = kube::load_rest_config({.path = flags.kubeconfig, .context = flags.context});
   if (!rest) {
@@ -524,13 +392,6 @@ int run(int argc, char** argv) {
   runtime::ManagerMetrics metrics;
   auto operator_metrics = std::make_shared<op::NodeMaintenanceMetrics>(metrics);
   flags.options.metrics = operator_metrics;
-  ManagerState state{.leader_elect = flags.leader_elect};
-  operator_metrics->track(
-      [&state] {
-        return state.controller != nullptr ? state.controller->maintenances()
-                                           : std::vector<op::MaintenanceView>{};
-      },
-      [&state] { return state.controller != nullptr ? state.controller->active_workers() : 0; });
   std::string api_host = rest->server;
   if (const auto scheme = api_host.find("://"); scheme != std::string::npos) {
     api_host = api_host.substr(scheme + 3);
@@ -582,9 +443,8 @@ int run(int argc, char** argv) {
   } else {
     logger.info("the admission webhook is disabled (--webhook-port=0)");
   }
-  Servers servers;
-  servers.webhook = webhook ? webhook->server.get() : nullptr;
   std::unique_ptr<runtime::MetricsAuthorizer> authorizer;
+  std::unique_ptr<http::Server> metrics_server;
   if (*metrics_address) {
     if (flags.metrics_secure) authorizer = std::make_unique<runtime::MetricsAuthorizer>(**client);
     auto started = start_metrics(io, **metrics_address, flags, metrics, authorizer.get());
@@ -594,26 +454,77 @@ int run(int argc, char** argv) {
                     {"hint", "choose another --metrics-bind-address, or 0 to disable it"}});
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
-    servers.metrics = std::move(started).value();
+    metrics_server = std::move(started).value();
   }
+
+  runtime::ManagerOptions manager_options;
+  if (flags.leader_elect) {
+    manager_options.leader_election =
+        runtime::LeaderElectionConfig{.lease_namespace = flags.options.namespace_,
+                                      .lease_name = kLeaderElectionId,
+                                      .identity = runtime::unique_identity(flags.options.identity)};
+  }
+  manager_options.on_leading_changed = [&metrics](bool leading) {
+    metrics.set_leader(kLeaderElectionId, leading);
+  };
+  runtime::Manager manager(io.get_executor(), **client, std::move(manager_options));
+  // With leader election, every eviction first checks the lease: a leader paused past it must
+  // not send the evictions it had queued.
+  if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
+  auto controller = std::make_unique<op::Operator>(io.get_executor(), **client, flags.options);
+  const op::Operator& running = *controller;
+  operator_metrics->track([&running] { return running.maintenances(); },
+                          [&running] { return running.active_workers(); });
+  add_checks(manager, flags, running, webhook ? webhook->server.get() : nullptr);
+  // Stopped in reverse: the controller first, then the webhook (its reviews in flight finish),
+  // then the metrics and the probes.
   if (*probe_address) {
-    auto started = start_probes(io, **probe_address, flags, state, servers.webhook);
+    auto started = start_probes(io, **probe_address, manager);
     if (!started) {
       logger.error("the health probe server could not start",
                    {{"error", started.error().message},
                     {"hint", "choose another --health-probe-bind-address, or 0 to disable it"}});
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
-    servers.probes = std::move(started).value();
+    manager.add(
+        "probes",
+        std::make_unique<runtime::ServerRunnable>(std::move(started).value(), kEndpointStopGrace),
+        runtime::RunsOn::kEveryReplica);
   }
+  if (metrics_server) {
+    manager.add(
+        "metrics",
+        std::make_unique<runtime::ServerRunnable>(std::move(metrics_server), kEndpointStopGrace),
+        runtime::RunsOn::kEveryReplica);
+  }
+  if (webhook) {
+    manager.add(
+        "webhook",
+        std::make_unique<runtime::ServerRunnable>(std::move(webhook->server), kWebhookStopGrace),
+        runtime::RunsOn::kEveryReplica);
+  }
+  manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
+  // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h);
+  // every replica publishes the same value, and a failure only costs the courtesy.
+  kube::Client& budget_client = **client;
+  asio::co_spawn(
+      io,
+      [&budget_client, &flags, &logger]() -> asio::awaitable<void> {
+        const std::string namespace_ = flags.options.namespace_;
+        auto published = co_await op::publish_budget(budget_client, namespace_,
+                                                     flags.options.max_parallel_maintenances);
+        if (!published) {
+          logger.warn("could not publish the budget", {{"error", published.error().describe()}});
+        }
+      },
+      asio::detached);
   int status = 0;
-  asio::co_spawn(io, serve(**client, flags, logger, state, metrics, servers),
-                 [&](std::exception_ptr error, int result) {
-                   status = error ? kExitFailure : result;
-                   (*client)->shutdown();
-                   (*events_client)->shutdown();
-                   if (webhook) webhook->client->shutdown();
-                 });
+  asio::co_spawn(io, manager.run(), [&](std::exception_ptr error, int result) {
+    status = error ? kExitFailure : result;
+    (*client)->shutdown();
+    (*events_client)->shutdown();
+    if (webhook) webhook->client->shutdown();
+  });
   io.run();
   logger.info("stopped", {{"exit_status", status}});
   return status;

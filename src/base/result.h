@@ -282,9 +282,12 @@ class [[nodiscard]] Result<void> {
 
 }  // namespace nmo
 
-// Propagation helpers for functions that return a Result. Both are plain statements (no
-// statement-expression extension), so they work with -Wpedantic on GCC and Clang. Coroutines
-// need a co_return flavour; add NMO_CO_TRY next to these when the first coroutine wants it.
+// Propagation helpers for functions that return a Result. They are plain statements (no
+// statement-expression extension), so they work with -Wpedantic on GCC and Clang. The NMO_CO_
+// forms are the same for coroutines returning a Result (co_return instead of return); the
+// expression may contain the co_await:
+//   NMO_CO_TRY(co_await release_slot(name));
+//   NMO_CO_TRY_ASSIGN(auto when, co_await write_status(nm, status));
 
 // Evaluates `expr` (a Result) and returns its error from the enclosing function if it failed;
 // a value, if any, is discarded.
@@ -312,4 +315,22 @@ class [[nodiscard]] Result<void> {
   if (!tmp.has_value()) {                      \
     return ::std::move(tmp).error();           \
   }                                            \
+  lhs = ::std::move(tmp).value()
+
+#define NMO_CO_TRY(...)                                 \
+  do {                                                  \
+    auto nmo_co_try_result = (__VA_ARGS__);             \
+    if (!nmo_co_try_result.has_value()) {               \
+      co_return ::std::move(nmo_co_try_result).error(); \
+    }                                                   \
+  } while (false)
+
+#define NMO_CO_TRY_ASSIGN(lhs, ...) \
+  NMO_INTERNAL_CO_TRY_ASSIGN(NMO_INTERNAL_CONCAT(nmo_co_try_assign_, __LINE__), lhs, __VA_ARGS__)
+
+#define NMO_INTERNAL_CO_TRY_ASSIGN(tmp, lhs, ...) \
+  auto tmp = (__VA_ARGS__);                       \
+  if (!tmp.has_value()) {                         \
+    co_return ::std::move(tmp).error();           \
+  }                                               \
   lhs = ::std::move(tmp).value()

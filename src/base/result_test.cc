@@ -1,6 +1,9 @@
 #include "base/result.h"
 
+#include <coroutine>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -216,6 +219,58 @@ TEST(ResultDeathTest, ErrorOnValueAborts) {
 TEST(ResultDeathTest, VoidValueOnErrorAborts) {
   const Result<void> r = Error(ErrorCode::kTimeout, "slow");
   EXPECT_DEATH(r.value(), HasSubstr("Timeout: slow"));
+}
+
+// NMO_CO_TRY and NMO_CO_TRY_ASSIGN, in a coroutine that runs to completion at once and
+// keeps what it co_returns.
+template <typename T>
+struct Eager {
+  struct promise_type {
+    std::optional<Result<T>> result;
+    Eager get_return_object() {
+      return Eager{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    void return_value(Result<T> value) { result = std::move(value); }
+    void unhandled_exception() { std::terminate(); }
+  };
+  explicit Eager(std::coroutine_handle<promise_type> h) : handle(h) {}
+  Eager(const Eager&) = delete;
+  Eager& operator=(const Eager&) = delete;
+  ~Eager() { handle.destroy(); }
+  Result<T> get() { return std::move(*handle.promise().result); }
+  std::coroutine_handle<promise_type> handle;
+};
+
+// An awaitable that is ready at once with `value`.
+template <typename T>
+struct Ready {
+  T value;
+  bool await_ready() const noexcept { return true; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {}
+  T await_resume() { return std::move(value); }
+};
+
+// The awaitables are named (see docs/development.md, "GCC 12 and temporaries in co_await").
+Eager<int> co_checked_sum(char a, char b) {
+  Ready<Result<int>> first{parse_digit(a)};
+  Ready<Result<int>> second{parse_digit(b)};
+  NMO_CO_TRY_ASSIGN(const int x, co_await first);
+  NMO_CO_TRY_ASSIGN(const int y, co_await second);
+  Ready<Result<void>> positive{require_positive(x + y)};
+  NMO_CO_TRY(co_await positive);
+  co_return x + y;
+}
+
+TEST(ResultMacroTest, CoroutineFormsPropagateErrorsAndPassValues) {
+  EXPECT_EQ(*co_checked_sum('2', '3').get(), 5);
+  const Result<int> bad_digit = co_checked_sum('2', 'x').get();
+  ASSERT_FALSE(bad_digit.has_value());
+  EXPECT_EQ(bad_digit.error().code, parse_digit('x').error().code);
+  const Result<int> zero = co_checked_sum('0', '0').get();
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().message, "not positive");
 }
 
 }  // namespace

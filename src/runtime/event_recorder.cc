@@ -223,10 +223,12 @@ asio::awaitable<void> stop_on_strand(std::shared_ptr<State> state,
   co_await wait(timer);
 }
 
-bool valid_type(const std::string& type) { return type == "Normal" || type == "Warning"; }
-
 }  // namespace
 }  // namespace internal
+
+std::string_view to_string(EventType type) noexcept {
+  return type == EventType::kWarning ? "Warning" : "Normal";
+}
 
 EventRecorder::EventRecorder(asio::any_io_executor executor, kube::Client& client,
                              std::string component, std::string host, const Clock& clock,
@@ -251,11 +253,6 @@ EventRecorder::~EventRecorder() {  // NOLINT(bugprone-exception-escape)
 }
 
 void EventRecorder::record(const ObjectRef& regarding, EventOptions options) {
-  if (!internal::valid_type(options.type)) {
-    state_->logger.error("event with an invalid type dropped",
-                         {{"type", options.type}, {"reason", options.reason}});
-    return;
-  }
   const std::string reason = options.reason;
   internal::PendingEvent event{
       regarding, std::move(options),

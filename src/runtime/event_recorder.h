@@ -4,7 +4,8 @@
 //
 //   EventRecorder recorder(executor, client, "node-maintenance-operator", pod_name);
 //   recorder.start();
-//   recorder.record(node_ref, {.type = "Normal", .reason = "Cordoned", .message = "..."});
+//   recorder.record(node_ref, {.type = EventType::kNormal, .reason = "Cordoned", .message =
+//   "..."});
 //   ...
 //   co_await recorder.stop(std::chrono::seconds(5));
 //
@@ -31,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "http/asio.h"
@@ -47,9 +49,15 @@ struct ObjectRef {
   std::string uid;
 };
 
+/// The two types core v1 Events have.
+enum class EventType { kNormal, kWarning };
+
+/// "Normal" or "Warning".
+[[nodiscard]] std::string_view to_string(EventType type) noexcept;
+
 /// What happened.
 struct EventOptions {
-  std::string type;     ///< "Normal" or "Warning"; anything else is dropped with an error log
+  EventType type = EventType::kNormal;
   std::string reason;   ///< UpperCamelCase, short and machine-readable, e.g. "BeginMaintenance"
   std::string message;  ///< for humans
   std::optional<ObjectRef> related;  ///< a second object involved, e.g. the pod being evicted

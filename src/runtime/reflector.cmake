@@ -1,11 +1,15 @@
 # nmo_runtime_reflector: list + watch of one collection into a Store of immutable snapshots with
-# secondary indexes (client-go Reflector + thread-safe store, kube-rs watcher + reflector::Store).
+# secondary indexes (client-go Reflector + thread-safe store, kube-rs watcher + reflector::Store),
+# and the WatchSet a controller declares its reflectors in.
 nmo_cc_library(
   NAME runtime_reflector
   HDRS
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.h
     ${CMAKE_CURRENT_SOURCE_DIR}/store.h
-  SRCS ${CMAKE_CURRENT_SOURCE_DIR}/reflector.cc
+    ${CMAKE_CURRENT_SOURCE_DIR}/watch_set.h
+  SRCS
+    ${CMAKE_CURRENT_SOURCE_DIR}/reflector.cc
+    ${CMAKE_CURRENT_SOURCE_DIR}/watch_set.cc
   DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client
 )
 nmo_cc_test(NAME runtime_store_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/store_test.cc

@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runtime/watch_set.h"
+
 namespace nmo::kube {
 
 // A small namespaced projection for the tests.
@@ -392,6 +394,33 @@ TEST_F(ReflectorTest, WaitSyncedTimesOutWhileListsFail) {
   EXPECT_GE(client_.list_calls.size(), 1U);
   EXPECT_TRUE(client_.watch_calls.empty());
   stop(reflector);
+}
+
+// A WatchSet starts what it holds (one added later at once), waits for each and names the one
+// that did not sync.
+TEST_F(ReflectorTest, WatchSetWaitsForEachAndNamesTheOneThatDidNotSync) {
+  client_.lists.emplace_back(list_body("10", {object("a", "1")}));
+  WatchSet watches;
+  Reflector<Item>& first = watches.add(
+      "the first cache", std::make_unique<Reflector<Item>>(io_.get_executor(), client_, "ns",
+                                                           kube::ListOptions{}, store_));
+  watches.start();
+  EXPECT_TRUE(await(watches.wait_synced(5s)).has_value());
+  EXPECT_TRUE(first.synced());
+  // No list is scripted for the second one: it never syncs.
+  watches.add("the second cache", std::make_unique<Reflector<Item>>(
+                                      io_.get_executor(), client_, "ns", kube::ListOptions{},
+                                      std::make_shared<Store<Item>>()));
+  const Result<void> synced = await(watches.wait_synced(50ms));
+  ASSERT_FALSE(synced.has_value());
+  EXPECT_EQ(synced.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(synced.error().message, "the second cache did not sync");
+  bool stopped = false;
+  asio::co_spawn(io_, watches.stop(), [&](const std::exception_ptr& error) {
+    if (error) std::rethrow_exception(error);
+    stopped = true;
+  });
+  run_until([&] { return stopped; });
 }
 
 TEST_F(ReflectorTest, StopBeforeStartPreventsTheLoopAndIsIdempotent) {

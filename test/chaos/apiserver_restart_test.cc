@@ -1,7 +1,7 @@
-// Experiment 2 of issue 9, "API server restart": in each round a maintenance is mid-drain (pods
-// slow to terminate, one pod held by its PDB) when kube-apiserver is restarted, alternately
-// crashed (SIGKILL) and stopped gracefully (SIGTERM, which waits for open watches). After the
-// API server is ready again:
+// Experiment 2 of docs/reliability.md, "API server restart": in each round a maintenance is
+// mid-drain (pods slow to terminate, one pod held by its PDB) when kube-apiserver is restarted,
+// alternately crashed (SIGKILL) and stopped gracefully (SIGTERM, which waits for open watches).
+// After the API server is ready again:
 //   - the PDB is deleted, and the maintenance must reach Succeeded;
 //   - a second maintenance is created on another node, and the time until the operator writes
 //     its first status is how long its watches took to resume ("pickup");

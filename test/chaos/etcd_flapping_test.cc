@@ -1,8 +1,8 @@
-// Experiment 5 of issue 9, "etcd restart and node flapping" during control-plane maintenances
-// (SPEC §2.2's etcd-quorum gate, §2.7). Both tests make their own etcd members: three fresh kwok
-// nodes with the control-plane role, each with an etcd mirror pod in kube-system (kubeadm's
-// stacked etcd, as the gate reads it), deleted at the end. The operator runs with the e2e
-// stability window (--etcd-quorum-stable-for 3).
+// Experiment 5 of docs/reliability.md, "etcd restart and node flapping" during control-plane
+// maintenances (docs/design.md §2.2's etcd-quorum gate, §2.7). Both tests make their own etcd
+// members: three fresh kwok nodes with the control-plane role, each with an etcd mirror pod in
+// kube-system (kubeadm's stacked etcd, as the gate reads it), deleted at the end. The operator runs
+// with the e2e stability window (--etcd-quorum-stable-for 3).
 //
 // EtcdRestartDuringMaintenances: maintenances of two workers and one control-plane node drain
 // pods slow to terminate when etcd is restarted (SIGTERM, or SIGKILL every other round) with

@@ -1,8 +1,8 @@
-// Experiment 1 of issue 9, "kill anywhere" (SPEC §2.7: the same end state whatever fails): in
-// each round, four maintenances start together (plain pods, pods slow to terminate, a pod its
-// PDB protects, a node an admin had cordoned), the operator is killed with SIGKILL at a random
-// instant and restarted after a random pause, and some maintenances are deleted at random
-// moments, before or after the kill. Each round then checks the invariants:
+// Experiment 1 of docs/reliability.md, "kill anywhere" (docs/design.md §2.7: the same end state
+// whatever fails): in each round, four maintenances start together (plain pods, pods slow to
+// terminate, a pod its PDB protects, a node an admin had cordoned), the operator is killed with
+// SIGKILL at a random instant and restarted after a random pause, and some maintenances are deleted
+// at random moments, before or after the kill. Each round then checks the invariants:
 //   - every maintenance left reaches the phase it would have reached without the kill
 //     (Succeeded, or Running and blocked by the PDB);
 //   - once the maintenances are deleted, they are gone (no finalizer left behind), every node is

@@ -1,4 +1,5 @@
-// Experiment 3 of issue 9, "leader failover" (SPEC §3.2, §2.7): two replicas run with
+// Experiment 3 of docs/reliability.md, "leader failover" (docs/design.md §3.2, §2.7): two replicas
+// run with
 // --leader-elect. In each round three maintenances start on fresh nodes (plain pods, pods slow
 // to terminate, a pod its PDB protects, pods of a ReplicaSet), the leader is killed with SIGKILL
 // at one of three moments (right after the NodeMaintenances are created, mid-drain with pods
@@ -28,8 +29,8 @@
 //   - every maintenance reaches Succeeded with evictionPods == totalPods == the pods it had to
 //     evict, and once deleted leaves its node restored (the fixture checks no Lease is left).
 // Events the killed leader had queued but not yet written may be missing; they are counted
-// ("events lost to the kill"), not treated as violations (SPEC §5 promises no double action, not
-// delivery across a crash).
+// ("events lost to the kill"), not treated as violations (docs/design.md §5 promises no double
+// action, not delivery across a crash).
 //
 // The short form (make test) runs 2 rounds (a kill and a pause), `make chaos` 8.
 #include <signal.h>

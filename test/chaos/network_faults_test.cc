@@ -1,6 +1,6 @@
-// Issue 9, experiment 4, "Network faults": the operator talks to the API server through
+// docs/reliability.md, experiment 4, "Network faults": the operator talks to the API server through
 // test/tools/fault_proxy, which breaks the path while maintenances drain, and the operator must
-// recover with every invariant of SPEC §2.4–§2.7 holding.
+// recover with every invariant of docs/design.md §2.4–§2.7 holding.
 //
 // Three fresh kwok nodes are maintained at once (--max-parallel-maintenances=3), each with plain
 // pods, a pod that lingers in termination, a pod its PodDisruptionBudget protects and a
@@ -12,7 +12,7 @@
 //   429      the same with API Priority & Fairness throttling (Retry-After: 1)
 //   refuse   every connection dropped and the port refusing new ones for 3 s
 // and, while the fault lasts, binds a newcomer pod to one of the maintained nodes, which the
-// operator must evict (SPEC §2.4). Recovery is the time from the end of the fault (or the
+// operator must evict (docs/design.md §2.4). Recovery is the time from the end of the fault (or the
 // newcomer's creation, when later) to the newcomer's accepted eviction, as the proxy saw it.
 // Halfway through, the PDBs are deleted so that the drains finish under faults too; at the end
 // the NodeMaintenances are deleted under a last 503 burst (connections kept: it hits the
@@ -177,7 +177,7 @@ class NetworkFaultsTest : public OperatorFixture {
   }
 
   // While a NodeMaintenance exists its node stays cordoned with the drain taint, and its phase
-  // only moves forward (SPEC §2.3, §2.5, §2.7).
+  // only moves forward (docs/design.md §2.3, §2.5, §2.7).
   void check_while_maintained(const std::map<std::string, std::string>& cr_to_node) {
     for (const auto& [cr, node] : cr_to_node) {
       auto nm = get_node_maintenance(cr);
@@ -399,7 +399,7 @@ TEST_F(NetworkFaultsTest, OperatorRecoversAndInvariantsHold) {
       violated(cr + " did not reach Succeeded");
       continue;
     }
-    // Status writes are coalesced to about one a second (SPEC §2.4): the last newcomer's
+    // Status writes are coalesced to about one a second (docs/design.md §2.4): the last newcomer's
     // eviction may still be on its way.
     const std::int64_t total = expected_total[node];
     EXPECT_TRUE(wait_until(

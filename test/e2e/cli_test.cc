@@ -1,6 +1,6 @@
-// kubectl-maintenance against the real local cluster (SPEC §7, §10 S7): every command with its
-// output and exit status, on kwok nodes and NodeMaintenances of its own (prefix `cli-`), with the
-// operator binary running as in production.
+// kubectl-maintenance against the real local cluster (docs/cli.md, docs/design.md §8 S7): every
+// command with its output and exit status, on kwok nodes and NodeMaintenances of its own (prefix
+// `cli-`), with the operator binary running as in production.
 //   - start --wait / list / status / watch / stop --wait on a node that drains completely;
 //   - plan predicts exactly the pods that later block, and diagnose names the blocking pod, its
 //     PDB with its counts and the node lease holder (S7); plan reads KubeVirt's live migration;
@@ -35,6 +35,7 @@
 #include "http/testing/run.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/scenarios.h"
 #include "test/e2e/support/subprocess.h"
 
 #ifndef NMO_CLI_BIN
@@ -356,29 +357,10 @@ TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
 // launcher's VirtualMachineInstance: LiveMigratable False blocks, True leaves by live migration,
 // a missing VMI is unknown.
 TEST_F(CliTest, PlanReadsLiveMigrationFromTheVirtualMachineInstance) {
-  kubectl_.apply(R"(apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: virtualmachineinstances.kubevirt.io
-spec:
-  group: kubevirt.io
-  scope: Namespaced
-  names: {plural: virtualmachineinstances, singular: virtualmachineinstance,
-          kind: VirtualMachineInstance, shortNames: [vmi]}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-)");
-  defer([this] {
-    (void)kubectl_.run(
-        {"delete", "crd", "virtualmachineinstances.kubevirt.io", "--wait=true", "--timeout=60s"});
-  });
-  ASSERT_TRUE(wait_until("kubevirt.io/v1 served", kReact, [&] {
-    return kubectl_.run({"get", "--raw", "/apis/kubevirt.io/v1/virtualmachineinstances"}).ok();
-  }));
+  const StandInCrd kubevirt(kubectl_, "kubevirt.io", "virtualmachineinstances",
+                            "VirtualMachineInstance", "Namespaced",
+                            "/apis/kubevirt.io/v1/virtualmachineinstances");
+  ASSERT_TRUE(kubevirt.served());
   const std::string node = make_node();
   TestNamespace ns(kubectl_, "cli-vm");
   auto vmi = [&ns](const std::string& name, const std::string& migratable,

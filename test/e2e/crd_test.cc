@@ -18,6 +18,7 @@
 
 #include "operator/api/node_maintenance.h"
 #include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_process.h"
 
 namespace nmo::e2e {
 namespace {
@@ -26,13 +27,10 @@ namespace json = boost::json;
 using op::NodeMaintenance;
 using op::NodeMaintenanceStatus;
 
-// test/e2e/crd_test.cc -> the checkout's root (CMake compiles with absolute source paths).
-std::filesystem::path source_root() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
-
+// From the checkout's root as the build names it (not __FILE__, which ccache's base_dir makes
+// relative to the build directory).
 std::string crd_file() {
-  return (source_root() / "deploy/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml").string();
+  return (source_dir() / "deploy/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml").string();
 }
 
 std::string nm_manifest(const std::string& name, const json::object& spec) {

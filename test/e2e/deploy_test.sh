@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e.deploy: the install manifests of deploy/ against the local cluster (issue 6, SPEC §8).
+# e2e.deploy: the install manifests of deploy/ against the local cluster (docs/design.md §9).
 #
 #   1. `kubectl apply --server-side --dry-run=server -k deploy/default`, then for real; then
 #      deploy/webhook/cert-manager and deploy/prometheus after installing cert-manager's and the

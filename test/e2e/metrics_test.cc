@@ -1,5 +1,5 @@
-// The operator as an SRE runs it (SPEC §6, issue "Operating it"): /metrics during a real drain
-// (the phase gauge going Pending → Running → Succeeded, evictions by result, reconciles), the
+// The operator as an SRE runs it (docs/design.md §6, issue "Operating it"): /metrics during a real
+// drain (the phase gauge going Pending → Running → Succeeded, evictions by result, reconciles), the
 // exposition checked by Prometheus' own parser and linter (NMO_PROMCHECK, built by make test);
 // the secure endpoint deciding through TokenReview and SubjectAccessReview on the real API
 // server; /readyz waiting for the caches and /healthz catching a wedged loop; and JSON log

@@ -1,10 +1,12 @@
-// Edge cases of the NodeMaintenance controller against the real local cluster (issue 4's
-// "Edge cases" list; SPEC §2.4–§2.8, §3.1): a maintenance deleted mid-drain, pods ending by
+// Edge cases of the NodeMaintenance controller against the real local cluster (docs/design.md
+// §2.4–§2.8, §3.1): a maintenance deleted mid-drain, pods ending by
 // themselves, pods lingering in termination, newcomers after Succeeded, a pod under two PDBs,
 // the node deleted and re-created, a control-plane maintenance waiting on quorum beside a
 // worker one, adoption of an upstream-style drain taint, a burst of twenty maintenances, and an
 // eviction deferred (429) by an admission webhook served in-process, as KubeVirt's is while it
-// live-migrates a VM, and a pod left in a namespace being deleted (eviction refused with 403).
+// live-migrates a VM, a pod left in a namespace being deleted (eviction refused with 403), a
+// node whose lease name is hashed, Events that follow the writes they announce, and the
+// promises of a Running maintenance (drainTimeout, gracePeriodSeconds, the lease renewal).
 //
 // Most tests run on a fresh kwok node of their own (deleted at the end), so that they never
 // depend on what earlier tests left on the story's nodes; the quorum test uses the
@@ -44,7 +46,8 @@ namespace json = boost::json;
 constexpr const char* kForeignHolder = "NodeHealthCheck-x";
 
 // Deadlines: the operator reacts to watch events within a second; evictions blocked once are
-// retried with a backoff of at most 30 s (SPEC §2.4), pods under two PDBs at that pace at once.
+// retried with a backoff of at most 30 s (docs/design.md §2.4), pods under two PDBs at that pace at
+// once.
 
 class NodeMaintenanceEdgeTest : public OperatorFixture {
  protected:
@@ -150,7 +153,8 @@ std::string describe_status(const std::optional<json::value>& nm) {
   return status == nullptr ? std::string("no status") : json::serialize(*status);
 }
 
-// ---- 1. Deleted mid-drain (SPEC §2.6: stop the drain, restore the node) ----------------------
+// ---- 1. Deleted mid-drain (docs/design.md §2.6: stop the drain, restore the node)
+// ----------------------
 
 TEST_F(NodeMaintenanceEdgeTest, DeletedMidDrainRestoresTheNodeAndEvictsNoMore) {
   const std::string node = fresh_node("middrain");
@@ -233,7 +237,8 @@ TEST_F(NodeMaintenanceEdgeTest, DeletedMidDrainRestoresTheNodeAndEvictsNoMore) {
   EXPECT_FALSE(has_taint_key(*n, kDrainTaintKey)) << describe_node(*n);
 }
 
-// ---- 2. A PDB-blocked pod that ends by itself (SPEC §2.4, story chapter 4) --------------------
+// ---- 2. A PDB-blocked pod that ends by itself (docs/design.md §2.4, story chapter 4)
+// --------------------
 
 TEST_F(NodeMaintenanceEdgeTest, BlockedPodTurningSucceededLetsTheDrainFinish) {
   const std::string node = fresh_node("launcher");
@@ -274,7 +279,8 @@ TEST_F(NodeMaintenanceEdgeTest, BlockedPodTurningSucceededLetsTheDrainFinish) {
   EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1);
 }
 
-// ---- 3. A pod lingering in termination (SPEC §1.2, §2.4) ---------------------------------------
+// ---- 3. A pod lingering in termination (docs/design.md §1.2, §2.4)
+// ---------------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, SlowDeletePodIsWaitingForTerminationThenGone) {
   const std::string node = fresh_node("slow");
@@ -315,7 +321,8 @@ TEST_F(NodeMaintenanceEdgeTest, SlowDeletePodIsWaitingForTerminationThenGone) {
   EXPECT_FALSE(pending_ref(*nm, "slow"));
 }
 
-// ---- 4. A newcomer after Succeeded (SPEC §2.4, §2.5) ------------------------------------------
+// ---- 4. A newcomer after Succeeded (docs/design.md §2.4, §2.5)
+// ------------------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, PodBoundAfterSucceededIsEvictedAndSucceededKept) {
   const std::string node = fresh_node("late");
@@ -401,7 +408,8 @@ TEST_F(NodeMaintenanceEdgeTest, StatusOverwrittenBySomeoneElseIsWrittenAgain) {
   EXPECT_TRUE(op.wait_for_log("the status was written by someone else", kReact));
 }
 
-// ---- 5. A pod under two PDBs (SPEC §2.4: 500 → MultiplePDBs) ----------------------------------
+// ---- 5. A pod under two PDBs (docs/design.md §2.4: 500 → MultiplePDBs)
+// ----------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, PodUnderTwoPdbsIsReportedUntilOneIsDeleted) {
   const std::string node = fresh_node("twopdbs");
@@ -459,7 +467,8 @@ TEST_F(NodeMaintenanceEdgeTest, PodUnderTwoPdbsIsReportedUntilOneIsDeleted) {
   EXPECT_TRUE(!p || is_terminating(*p));
 }
 
-// ---- 6. Node deleted mid-maintenance and re-created (SPEC §2.1, §2.7) -------------------------
+// ---- 6. Node deleted mid-maintenance and re-created (docs/design.md §2.1, §2.7)
+// -------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, NodeDeletedMidMaintenanceFailsAndRecoversWhenItReturns) {
   const std::string node = fresh_node("vanish");
@@ -487,9 +496,8 @@ TEST_F(NodeMaintenanceEdgeTest, NodeDeletedMidMaintenanceFailsAndRecoversWhenItR
   ASSERT_TRUE(nm);
   EXPECT_EQ(string_at(*nm, "/status/lastError"), "node \"" + node + "\" not found");
   auto failed = wait_event(uid, "FailedMaintenance", std::nullopt, kReact);
-  if (failed) {
-    EXPECT_EQ(failed->type, "Warning");
-  }
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->type, "Warning");
   EXPECT_TRUE(wait_until("the node lease and the slot of " + cr + " released", kReact, [&] {
     return !node_lease_held(node) && !slot_holders().contains(slot_of(cr, node));
   }));
@@ -503,7 +511,7 @@ TEST_F(NodeMaintenanceEdgeTest, NodeDeletedMidMaintenanceFailsAndRecoversWhenItR
   ASSERT_TRUE(wait_node_ready(node));
   nm = wait_phase(cr, {"Pending"}, kReact);
   ASSERT_TRUE(nm);
-  // Pending: nothing on the node is touched (SPEC §1.2), and the status says so.
+  // Pending: nothing on the node is touched (docs/design.md §1.2), and the status says so.
   EXPECT_NE(condition_status(*nm, "Cordoned"), "True") << describe_status(nm);
   auto n = get_node(node);
   ASSERT_TRUE(n);
@@ -518,8 +526,8 @@ TEST_F(NodeMaintenanceEdgeTest, NodeDeletedMidMaintenanceFailsAndRecoversWhenItR
     return n && unschedulable(*n) && drain_tainted(*n);
   }));
   EXPECT_TRUE(node_lease_held(node));
-  // Admitted afresh from Pending (SPEC §2.3): announced as a new cordon, not as an admin having
-  // undone one (MaintenanceReapplied is for a node changed while the maintenance holds it).
+  // Admitted afresh from Pending (docs/design.md §2.3): announced as a new cordon, not as an admin
+  // having undone one (MaintenanceReapplied is for a node changed while the maintenance holds it).
   EXPECT_TRUE(wait_until("a second NodeCordoned event", kReact,
                          [&] { return event_count(uid, "NodeCordoned") >= 2; }));
   EXPECT_EQ(event_count(uid, "MaintenanceReapplied"), 0)
@@ -530,7 +538,8 @@ TEST_F(NodeMaintenanceEdgeTest, NodeDeletedMidMaintenanceFailsAndRecoversWhenItR
   EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
 }
 
-// ---- 7. No head-of-line blocking by a control-plane maintenance (SPEC §2.2) -------------------
+// ---- 7. No head-of-line blocking by a control-plane maintenance (docs/design.md §2.2)
+// -------------------
 
 TEST_F(NodeMaintenanceEdgeTest, ControlPlaneWaitingOnQuorumDoesNotBlockAWorker) {
   const std::string down = "node-master-01";
@@ -593,7 +602,8 @@ TEST_F(NodeMaintenanceEdgeTest, ControlPlaneWaitingOnQuorumDoesNotBlockAWorker) 
   EXPECT_EQ(phase_of(*cp), "Pending") << "admitted while etcd quorum is unsafe";
 }
 
-// ---- 8. Adopting upstream's drain taint (SPEC §2.8) -------------------------------------------
+// ---- 8. Adopting upstream's drain taint (docs/design.md §2.8)
+// -------------------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, UpstreamTaintWithoutPriorStateIsAdoptedAndUncordonedOnDelete) {
   const std::string node = fresh_node("upstream");
@@ -641,7 +651,8 @@ TEST_F(NodeMaintenanceEdgeTest, UpstreamTaintWithoutPriorStateIsAdoptedAndUncord
   EXPECT_EQ(removed->type, "Normal");
 }
 
-// ---- 10. The node lease taken by another holder after the drain (SPEC §3.1) --------------------
+// ---- 10. The node lease taken by another holder after the drain (docs/design.md §3.1)
+// --------------------
 
 TEST_F(NodeMaintenanceEdgeTest, NodeLeaseTakenByAnotherHolderFailsAfterMoreThanThreeChecks) {
   const std::string node = fresh_node("leaselost");
@@ -681,7 +692,8 @@ TEST_F(NodeMaintenanceEdgeTest, NodeLeaseTakenByAnotherHolderFailsAfterMoreThanT
   EXPECT_TRUE(wait_gone(cr, kReact));
 }
 
-// ---- 9. A burst of twenty maintenances (SPEC §2.6, §2.7) --------------------------------------
+// ---- 9. A burst of twenty maintenances (docs/design.md §2.6, §2.7)
+// --------------------------------------
 
 TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehind) {
   constexpr std::size_t kCount = 20;
@@ -768,7 +780,8 @@ TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehin
       [&] { return std::to_string(tainted.size()) + " nodes still tainted"; }));
 }
 
-// ---- 11. An eviction deferred by an admission webhook (SPEC §2.4: 429 webhook → deferred) ------
+// ---- 11. An eviction deferred by an admission webhook (docs/design.md §2.4: 429 webhook →
+// deferred) ------
 
 // A validating admission webhook served in-process by our production HTTPS server, as KubeVirt
 // answers evictions of a VM's launcher pod while it live-migrates: every AdmissionReview is
@@ -922,7 +935,8 @@ TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDe
   EXPECT_TRUE(!p || is_terminating(*p));
 }
 
-// ---- 12. A pod of a namespace being deleted (SPEC §2.4: 403 namespace terminating → wait) -----
+// ---- 12. A pod of a namespace being deleted (docs/design.md §2.4: 403 namespace terminating →
+// wait) -----
 
 // The namespace controller deletes a terminating namespace's pods at once, so its deletes are
 // refused by a webhook served in-process (on pods DELETE in the test's namespace) until the
@@ -1018,6 +1032,251 @@ TEST_F(NodeMaintenanceEdgeTest, PodOfATerminatingNamespaceIsReportedAndWaitedFor
   EXPECT_TRUE(wait_until("namespace " + ns.name() + " gone", 2 * kDrain, [&] {
     return !kubectl_.get_json({"namespace", ns.name()});
   }));
+}
+
+// ---- A node whose lease name is hashed (docs/design.md §3.1) ---------------------------------
+
+// The name of the Lease in the lease namespace whose ownerReference names `node` ("" when none).
+std::string lease_owned_by(const Kubectl& kubectl, const std::string& node) {
+  for (const json::object& l : leases_in(kubectl, kLeaseNamespace)) {
+    boost::system::error_code ec;
+    const json::value value = l;
+    const json::value* owners = value.find_pointer("/metadata/ownerReferences", ec);
+    if (owners == nullptr || !owners->is_array()) continue;
+    for (const auto& owner : owners->as_array()) {
+      if (string_at(owner, "/kind") == "Node" && string_at(owner, "/name") == node) {
+        return name_of(value);
+      }
+    }
+  }
+  return {};
+}
+
+// A node name longer than 248 characters gets a hashed lease name, which does not give the node
+// back by stripping "node-": housekeeping must still find the maintenance behind it and leave
+// its lease alone.
+TEST_F(NodeMaintenanceEdgeTest, HashedNodeLeaseOfALiveMaintenanceIsKept) {
+  const std::string prefix = unique_name("edge-hashed");
+  // DNS labels of at most 63 characters, 250 in all.
+  std::string node = prefix;
+  for (char c = 'a'; node.size() + 64 <= 250; ++c) node += "." + std::string(63, c);
+  node += "." + std::string(250 - node.size() - 1, 'z');
+  ASSERT_GT(node.size(), 248U);
+  const std::string cr = "maintenance-edge-hashed";
+  defer([this, node] { (void)kubectl_.run({"delete", "node", node, "--ignore-not-found"}); });
+  // The hostname label's value is limited to 63 characters.
+  kubectl_.apply(json::serialize(json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", node},
+        {"labels", {{"kubernetes.io/hostname", prefix}, {"kubernetes.io/os", "linux"}}}}}}));
+  ASSERT_TRUE(wait_node_ready(node));
+  const std::string foreign_node = unique_name("edge-hashed-foreign");
+  defer([this, foreign_node] {
+    (void)kubectl_.run(
+        {"delete", "lease", "-n", kLeaseNamespace, "node-" + foreign_node, "--ignore-not-found"});
+  });
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  std::string lease_name;
+  ASSERT_TRUE(wait_until("a node lease owned by the node", kReact, [&] {
+    lease_name = lease_owned_by(kubectl_, node);
+    return !lease_name.empty();
+  }));
+  EXPECT_NE(lease_name, "node-" + node);
+
+  // A foreign node lease makes housekeeping run; its slot shows that it did.
+  kubectl_.apply(foreign_node_lease_manifest(foreign_node, kForeignHolder));
+  const std::string foreign_slot = std::string(kForeignHolder) + " (node " + foreign_node + ")";
+  ASSERT_TRUE(wait_until("a slot Lease naming " + foreign_slot, kReact,
+                         [&] { return slot_holders().contains(foreign_slot); }));
+  auto kept = lease(kLeaseNamespace, lease_name);
+  ASSERT_TRUE(kept) << "the node lease " << lease_name << " of a live maintenance was released";
+  EXPECT_EQ(string_at(*kept, "/spec/holderIdentity"), kNodeLeaseHolder);
+
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_until("the hashed node lease released", kReact,
+                         [&] { return !lease(kLeaseNamespace, lease_name); }));
+}
+
+// ---- Events follow the writes they announce (docs/design.md §2.7) ---------------------------
+
+// While the API server refuses the maintenance's status writes, nothing is announced: an Event
+// is sent only once the status it announces is on record, so a successor that finds it there
+// never sends it again, and every refused attempt does not send one more.
+TEST_F(NodeMaintenanceEdgeTest, BeginMaintenanceIsAnnouncedOnceItsStatusIsWritten) {
+  const std::string node = fresh_node("announce");
+  const std::string cr = "maintenance-edge-announce";
+  const std::string policy = unique_name("nmo-e2e-refuse-status");
+  auto remove_policy = [this, policy] {
+    (void)kubectl_.run(
+        {"delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found"});
+    (void)kubectl_.run({"delete", "validatingadmissionpolicy", policy, "--ignore-not-found"});
+  };
+  defer(remove_policy);
+  kubectl_.apply(json::serialize(json::object{
+      {"apiVersion", "admissionregistration.k8s.io/v1"},
+      {"kind", "ValidatingAdmissionPolicy"},
+      {"metadata", {{"name", policy}}},
+      {"spec",
+       {{"failurePolicy", "Fail"},
+        {"matchConstraints",
+         {{"resourceRules", json::array{{{"apiGroups", json::array{"nodemaintenance.medik8s.io"}},
+                                         {"apiVersions", json::array{"v1beta1"}},
+                                         {"operations", json::array{"UPDATE"}},
+                                         {"resources", json::array{"nodemaintenances/status"}}}}}}},
+        {"validations",
+         json::array{{{"expression", "!object.metadata.name.startsWith('" + cr + "')"},
+                      {"message", "status writes refused by the test"}}}}}}}));
+  kubectl_.apply(json::serialize(json::object{
+      {"apiVersion", "admissionregistration.k8s.io/v1"},
+      {"kind", "ValidatingAdmissionPolicyBinding"},
+      {"metadata", {{"name", policy}}},
+      {"spec", {{"policyName", policy}, {"validationActions", json::array{"Deny"}}}}}));
+
+  // The policy reaches the API server's admission a moment after it is created: in force once
+  // a status write of a probe (no operator runs yet, so nothing holds it) is refused.
+  const std::string probe = cr + "-probe";
+  kubectl_.apply(json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                                              {"kind", "NodeMaintenance"},
+                                              {"metadata", {{"name", probe}}},
+                                              {"spec", {{"nodeName", node}}}}));
+  ASSERT_TRUE(wait_until("the policy refusing status writes", kReact, [&] {
+    const ProcessResult r =
+        kubectl_.run({"patch", "nm", probe, "--subresource=status", "--type=merge", "-p",
+                      R"({"status":{"lastError":"probe"}})"});
+    return !r.ok() && r.err.find("status writes refused by the test") != std::string::npos;
+  }));
+  kubectl_.must({"delete", "nm", probe, "--wait=true"});
+
+  OperatorProcess& op = start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  // Wait until the operator has seen its status write refused several times.
+  ASSERT_TRUE(wait_until("three refused status writes in the operator's log", kDrain, [&] {
+    const std::string log = op.log();
+    std::size_t refused = 0;
+    for (std::size_t at = log.find("status writes refused by the test"); at != std::string::npos;
+         at = log.find("status writes refused by the test", at + 1)) {
+      ++refused;
+    }
+    return refused >= 3;
+  })) << op.log_tail(30);
+  // Stopped, an operator has written every Event it queued: none for the refused status.
+  EXPECT_EQ(op.stop(), 0);
+  auto nm = get_node_maintenance(cr);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "");
+  EXPECT_EQ(event_count(uid, "BeginMaintenance"), 0);
+
+  // Its successor writes the status and announces it, once.
+  remove_policy();
+  OperatorProcess& successor = start();
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  EXPECT_EQ(successor.stop(), 0);
+  EXPECT_EQ(event_count(uid, "BeginMaintenance"), 1);
+}
+
+// ---- Promises of a Running maintenance (docs/design.md §2.4, §2.5) --------------------------
+
+// The reason of the NodeMaintenance's condition `type` ("" when absent).
+std::string condition_reason(const json::value& nm, const std::string& type) {
+  boost::system::error_code ec;
+  const json::value* conditions = nm.find_pointer("/status/conditions", ec);
+  if (conditions == nullptr || !conditions->is_array()) return "";
+  for (const auto& c : conditions->as_array()) {
+    if (string_at(c, "/type") == type) return string_at(c, "/reason");
+  }
+  return "";
+}
+
+// After drainTimeout the maintenance is Failed like any other failure (Ready False with the
+// typed reason, FailedMaintenance), but the node stays cordoned and tainted and keeps its slot
+// and its node lease until the CR is deleted.
+TEST_F(NodeMaintenanceEdgeTest, DrainTimeoutFailsButKeepsTheNodeAndItsSlot) {
+  const std::string node = fresh_node("timeout");
+  const std::string cr = "maintenance-edge-timeout";
+  TestNamespace ns(kubectl_, "edge-timeout");
+  kubectl_.apply(pod_manifest(ns.name(), "held", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=held", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "held-pdb", 1, "held"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "held-pdb", 1, 0));
+
+  start();
+  const std::string uid = create_with_spec(cr, node, json::object{{"drainTimeout", "5s"}});
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_phase(cr, {"Failed"}, kDrain);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(string_at(*nm, "/status/lastError"),
+            "drain did not complete within 5s: 1 pods pending");
+  EXPECT_EQ(condition_status(*nm, "Ready"), "False") << describe_status(nm);
+  EXPECT_EQ(condition_reason(*nm, "Ready"), "DrainTimeout") << describe_status(nm);
+  auto failed = wait_event(uid, "FailedMaintenance", std::nullopt, kReact);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->type, "Warning");
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(unschedulable(*n)) << describe_node(*n);
+  EXPECT_TRUE(drain_tainted(*n)) << describe_node(*n);
+  EXPECT_TRUE(slot_holders().contains(slot_of(cr, node)));
+  EXPECT_TRUE(node_lease_held(node));
+
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+}
+
+// spec.gracePeriodSeconds is the grace period of the evictions: the pod's own (600 s) is
+// overridden, as the API shows in its deletionGracePeriodSeconds.
+TEST_F(NodeMaintenanceEdgeTest, GracePeriodSecondsReachesTheEvictedPod) {
+  const std::string node = fresh_node("grace");
+  const std::string cr = "maintenance-edge-grace";
+  TestNamespace ns(kubectl_, "edge-grace");
+  kubectl_.apply(pod_manifest(ns.name(), "slow", node, {{kSlowDeleteAnnotation, "true"}}, 600));
+  ASSERT_TRUE(wait_running(ns.name(), "app=slow", 1));
+
+  start();
+  const std::string uid = create_with_spec(cr, node, json::object{{"gracePeriodSeconds", 7}});
+  ASSERT_FALSE(uid.empty());
+  std::optional<json::value> p;
+  ASSERT_TRUE(wait_until("pod slow terminating", kReact, [&] {
+    p = pod(ns.name(), "slow");
+    return p && is_terminating(*p);
+  }));
+  EXPECT_EQ(int_at(*p, "/metadata/deletionGracePeriodSeconds"), 7) << json::serialize(*p);
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+}
+
+// The node lease is renewed on its interval while the maintenance holds the node (shortened
+// here from 15 minutes to 2 seconds).
+TEST_F(NodeMaintenanceEdgeTest, NodeLeaseIsRenewedWhileTheMaintenanceHoldsTheNode) {
+  const std::string node = fresh_node("renew");
+  const std::string cr = "maintenance-edge-renew";
+  start({"--test-hook-node-lease-renew-interval", "2"});
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  std::string first;
+  ASSERT_TRUE(wait_until("the node lease taken", kReact, [&] {
+    auto l = lease(kLeaseNamespace, "node-" + node);
+    if (l) first = string_at(*l, "/spec/renewTime");
+    return !first.empty();
+  }));
+  std::string later;
+  EXPECT_TRUE(wait_until(
+      "the node lease renewed after " + first, kReact,
+      [&] {
+        auto l = lease(kLeaseNamespace, "node-" + node);
+        later = l ? string_at(*l, "/spec/renewTime") : "";
+        return !later.empty() && later != first &&
+               string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder;
+      },
+      [&] { return later; }));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The operator binary against the real local cluster: the story's scenarios of SPEC §10 (S1–S5,
-// S8, S9) and the controller's edge cases (missing node, two maintenances for one node, an
+// The operator binary against the real local cluster: the story's scenarios of docs/design.md §8
+// (S1–S5, S8, S9) and the controller's edge cases (missing node, two maintenances for one node, an
 // admin undoing the cordon). Each test starts its own operator (OperatorFixture), creates what
 // it needs in a fresh namespace, asserts what an admin would observe (status, Events, the
 // Node, the Leases, `kubectl get nm`), and leaves every node as it found it.
@@ -20,6 +20,7 @@
 
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/scenarios.h"
 
 namespace nmo::e2e {
 namespace {
@@ -35,7 +36,7 @@ constexpr const char* kPdbRefusal =
     "Cannot evict pod as it would violate the pod's disruption budget.";
 
 // Deadlines: the operator reacts to watch events within a second; evictions blocked once are
-// retried with a backoff of at most 30 s (SPEC §2.4).
+// retried with a backoff of at most 30 s (docs/design.md §2.4).
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -123,7 +124,7 @@ class NodeMaintenanceTest : public OperatorFixture {
     return pods;
   }
 
-  // "namespace/name" of the pods on `node` that a maintenance must evict (SPEC §2.4).
+  // "namespace/name" of the pods on `node` that a maintenance must evict (docs/design.md §2.4).
   std::set<std::string> evictable_pods_on(const std::string& node) {
     std::set<std::string> out;
     for (const auto& pod : pods_on(node)) {
@@ -281,7 +282,7 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
                                   "BeginEviction", "SucceedMaintenance"}) {
     EXPECT_TRUE(by_reason.contains(reason_name)) << "no " << reason_name << " event";
   }
-  // Announced once, on first sight (SPEC §2.1), not on every reconcile before Running.
+  // Announced once, on first sight (docs/design.md §2.1), not on every reconcile before Running.
   EXPECT_EQ(event_count(uid, "BeginMaintenance"), 1);
   if (by_reason.contains("BeginMaintenance")) {
     EXPECT_NE(by_reason["BeginMaintenance"].message.find(reason), std::string::npos)
@@ -291,7 +292,7 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
   EXPECT_TRUE(std::any_of(by_name.begin(), by_name.end(),
                           [](const Event& e) { return e.reason == "SucceedMaintenance"; }));
 
-  // The medik8s node lease (SPEC §3.1) and the budget slot (§2.2).
+  // The medik8s node lease (docs/design.md §3.1) and the budget slot (§2.2).
   auto node_lease = lease(kLeaseNamespace, "node-" + node);
   ASSERT_TRUE(node_lease);
   EXPECT_EQ(string_at(*node_lease, "/spec/holderIdentity"), kNodeLeaseHolder);
@@ -506,9 +507,8 @@ TEST_F(MaintenanceBudgetTest, S4DefaultBudgetAdmitsOneAtATimeOldestFirst) {
   ASSERT_TRUE(wait_admitted({0}, 1));
   for (std::size_t i = 1; i < uids.size(); ++i) {
     auto e = wait_event(uids[i], "BlockedByNodeHealthCheck", std::string(kWaitingForLease), kReact);
-    if (e) {
-      EXPECT_EQ(e->type, "Normal");
-    }
+    ASSERT_TRUE(e) << cr_for(static_cast<int>(i) + 1);
+    EXPECT_EQ(e->type, "Normal");
     expect_untouched(i);
   }
   // Still one at a time once every event is out.
@@ -665,68 +665,16 @@ TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
 
 // ---- S8 --------------------------------------------------------------------------------------
 
-// SPEC §2.2 on OpenShift (config.openshift.io served): etcd health comes from the guard PDB in
-// openshift-etcd and the guard pod on the node, upstream's rule, not from etcd mirror pods.
+// docs/design.md §2.2 on OpenShift (config.openshift.io served): etcd health comes from the guard
+// PDB in openshift-etcd and the guard pod on the node, upstream's rule, not from etcd mirror pods.
 TEST_F(NodeMaintenanceTest, OpenShiftGuardPdbHoldsAControlPlaneNodeUntilItAllows) {
   const std::string node = "node-master-02";
   const std::string cr = "maintenance-master-02-openshift";
   restore_node_at_end(node);
-  // Serving the API group is what tells OpenShift apart; a CRD in it does that here.
-  kubectl_.apply(R"(apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: clusterversions.config.openshift.io
-spec:
-  group: config.openshift.io
-  scope: Cluster
-  names: {plural: clusterversions, singular: clusterversion, kind: ClusterVersion}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-)");
-  defer([this] {
-    // Waited for: later operators must not take the cluster for OpenShift.
-    (void)kubectl_.run(
-        {"delete", "crd", "clusterversions.config.openshift.io", "--wait=true", "--timeout=60s"});
-  });
-  ASSERT_TRUE(wait_until("config.openshift.io served", kReact, [&] {
-    return kubectl_.run({"get", "--raw", "/apis/config.openshift.io"}).ok();
-  }));
-  (void)kubectl_.run({"create", "namespace", "openshift-etcd"});
-  defer([this] { (void)kubectl_.run({"delete", "namespace", "openshift-etcd", "--wait=false"}); });
-  for (const std::string master : {"node-master-01", "node-master-02", "node-master-03"}) {
-    kubectl_.apply(R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: etcd-guard-)" +
-                   master + R"(
-  namespace: openshift-etcd
-  labels: {app: guard}
-spec:
-  nodeName: )" + master +
-                   R"(
-  containers: [{name: guard, image: guard:test}]
-)");
-  }
   // All three guards healthy and a budget that allows no disruption: node-master-02's guard is
   // Ready, so taking it would break quorum.
-  kubectl_.apply(R"(apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata:
-  name: etcd-guard-pdb
-  namespace: openshift-etcd
-spec:
-  minAvailable: 3
-  selector: {matchLabels: {app: guard}}
-)");
-  ASSERT_TRUE(wait_until("the guard PDB sees 3 healthy guards", 60s, [&] {
-    auto pdb = kubectl_.get_json({"pdb", "-n", "openshift-etcd", "etcd-guard-pdb"});
-    return pdb && int_at(*pdb, "/status/currentHealthy") == 3 &&
-           int_at(*pdb, "/status/disruptionsAllowed") == 0;
-  }));
+  OpenShiftEtcd openshift(kubectl_, {"node-master-01", "node-master-02", "node-master-03"}, 3);
+  ASSERT_TRUE(openshift.ready());
 
   OperatorProcess& op = start();
   EXPECT_TRUE(op.wait_for_log("source=\"openshift guard PDB\"", kReact)) << op.log_tail(20);
@@ -741,10 +689,51 @@ spec:
   EXPECT_EQ(phase_of(*nm), "Pending");
 
   // The budget allows one disruption now: the maintenance goes on by itself.
-  kubectl_.must({"patch", "pdb", "-n", "openshift-etcd", "etcd-guard-pdb", "--type=merge", "-p",
-                 R"({"spec":{"minAvailable":2}})"});
+  openshift.set_min_available(2);
   nm = wait_phase(cr, {"Running", "Succeeded"}, 60s);
   ASSERT_TRUE(nm);
+}
+
+// With --max-parallel-maintenances above one, two control-plane maintenances created together
+// on OpenShift must not both use the one disruption the guard PDB allows: the second waits
+// while the first holds its node.
+TEST_F(NodeMaintenanceTest, OpenShiftGuardPdbAdmitsOneControlPlaneNodeAtATime) {
+  const std::vector<std::string> nodes{"node-master-01", "node-master-02"};
+  const std::vector<std::string> crs{"maintenance-master-01-openshift",
+                                     "maintenance-master-02-openshift"};
+  for (const std::string& node : nodes) restore_node_at_end(node);
+  OpenShiftEtcd openshift(kubectl_, {"node-master-01", "node-master-02", "node-master-03"}, 2);
+  ASSERT_TRUE(openshift.ready());
+
+  OperatorProcess& op = start({"--max-parallel-maintenances", "2"});
+  EXPECT_TRUE(op.wait_for_log("source=\"openshift guard PDB\"", kReact)) << op.log_tail(20);
+  std::vector<std::string> uids;
+  for (std::size_t i = 0; i < nodes.size(); ++i) uids.push_back(create(crs[i], nodes[i]));
+  ASSERT_FALSE(uids[0].empty());
+  ASSERT_FALSE(uids[1].empty());
+  std::size_t first = 0;
+  ASSERT_TRUE(wait_until("one of the two admitted", 60s, [&] {
+    for (std::size_t i = 0; i < crs.size(); ++i) {
+      auto nm = get_node_maintenance(crs[i]);
+      const std::string phase = nm ? phase_of(*nm) : "";
+      if (phase == "Running" || phase == "Succeeded") {
+        first = i;
+        return true;
+      }
+    }
+    return false;
+  }));
+  const std::size_t second = 1 - first;
+  ASSERT_TRUE(wait_event(
+      uids[second], "BlockedByEtcdQuorum",
+      "etcd quorum is not maintained when node " + nodes[second] + " is remediated", kReact));
+  auto nm = get_node_maintenance(crs[second]);
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Pending");
+  auto n = get_node(nodes[second]);
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(drain_tainted(*n)) << describe_node(*n);
+  EXPECT_FALSE(unschedulable(*n)) << describe_node(*n);
 }
 
 TEST_F(NodeMaintenanceTest, S8NodeCordonedBeforeStaysCordoned) {
@@ -851,16 +840,16 @@ TEST_F(NodeMaintenanceTest, MissingNodeFails) {
   ASSERT_TRUE(nm);
   EXPECT_EQ(string_at(*nm, "/status/lastError"), "node \"" + node + "\" not found");
   auto failed = wait_event(uid, "FailedMaintenance", std::nullopt, kReact);
-  if (failed) {
-    EXPECT_EQ(failed->type, "Warning");
-  }
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->type, "Warning");
   // It holds no slot, and deleting it is not held up by anything.
   EXPECT_EQ(slot_holders(), std::set<std::string>{});
   remove(cr);
   EXPECT_TRUE(wait_gone(cr, kReact));
 }
 
-// SPEC §2.8: at start, the operator says so when upstream's webhook or Deployment is still there.
+// docs/design.md §2.8: at start, the operator says so when upstream's webhook or Deployment is
+// still there.
 TEST_F(NodeMaintenanceTest, WarnsAboutUpstreamLeftovers) {
   TestNamespace ns(kubectl_, "upstream");
   const std::string hook = unique_name("upstream-nmo-webhook");

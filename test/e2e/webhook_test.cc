@@ -1,7 +1,8 @@
-// The validating admission webhook against the real local cluster, through kubectl (SPEC §4,
-// scenario S6 of §10): each test starts the operator with its webhook on 127.0.0.1 and a free
-// port, serving a certificate for 127.0.0.1 made here with openssl, and registers a
-// ValidatingWebhookConfiguration pointing at it (clientConfig.url + caBundle), like `make run`.
+// The validating admission webhook against the real local cluster, through kubectl (docs/design.md
+// §4, scenario S6 of docs/design.md §8): each test starts the operator with its webhook on
+// 127.0.0.1 and a free port, serving a certificate for 127.0.0.1 made by hack/webhook-dev.sh, and
+// registers deploy/webhook's ValidatingWebhookConfiguration pointing at it (clientConfig.url +
+// caBundle), like `make run`.
 //
 // Isolation: the configuration gets a unique name and an objectSelector on a label only this
 // test's NodeMaintenances carry, so other tests' objects never reach this webhook, and a
@@ -32,10 +33,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kube/config/base64.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/operator_process.h"
+#include "test/e2e/support/scenarios.h"
 #include "test/e2e/support/serving_certificate.h"
 
 namespace nmo::e2e {
@@ -105,10 +106,12 @@ class WebhookTest : public ClusterTest {
     port_ = free_port();
     ASSERT_NE(port_, 0);
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::vector<std::string> flags{"--webhook-port",         std::to_string(port_),
+                                   "--webhook-bind-address", "127.0.0.1",
+                                   "--webhook-cert-dir",     certificate_.dir().string()};
+    for (const std::string& flag : extra_flags()) flags.push_back(flag);
     operator_ = std::make_unique<OperatorProcess>(
-        std::string(info->test_suite_name()) + "." + info->name(),
-        std::vector<std::string>{"--webhook-port", std::to_string(port_), "--webhook-bind-address",
-                                 "127.0.0.1", "--webhook-cert-dir", certificate_.dir().string()});
+        std::string(info->test_suite_name()) + "." + info->name(), flags);
     ASSERT_TRUE(operator_->wait_for_log("serving server=webhook", 30s))
         << "the operator's webhook did not start:\n"
         << operator_->log_tail(30);
@@ -166,6 +169,9 @@ class WebhookTest : public ClusterTest {
     }
   }
 
+  // Flags the operator gets besides the webhook's.
+  virtual std::vector<std::string> extra_flags() const { return {}; }
+
   // A NodeMaintenance carrying this run's label (so the webhook sees it).
   std::string manifest(const std::string& name, const std::string& node,
                        const std::string& reason = "e2e webhook test") const {
@@ -180,30 +186,19 @@ class WebhookTest : public ClusterTest {
     return kubectl_.run({"create", "-f", "-"}, manifest(name, node));
   }
 
+  // deploy/webhook's configuration (hack/webhook-dev.sh), under this test's name and label,
+  // selecting only this run's NodeMaintenances.
   void register_webhook(const std::string& url) {
-    const json::object webhook{
-        {"name", kWebhookName},
-        {"admissionReviewVersions", json::array{"v1"}},
-        {"sideEffects", "None"},
-        {"failurePolicy", "Fail"},
-        {"timeoutSeconds", 15},
-        {"clientConfig", {{"url", url}, {"caBundle", kube::base64_encode(certificate_.ca_pem())}}},
-        {"rules", json::array{json::object{{"apiGroups", json::array{"nodemaintenance.medik8s.io"}},
-                                           {"apiVersions", json::array{"v1beta1"}},
-                                           {"operations", json::array{"CREATE", "UPDATE"}},
-                                           {"resources", json::array{"nodemaintenances"}},
-                                           {"scope", "Cluster"}}}},
-        {"objectSelector", {{"matchLabels", {{kRunLabel, run_}}}}},
-        {"matchConditions",
-         json::array{json::object{{"name", "create-or-node-name-change"},
-                                  {"expression",
-                                   "request.operation == 'CREATE' || object.spec.nodeName != "
-                                   "oldObject.spec.nodeName"}}}}};
-    kubectl_.apply(json::serialize(
-        json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
-                     {"kind", "ValidatingWebhookConfiguration"},
-                     {"metadata", {{"name", configuration_}, {"labels", {{kConfigLabel, "true"}}}}},
-                     {"webhooks", json::array{webhook}}}));
+    const std::string made = certificate_.webhook_configuration(url);
+    ASSERT_FALSE(made.empty());
+    json::object configuration = json::parse(made).as_object();
+    json::object& metadata = configuration["metadata"].as_object();
+    metadata["name"] = configuration_;
+    metadata["labels"].as_object()[kConfigLabel] = "true";
+    json::array& webhooks = configuration["webhooks"].as_array();
+    ASSERT_EQ(webhooks.size(), 1U);
+    webhooks[0].as_object()["objectSelector"] = {{"matchLabels", {{kRunLabel, run_}}}};
+    kubectl_.apply(json::serialize(configuration));
   }
 
   // Names of this run's NodeMaintenances.
@@ -287,6 +282,34 @@ TEST_F(WebhookTest, MaintenanceForANodeThatDoesNotExistIsDenied) {
             "\"nodemaintenance-validation.medik8s.io\" denied the request: node "
             "\"node-that-does-not-exist\" not found in cluster");
   EXPECT_THAT(remaining(), ::testing::IsEmpty());
+}
+
+// --webhook-reject-unsafe-control-plane asks the controller's quorum rule, on OpenShift too.
+class UnsafeControlPlaneWebhookTest : public WebhookTest {
+ protected:
+  std::vector<std::string> extra_flags() const override {
+    return {"--webhook-reject-unsafe-control-plane"};
+  }
+};
+
+TEST_F(UnsafeControlPlaneWebhookTest, OpenShiftGuardPdbRefusesAControlPlaneNodeItWouldBreak) {
+  kubectl_.must({"label", "node", node_a_, "node-role.kubernetes.io/control-plane="});
+  // Both guards healthy and none may go: node_a_'s member is needed for quorum.
+  OpenShiftEtcd openshift(kubectl_, {node_a_, node_b_}, 2);
+  ASSERT_TRUE(openshift.ready());
+  const ProcessResult refused = create(unique_name("maintenance-cp"), node_a_);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(error_line(refused.err),
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
+            "\"nodemaintenance-validation.medik8s.io\" denied the request: can not put "
+            "master/control-plane node into maintenance at this moment, disrupting node " +
+                node_a_ + " will violate etcd quorum");
+  EXPECT_THAT(remaining(), ::testing::IsEmpty());
+
+  // One disruption allowed: the same create goes through.
+  openshift.set_min_available(1);
+  const ProcessResult allowed = create(unique_name("maintenance-cp"), node_a_);
+  EXPECT_TRUE(allowed.ok()) << allowed.err;
 }
 
 TEST_F(WebhookTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
@@ -402,7 +425,8 @@ TEST_F(WebhookTest, WithoutTheWebhookTheControllerLeavesOneActive) {
                       std::string(kRunLabel) + "=" + run_, "--overwrite"});
 
   // The losers' lastError settles last: each names the oldest maintenance the controller knew
-  // of when it failed it, and is corrected (at most once a second, SPEC §2.4) as the cache fills.
+  // of when it failed it, and is corrected (at most once a second, docs/design.md §2.4) as the
+  // cache fills.
   std::map<std::string, std::pair<std::string, std::string>> seen;  // name -> phase, lastError
   const auto blames = [&](const std::string& winner) {
     return "node \"" + node_b_ + "\" is already under maintenance by NodeMaintenance \"" + winner +

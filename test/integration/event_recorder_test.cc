@@ -96,9 +96,11 @@ TEST_F(EventRecorderIntegrationTest, RepeatsAggregateAndNewReasonsMakeNewEvents)
   recorder.start();
   // From two threads at once: record() is safe from any thread.
   std::thread other([&] {
-    for (int i = 0; i < 5; ++i) recorder.record(cm, {"Normal", "Synced", "config synced", {}});
+    for (int i = 0; i < 5; ++i)
+      recorder.record(cm, {EventType::kNormal, "Synced", "config synced", {}});
   });
-  for (int i = 0; i < 5; ++i) recorder.record(cm, {"Normal", "Synced", "config synced", {}});
+  for (int i = 0; i < 5; ++i)
+    recorder.record(cm, {EventType::kNormal, "Synced", "config synced", {}});
   other.join();
   await(recorder.flush());
 
@@ -120,7 +122,7 @@ TEST_F(EventRecorderIntegrationTest, RepeatsAggregateAndNewReasonsMakeNewEvents)
   ASSERT_EQ(first.size(), 20U) << first;  // 2026-11-30T10:00:00Z
   EXPECT_LE(first, last);                 // same fixed-width format: text order is time order
 
-  recorder.record(cm, {"Warning", "SyncFailed", "config invalid", {}});
+  recorder.record(cm, {EventType::kWarning, "SyncFailed", "config invalid", {}});
   await(recorder.flush());
   events = events_about(ns.name(), "settings");
   ASSERT_EQ(events.size(), 2U);
@@ -166,7 +168,8 @@ TEST_F(EventRecorderIntegrationTest, ClusterScopedNodeEventGoesToDefault) {
   EventRecorder recorder(io_.get_executor(), *client_, "nmo-itest");
   recorder.start();
   const std::string message = "maintenance of " + node + " began";
-  recorder.record({"v1", "Node", "", node, uid}, {"Normal", "BeginMaintenance", message, {}});
+  recorder.record({"v1", "Node", "", node, uid},
+                  {EventType::kNormal, "BeginMaintenance", message, {}});
   await(recorder.flush());
   await(recorder.stop(5s));
 
@@ -198,7 +201,7 @@ TEST_F(EventRecorderIntegrationTest, UnreachableServerNeverBlocksRecordAndStopMe
   // can only meet its deadline by dropping the rest.
   const auto record_start = std::chrono::steady_clock::now();
   for (int i = 0; i < 200; ++i) {
-    recorder.record(node, {"Normal", "Reason" + std::to_string(i), "unreachable", {}});
+    recorder.record(node, {EventType::kNormal, "Reason" + std::to_string(i), "unreachable", {}});
   }
   const auto record_time = std::chrono::steady_clock::now() - record_start;
   EXPECT_LT(record_time, 500ms);

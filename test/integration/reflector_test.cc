@@ -27,6 +27,7 @@
 #include "kube/config/kubeconfig_loader.h"
 #include "runtime/store.h"
 #include "test/e2e/support/cluster.h"
+#include "test/e2e/support/operator_process.h"
 #include "test/e2e/support/subprocess.h"
 
 namespace nmo::kube {
@@ -73,12 +74,10 @@ using namespace std::chrono_literals;
 // Created by the control plane in every namespace; the tests ignore it.
 constexpr const char* kRootCa = "kube-root-ca.crt";
 
-// hack/cluster-restart.sh of this checkout, found from this file's path
-// (test/integration/reflector_test.cc).
+// hack/cluster-restart.sh of this checkout, from its root as the build names it (not __FILE__,
+// which ccache's base_dir makes relative to the build directory).
 std::string restart_script() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "hack" /
-          "cluster-restart.sh")
-      .string();
+  return (e2e::source_dir() / "hack" / "cluster-restart.sh").string();
 }
 
 // Stops the API server (hack/cluster-restart.sh --stop-only --kill: a crash, so the outage is

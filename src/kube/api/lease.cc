@@ -1,5 +1,6 @@
 #include "kube/api/lease.h"
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -27,6 +28,41 @@ Result<Lease> decode_lease(const boost::json::value& object) {
   NMO_TRY_ASSIGN(lease.lease_transitions,
                  internal::get_int<std::int32_t>(*spec, "leaseTransitions", path));
   return lease;
+}
+
+boost::json::value encode_lease(const Lease& lease) {
+  boost::json::object metadata{{"name", lease.meta.name}};
+  if (!lease.meta.namespace_.empty()) metadata["namespace"] = lease.meta.namespace_;
+  if (!lease.meta.resource_version.empty()) {
+    metadata["resourceVersion"] = lease.meta.resource_version;
+  }
+  if (lease.meta.labels.size() > 0) {
+    boost::json::object labels;
+    for (const auto& [key, value] : lease.meta.labels) labels[key] = value;
+    metadata["labels"] = std::move(labels);
+  }
+  if (!lease.meta.owner_references.empty()) {
+    boost::json::array owners;
+    for (const OwnerReference& owner : lease.meta.owner_references) {
+      boost::json::object ref{{"apiVersion", owner.api_version},
+                              {"kind", owner.kind},
+                              {"name", owner.name},
+                              {"uid", owner.uid}};
+      if (owner.controller) ref["controller"] = true;
+      owners.push_back(std::move(ref));
+    }
+    metadata["ownerReferences"] = std::move(owners);
+  }
+  boost::json::object spec;
+  if (lease.holder_identity) spec["holderIdentity"] = *lease.holder_identity;
+  if (lease.lease_duration_seconds) spec["leaseDurationSeconds"] = *lease.lease_duration_seconds;
+  if (lease.acquire_time) spec["acquireTime"] = format_micro_time(*lease.acquire_time);
+  if (lease.renew_time) spec["renewTime"] = format_micro_time(*lease.renew_time);
+  if (lease.lease_transitions != 0) spec["leaseTransitions"] = lease.lease_transitions;
+  return boost::json::object{{"apiVersion", "coordination.k8s.io/v1"},
+                             {"kind", "Lease"},
+                             {"metadata", std::move(metadata)},
+                             {"spec", std::move(spec)}};
 }
 
 }  // namespace nmo::kube

@@ -37,6 +37,11 @@ struct Lease {
 // naming the field, e.g. "spec.renewTime: invalid RFC 3339 time ...".
 [[nodiscard]] Result<Lease> decode_lease(const boost::json::value& object);
 
+// The Lease as a whole object for a create or an update: apiVersion and kind; metadata name,
+// namespace, labels, ownerReferences and resourceVersion (each when set; an update needs the
+// resourceVersion it read); the spec fields that are set, times as MicroTime.
+[[nodiscard]] boost::json::value encode_lease(const Lease& lease);
+
 // coordination.k8s.io/v1 leases.
 template <>
 struct ResourceInfo<Lease> {

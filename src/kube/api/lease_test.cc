@@ -85,5 +85,29 @@ TEST(LeaseResourceTest, Paths) {
             "/apis/coordination.k8s.io/v1/namespaces/nmo-system/leases/node-maintenance-operator");
 }
 
+TEST(EncodeLeaseTest, WritesWhatIsSetAndDecodesBack) {
+  ASSERT_OK_AND_ASSIGN(Lease lease, decode_lease(boost::json::parse(kHeldLease)));
+  lease.meta.uid.clear();
+  lease.meta.creation_timestamp.reset();
+  lease.meta.labels.set("role", "slot");
+  lease.meta.owner_references.push_back(
+      OwnerReference{.api_version = "v1", .kind = "Node", .name = "w1", .uid = "u1"});
+  const boost::json::value encoded = encode_lease(lease);
+  EXPECT_EQ(encoded.at("apiVersion"), "coordination.k8s.io/v1");
+  EXPECT_EQ(encoded.at("kind"), "Lease");
+  EXPECT_EQ(encoded.at("spec").at("renewTime"), "2026-11-30T10:00:00.123456Z");
+  EXPECT_EQ(encoded.at("metadata").at("resourceVersion"), "5521");
+  EXPECT_FALSE(
+      encoded.at("metadata").at("ownerReferences").at(0).as_object().contains("controller"));
+  ASSERT_OK_AND_ASSIGN(const Lease back, decode_lease(encoded));
+  EXPECT_EQ(back, lease);
+
+  // Only what is set: a bare Lease has a name and an empty spec.
+  Lease bare;
+  bare.meta.name = "slot";
+  EXPECT_EQ(encode_lease(bare), boost::json::parse(R"({"apiVersion": "coordination.k8s.io/v1",
+      "kind": "Lease", "metadata": {"name": "slot"}, "spec": {}})"));
+}
+
 }  // namespace
 }  // namespace nmo::kube

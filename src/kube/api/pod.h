@@ -27,6 +27,7 @@ struct Pod {
   std::string node_name;       // spec.nodeName; empty while unscheduled
   std::string phase;           // status.phase: Pending, Running, Succeeded, Failed, Unknown, or ""
   bool ready = false;          // the Ready condition has status "True"
+  std::string ready_status;    // the Ready condition's status: "True", "False", "Unknown" or ""
   bool has_empty_dir = false;  // some spec.volumes[] entry is an emptyDir (data lost on eviction)
   std::optional<std::int64_t> termination_grace_period_seconds;  // spec, when set
 

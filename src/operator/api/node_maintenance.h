@@ -3,10 +3,10 @@
 // reasons, Go-style durations, metav1.Condition bookkeeping).
 //
 // The schema lives in deploy/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml; the two must
-// stay in step (SPEC §1). Decoding follows the kube/api conventions: an absent field and null both
-// mean "not set", unknown fields are ignored (objects written by medik8s NMO carry the same names),
-// and a wrongly typed field is an ErrorCode::kInvalid error naming it ("status.totalPods: expected
-// an integer, got string").
+// stay in step (docs/design.md §1). Decoding follows the kube/api conventions: an absent field and
+// null both mean "not set", unknown fields are ignored (objects written by medik8s NMO carry the
+// same names), and a wrongly typed field is an ErrorCode::kInvalid error naming it
+// ("status.totalPods: expected an integer, got string").
 //
 // One deliberate exception, the optional spec extensions: a bad spec.drainTimeout or
 // spec.gracePeriodSeconds never makes decoding fail. An object that does not decode is invisible
@@ -35,7 +35,7 @@
 
 namespace nmo::op {
 
-// The API identity (SPEC §1; upstream medik8s NMO's, unchanged).
+// The API identity (docs/design.md §1; upstream medik8s NMO's, unchanged).
 inline constexpr std::string_view kGroup = "nodemaintenance.medik8s.io";
 inline constexpr std::string_view kVersion = "v1beta1";
 inline constexpr std::string_view kApiVersion = "nodemaintenance.medik8s.io/v1beta1";
@@ -44,10 +44,10 @@ inline constexpr std::string_view kPlural = "nodemaintenances";
 inline constexpr std::string_view kCrdName = "nodemaintenances.nodemaintenance.medik8s.io";
 
 // The finalizer on every NodeMaintenance: upstream's name since kubevirt 2019 (not
-// domain-qualified, so the API server warns about it; SPEC §2.1).
+// domain-qualified, so the API server warns about it; docs/design.md §2.1).
 inline constexpr std::string_view kFinalizer = "foregroundDeleteNodeMaintenance";
 
-// The condition types of status.conditions (SPEC §1.2).
+// The condition types of status.conditions (docs/design.md §1.2).
 inline constexpr std::string_view kConditionReady = "Ready";        // True when Succeeded
 inline constexpr std::string_view kConditionCordoned = "Cordoned";  // node cordoned and tainted
 inline constexpr std::string_view kConditionDrained = "Drained";  // every pod that must leave left
@@ -68,7 +68,7 @@ enum class Phase {
 //   unknown phase "running" (expected Pending, Running, Succeeded or Failed)
 [[nodiscard]] Result<Phase> parse_phase(std::string_view text);
 
-// status.pendingPodsRefs[].reason: why a pod has not left the node yet (SPEC §1.2, §2.4).
+// status.pendingPodsRefs[].reason: why a pod has not left the node yet (docs/design.md §1.2, §2.4).
 enum class PendingPodReason {
   kEvicting,               // eviction requested or about to be
   kWaitingForTermination,  // eviction accepted; the pod is shutting down
@@ -175,7 +175,8 @@ struct PendingPodRef {
   friend bool operator==(const PendingPodRef&, const PendingPodRef&) = default;
 };
 
-// status, with the story's meanings (SPEC §1.2). Every field is written only through /status.
+// status, with the story's meanings (docs/design.md §1.2). Every field is written only through
+// /status.
 struct NodeMaintenanceStatus {
   std::optional<Phase> phase;             // phase; unset on a CR the operator has not seen yet
   std::int64_t total_pods = 0;            // totalPods: pods that must leave the node

@@ -1,8 +1,9 @@
-// NodeMaintenance objects with absurd values (issue 9, "Hostile input"), through the path the
-// controller takes: decode_node_maintenance(), then NodeMaintenanceSpec::validation_error(), whose
-// text becomes status.lastError. The CRD schema rejects most of these before they are stored; this
-// is what the operator does when one gets through anyway (an older schema, an upstream CRD).
-// Each value either fails with an exact message or is accepted on purpose, as each test says.
+// NodeMaintenance objects with absurd values (docs/reliability.md, "Hostile input"), through the
+// path the controller takes: decode_node_maintenance(), then
+// NodeMaintenanceSpec::validation_error(), whose text becomes status.lastError. The CRD schema
+// rejects most of these before they are stored; this is what the operator does when one gets
+// through anyway (an older schema, an upstream CRD). Each value either fails with an exact message
+// or is accepted on purpose, as each test says.
 #include <cstdint>
 #include <limits>
 #include <string>

@@ -1,5 +1,5 @@
-// The drain engine (SPEC §2.4): which pods must leave, concurrent bounded evictions that never
-// block a reconcile, the answers turned into pending reasons, and the status counters.
+// The drain engine (docs/design.md §2.4): which pods must leave, concurrent bounded evictions that
+// never block a reconcile, the answers turned into pending reasons, and the status counters.
 #include <algorithm>
 #include <utility>
 
@@ -82,14 +82,11 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
         status.total_pods > 0 || status.phase == Phase::kSucceeded || !status.pending_pods.empty();
     m.ledger = restored ? DrainLedger::restore(seed_of(status)) : DrainLedger();
   }
+  apply_evictions(nm, m);
   const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
   const LedgerChanges changes = m.ledger->sync(leaving);
   if (!announced) {
-    m.announcements.push_back(
-        Maintenance::Announcement{.type = std::string(kEventNormal),
-                                  .reason = "BeginEviction",
-                                  .message = "Evicting " + std::to_string(m.ledger->total_pods()) +
-                                             " pods from node " + nm.spec.node_name});
+    announce(nm, events::begin_eviction(m.ledger->total_pods(), nm.spec.node_name));
     set_condition(status.conditions,
                   Condition{.type = std::string(kConditionDrained),
                             .status = ConditionStatus::kFalse,
@@ -102,9 +99,8 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::drain(
       log.info("a pod arrived on the node; it will be evicted too",
                {{"pod", pod.namespace_ + "/" + pod.name}});
       if (status.phase == Phase::kSucceeded) {
-        event(nm, std::string(kEventNormal), "BeginEviction",
-              "Evicting pod " + pod.namespace_ + "/" + pod.name + " that arrived on node " +
-                  nm.spec.node_name + " after the drain");
+        event(nm,
+              events::begin_newcomer_eviction(pod.namespace_ + "/" + pod.name, nm.spec.node_name));
       }
     }
   }
@@ -206,48 +202,58 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   if (!*alive) co_return;
   auto found = maintenances_state_.find(cr_name);
   if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
-  Maintenance& m = found->second;
-  PodEviction& eviction = m.evictions[pod.meta.uid];
-  eviction.in_flight = false;
-  --m.in_flight;
-  const log::Logger log = logger_.with({{"nodemaintenance", cr_name},
-                                        {"node", pod.node_name},
-                                        {"pod", pod.meta.namespace_ + "/" + pod.meta.name}});
-  if (!answer) {
-    log.warn("could not send an eviction; retrying", {{"error", answer.error().describe()}});
-    eviction.retry_at = clock_.now() + kTransportRetry;
-    if (m.ledger)
-      m.ledger->set_pending(pod.meta.uid, PendingPodReason::kError, answer.error().describe());
-    controller_.enqueue(cr_name);
-    co_return;
-  }
-  const EvictionDecision decision = decide_eviction(*answer, covering, eviction.refusals);
-  eviction.refusals = decision.refusals;
-  switch (decision.next) {
-    case EvictionNext::kGone:
-      if (m.ledger) m.ledger->mark_gone(pod.meta.uid);
-      log.info("pod already gone");
-      break;
-    case EvictionNext::kWaitForDeletion:
-      if (m.ledger) m.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
-      // The pod's deletion reaches the cache a moment later; don't ask twice meanwhile.
-      eviction.retry_at = clock_.now() + kAcceptedRecheck;
-      log.info("pod evicted");
-      break;
-    case EvictionNext::kRetry:
-      if (m.ledger) m.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
-      eviction.retry_at = clock_.now() + decision.retry_after;
-      log.info("eviction refused; will retry",
-               {{"reason", to_string(decision.reason)},
-                {"message", decision.message},
-                {"retry_after_ms", static_cast<std::int64_t>(decision.retry_after.count())}});
-      break;
-  }
-  if (decision.drain_error) {
-    m.last_drain_error = decision.api_message;
-    auto cached = maintenances_->get(cr_name);
-    if (cached && cached->meta.uid == cr_uid) {
-      event(*cached, std::string(kEventWarning), "DrainError", decision.api_message,
+  // Into the inbox: the next reconcile applies it (apply_evictions()), the only writer of the
+  // maintenance's state.
+  found->second.inbox.push_back(EvictionReport{
+      .pod = std::move(pod), .answer = std::move(answer), .covering = std::move(covering)});
+  controller_.enqueue(cr_name);
+}
+
+void OperatorImpl::apply_evictions(const NodeMaintenance& nm, Maintenance& m) {
+  std::vector<EvictionReport> reports;
+  reports.swap(m.inbox);
+  for (EvictionReport& report : reports) {
+    const kube::Pod& pod = report.pod;
+    PodEviction& eviction = m.evictions[pod.meta.uid];
+    eviction.in_flight = false;
+    --m.in_flight;
+    const log::Logger log = log_for(nm).with({{"pod", pod.meta.namespace_ + "/" + pod.meta.name}});
+    if (!report.answer) {
+      log.warn("could not send an eviction; retrying",
+               {{"error", report.answer.error().describe()}});
+      eviction.retry_at = clock_.now() + kTransportRetry;
+      m.ledger->set_pending(pod.meta.uid, PendingPodReason::kError,
+                            report.answer.error().describe());
+      continue;
+    }
+    const EvictionDecision decision =
+        decide_eviction(*report.answer, report.covering, eviction.refusals);
+    eviction.refusals = decision.refusals;
+    switch (decision.next) {
+      case EvictionNext::kGone:
+        m.ledger->mark_gone(pod.meta.uid);
+        log.info("pod already gone");
+        break;
+      case EvictionNext::kWaitForDeletion:
+        m.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
+        // The pod's deletion reaches the cache a moment later; don't ask twice meanwhile.
+        eviction.retry_at = clock_.now() + kAcceptedRecheck;
+        log.info("pod evicted");
+        break;
+      case EvictionNext::kRetry:
+        m.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
+        eviction.retry_at = clock_.now() + decision.retry_after;
+        log.info("eviction refused; will retry",
+                 {{"reason", to_string(decision.reason)},
+                  {"message", decision.message},
+                  {"retry_after_ms", static_cast<std::int64_t>(decision.retry_after.count())}});
+        // A pod waiting for a retry needs a reconcile at its time even without a watch event.
+        controller_.enqueue_after(nm.meta.name, decision.retry_after);
+        break;
+    }
+    if (decision.drain_error) {
+      m.last_drain_error = decision.api_message;
+      event(nm, events::drain_error(decision.api_message),
             runtime::ObjectRef{.api_version = "v1",
                                .kind = "Pod",
                                .namespace_ = pod.meta.namespace_,
@@ -255,10 +261,6 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
                                .uid = pod.meta.uid});
     }
   }
-  controller_.enqueue(cr_name);
-  // A pod waiting for a retry needs a reconcile at its time even without a watch event.
-  if (decision.next == EvictionNext::kRetry)
-    controller_.enqueue_after(cr_name, decision.retry_after);
 }
 
 }  // namespace nmo::op::internal

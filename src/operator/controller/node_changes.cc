@@ -1,7 +1,7 @@
-// The node side of a maintenance (SPEC §2.3, §2.5, §2.6): one guarded JSON patch to cordon and
-// taint, the same to re-apply after tampering, and the restore on deletion. The patches come
-// from operator/node/node_patch.h; a failed `test` (someone changed the node meanwhile) comes back
-// as an error and the caller retries from a fresh read.
+// The node side of a maintenance (docs/design.md §2.3, §2.5, §2.6): one guarded JSON patch to
+// cordon and taint, the same to re-apply after tampering, and the restore on deletion. The patches
+// come from operator/node/node_patch.h; a failed `test` (someone changed the node meanwhile) comes
+// back as an error and the caller retries from a fresh read.
 #include <boost/json.hpp>
 
 #include "kube/api/resource.h"
@@ -28,9 +28,8 @@ asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance n
   if (!patch) co_return false;
   const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name);
   const kube::WriteOptions options;
-  auto written = co_await client_.patch(path, kube::PatchType::kJsonPatch,
-                                        boost::json::serialize(*patch), options);
-  if (!written) co_return written.error();
+  NMO_CO_TRY(co_await client_.patch(path, kube::PatchType::kJsonPatch,
+                                    boost::json::serialize(*patch), options));
   co_return drift.tampered();
 }
 

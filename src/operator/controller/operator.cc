@@ -3,7 +3,9 @@
 #include <set>
 #include <utility>
 
+#include <boost/asio/redirect_error.hpp>
 #include <boost/json.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
@@ -19,7 +21,6 @@ constexpr std::chrono::seconds kSyncTimeout{60};
 constexpr std::chrono::seconds kStopGrace{10};
 constexpr std::chrono::seconds kEventFlushDeadline{5};
 
-constexpr std::string_view kNodeIndex = "node";
 // The name of upstream medik8s NMO's validating webhook.
 constexpr std::string_view kUpstreamWebhook = "vnodemaintenance.kb.io";
 
@@ -51,7 +52,13 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
                 "node-maintenance-operator", options_.identity, clock_),
       controller_(
           executor_, "nodemaintenance",
-          [this](std::string key) { return reconcile(std::move(key)); },
+          [this](std::string key) {
+            // The test hook of OperatorOptions::wedge_reconcile_of, kept out of reconcile().
+            if (!options_.wedge_reconcile_of.empty() && key == options_.wedge_reconcile_of) {
+              return wedged(std::move(key));
+            }
+            return reconcile(std::move(key));
+          },
           runtime::ControllerOptions{.workers = options_.workers,
                                      .metrics = options_.metrics != nullptr
                                                     ? options_.metrics->controller_metrics(
@@ -67,10 +74,16 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   maintenances_->add_index(std::string(kNodeIndex), [](const NodeMaintenance& nm) {
     return std::vector<std::string>{nm.spec.node_name};
   });
-  maintenance_reflector_ = std::make_unique<runtime::Reflector<NodeMaintenance>>(
-      executor_, client_, "", kube::ListOptions{}, maintenances_, clock_);
-  maintenance_reflector_->on_change(
-      [this](const NodeMaintenance* before, const NodeMaintenance* after) {
+  // The inverse of node_lease_name(), which a hashed lease name cannot be turned back by.
+  maintenances_->add_index(std::string(kLeaseIndex), [](const NodeMaintenance& nm) {
+    return std::vector<std::string>{node_lease_name(nm.spec.node_name)};
+  });
+  // The watches this controller declares (the per-node ones come and go with the maintenances).
+  watches_
+      .add("the NodeMaintenance cache (is the CRD installed?)",
+           std::make_unique<runtime::Reflector<NodeMaintenance>>(
+               executor_, client_, "", kube::ListOptions{}, maintenances_, clock_))
+      .on_change([this](const NodeMaintenance* before, const NodeMaintenance* after) {
         if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
         controller_.enqueue(name_of(before, after));
         // A new maintenance may be older than a sibling already judged a duplicate.
@@ -83,47 +96,64 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
         if (after == nullptr) prune_watches();
       });
 
-  node_lease_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
-      executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_, clock_);
-  node_lease_reflector_->on_change([this](const kube::Lease* before, const kube::Lease* after) {
-    // The maintenance of the lease's node keeps its lease (SPEC §3.1); waiting ones may go.
-    const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
-    constexpr std::string_view kPrefix = "node-";
-    if (lease_name.starts_with(kPrefix)) enqueue_node(lease_name.substr(kPrefix.size()));
-    enqueue_waiting();
-    controller_.enqueue(std::string(kHousekeepingKey));
-  });
-  slot_reflector_ = std::make_unique<runtime::Reflector<kube::Lease>>(
-      executor_, client_, options_.namespace_, kube::ListOptions{}, slots_, clock_);
-  slot_reflector_->on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
+  watches_
+      .add("the Lease cache of namespace " + options_.lease_namespace,
+           std::make_unique<runtime::Reflector<kube::Lease>>(
+               executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_,
+               clock_))
+      .on_change([this](const kube::Lease* before, const kube::Lease* after) {
+        // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones
+        // may go.
+        const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
+        for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
+          controller_.enqueue(nm->meta.name);
+        }
+        enqueue_waiting();
+        controller_.enqueue(std::string(kHousekeepingKey));
+      });
+  watches_
+      .add("the Lease cache of namespace " + options_.namespace_,
+           std::make_unique<runtime::Reflector<kube::Lease>>(
+               executor_, client_, options_.namespace_, kube::ListOptions{}, slots_, clock_))
+      .on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
 
   if (options_.etcd_quorum_check) {
-    etcd_pod_reflector_ = std::make_unique<runtime::Reflector<kube::Pod>>(
-        executor_, client_, std::string(kEtcdNamespace),
-        kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_);
-    etcd_pod_reflector_->on_change(
-        [this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+    watches_
+        .add("the etcd pod cache",
+             std::make_unique<runtime::Reflector<kube::Pod>>(
+                 executor_, client_, std::string(kEtcdNamespace),
+                 kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_))
+        .on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
     for (std::string_view label : {kControlPlaneLabel, kMasterLabel}) {
       auto store = std::make_shared<runtime::Store<kube::Node>>();
-      auto reflector = std::make_unique<runtime::Reflector<kube::Node>>(
-          executor_, client_, "", kube::ListOptions{.label_selector = std::string(label)}, store,
-          clock_);
-      reflector->on_change([this](const kube::Node*, const kube::Node*) { enqueue_waiting(); });
-      control_plane_reflectors_.push_back(std::move(reflector));
+      watches_
+          .add("the control-plane node cache (" + std::string(label) + ")",
+               std::make_unique<runtime::Reflector<kube::Node>>(
+                   executor_, client_, "", kube::ListOptions{.label_selector = std::string(label)},
+                   store, clock_))
+          .on_change([this](const kube::Node*, const kube::Node*) { enqueue_waiting(); });
+      control_plane_nodes_.push_back(std::move(store));
     }
   }
 }
 
 OperatorImpl::~OperatorImpl() = default;
 
+asio::awaitable<Result<runtime::ReconcileAction>> OperatorImpl::wedged(std::string key) {
+  logger_.warn("test hook: this reconcile never finishes", {{"nodemaintenance", key}});
+  asio::steady_timer forever(executor_, asio::steady_timer::time_point::max());
+  boost::system::error_code ec;
+  co_await forever.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  co_return Error(ErrorCode::kCancelled, "the wedged reconcile was cancelled");
+}
+
 asio::awaitable<Result<void>> OperatorImpl::start() {
-  maintenance_reflector_->start();
-  node_lease_reflector_->start();
-  slot_reflector_->start();
+  watches_.start();
   if (options_.etcd_quorum_check) {
     // OpenShift (config.openshift.io served) reports etcd health through its guard PDB; other
-    // clusters through the etcd mirror pods (SPEC §2.2).
-    auto openshift = co_await client_.get_json("/apis/config.openshift.io");
+    // clusters through the etcd mirror pods (docs/design.md §2.2).
+    const std::string openshift_path(kOpenShiftApiGroupPath);
+    auto openshift = co_await client_.get_json(openshift_path);
     if (openshift) {
       watch_openshift_guard();
     } else if (openshift.error().code != ErrorCode::kNotFound) {
@@ -131,37 +161,12 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
                       "cannot tell whether this is OpenShift: " + openshift.error().describe());
     }
     logger_.info("etcd quorum check",
-                 {{"source", guard_pdbs_ ? "openshift guard PDB" : "etcd mirror pods"}});
+                 {{"source", guard_pdbs_ != nullptr ? "openshift guard PDB" : "etcd mirror pods"}});
   }
-  if (etcd_pod_reflector_) etcd_pod_reflector_->start();
-  for (auto& reflector : control_plane_reflectors_) reflector->start();
   recorder_.start();
 
   const std::chrono::milliseconds timeout = kSyncTimeout;
-  if (!co_await maintenance_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout,
-                    "the NodeMaintenance cache did not sync; is the CRD installed?");
-  }
-  if (!co_await node_lease_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout,
-                    "the Lease cache of namespace " + options_.lease_namespace + " did not sync");
-  }
-  if (!co_await slot_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout,
-                    "the Lease cache of namespace " + options_.namespace_ + " did not sync");
-  }
-  if (etcd_pod_reflector_ && !co_await etcd_pod_reflector_->wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout, "the etcd pod cache did not sync");
-  }
-  if (guard_pdbs_ && (!co_await guard_pdbs_->wait_synced(timeout) ||
-                      !co_await guard_pods_->wait_synced(timeout))) {
-    co_return Error(ErrorCode::kTimeout, "the etcd guard caches of openshift-etcd did not sync");
-  }
-  for (auto& reflector : control_plane_reflectors_) {
-    if (!co_await reflector->wait_synced(timeout)) {
-      co_return Error(ErrorCode::kTimeout, "the control-plane node cache did not sync");
-    }
-  }
+  NMO_CO_TRY(co_await watches_.wait_synced(timeout));
   co_await warn_about_upstream();
   controller_.enqueue(std::string(kHousekeepingKey));
   controller_.start();
@@ -180,13 +185,7 @@ asio::awaitable<void> OperatorImpl::stop() {
   co_await controller_.stop(grace);
   for (auto& [name, state] : maintenances_state_) *state.alive = false;
   co_await recorder_.stop(kEventFlushDeadline);
-  co_await maintenance_reflector_->stop();
-  co_await node_lease_reflector_->stop();
-  co_await slot_reflector_->stop();
-  if (etcd_pod_reflector_) co_await etcd_pod_reflector_->stop();
-  if (guard_pdbs_) co_await guard_pdbs_->stop();
-  if (guard_pods_) co_await guard_pods_->stop();
-  for (auto& reflector : control_plane_reflectors_) co_await reflector->stop();
+  co_await watches_.stop();
   for (auto& [name, watch] : node_watches_) {
     co_await watch.node->stop();
     if (watch.pods) co_await watch.pods->stop();
@@ -195,7 +194,7 @@ asio::awaitable<void> OperatorImpl::stop() {
 }
 
 asio::awaitable<void> OperatorImpl::warn_about_upstream() {
-  // Upstream's validating webhook would still judge every NodeMaintenance (SPEC §2.8).
+  // Upstream's validating webhook would still judge every NodeMaintenance (docs/design.md §2.8).
   const std::string hooks_path =
       "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
   auto hooks = co_await client_.get_json(hooks_path);
@@ -240,17 +239,19 @@ asio::awaitable<void> OperatorImpl::warn_about_upstream() {
 
 void OperatorImpl::watch_openshift_guard() {
   const std::string ns(kOpenShiftEtcdNamespace);
-  guard_pdbs_ = std::make_unique<runtime::Reflector<kube::PodDisruptionBudget>>(
-      executor_, client_, ns, kube::ListOptions{},
-      std::make_shared<runtime::Store<kube::PodDisruptionBudget>>(), clock_);
-  guard_pdbs_->on_change([this](const kube::PodDisruptionBudget*,
-                                const kube::PodDisruptionBudget*) { enqueue_waiting(); });
-  guard_pods_ = std::make_unique<runtime::Reflector<kube::Pod>>(
-      executor_, client_, ns, kube::ListOptions{}, std::make_shared<runtime::Store<kube::Pod>>(),
-      clock_);
-  guard_pods_->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
-  guard_pdbs_->start();
-  guard_pods_->start();
+  guard_pdbs_ = std::make_shared<runtime::Store<kube::PodDisruptionBudget>>();
+  guard_pods_ = std::make_shared<runtime::Store<kube::Pod>>();
+  // Added after the set started, so each starts at once: the handler comes first.
+  auto pdbs = std::make_unique<runtime::Reflector<kube::PodDisruptionBudget>>(
+      executor_, client_, ns, kube::ListOptions{}, guard_pdbs_, clock_);
+  pdbs->on_change([this](const kube::PodDisruptionBudget*, const kube::PodDisruptionBudget*) {
+    enqueue_waiting();
+  });
+  watches_.add("the etcd guard PDB cache of " + ns, std::move(pdbs));
+  auto pods = std::make_unique<runtime::Reflector<kube::Pod>>(
+      executor_, client_, ns, kube::ListOptions{}, guard_pods_, clock_);
+  pods->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+  watches_.add("the etcd guard pod cache of " + ns, std::move(pods));
 }
 
 void OperatorImpl::watch_node(const std::string& node) {
@@ -336,6 +337,17 @@ std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::s
   return found->second.pods->store()->list();
 }
 
+std::string OperatorImpl::node_lease_ref(const std::string& node) const {
+  return options_.lease_namespace + "/" + node_lease_name(node);
+}
+
+std::optional<std::string> OperatorImpl::lease_node(const kube::Lease& lease) const {
+  if (auto named = maintenances_->by_index(kLeaseIndex, lease.meta.name); !named.empty()) {
+    return named.front()->spec.node_name;
+  }
+  return node_of_lease(lease);
+}
+
 std::shared_ptr<const kube::Lease> OperatorImpl::node_lease(const std::string& node) const {
   return node_leases_->get(options_.lease_namespace + "/" + node_lease_name(node));
 }
@@ -345,12 +357,7 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
   if (!ready_) return views;
   for (const auto& nm : maintenances_->list()) {
     MaintenanceView view{.name = nm->meta.name, .node = nm->spec.node_name};
-    const NodeMaintenanceStatus* status = &nm->status;
-    if (auto known = maintenances_state_.find(nm->meta.name); known != maintenances_state_.end() &&
-                                                              known->second.uid == nm->meta.uid &&
-                                                              known->second.status) {
-      status = &*known->second.status;
-    }
+    const NodeMaintenanceStatus* status = &believed_status(*nm);
     view.phase = status->phase;
     view.drain_progress = status->drain_progress;
     view.pending_pods = static_cast<std::int64_t>(status->pending_pods.size());

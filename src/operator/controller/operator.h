@@ -1,6 +1,6 @@
 // Operator: the NodeMaintenance controller with everything it reads and writes.
 //
-// What it watches (SPEC §9: memory follows the nodes under maintenance, not the cluster):
+// What it watches (docs/design.md §7: memory follows the nodes under maintenance, not the cluster):
 //   - every NodeMaintenance;
 //   - for each node named by a NodeMaintenance, that Node alone (field selector metadata.name);
 //   - for each node being drained, the pods bound to it (field selector spec.nodeName);
@@ -32,7 +32,9 @@
 #include "http/asio.h"
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/gates/node_lease.h"
 #include "runtime/controller.h"
+#include "runtime/manager.h"
 #include "runtime/work_queue_metrics.h"
 
 namespace nmo::op {
@@ -81,7 +83,7 @@ struct OperatorOptions {
       "node-maintenance-operator-system";  // NOLINT(readability-identifier-naming)
   /// Namespace of the medik8s node leases (shared with Node Health Check, Self Node Remediation).
   std::string lease_namespace = "medik8s-leases";
-  /// Nodes under maintenance at once (SPEC §2.2).
+  /// Nodes under maintenance at once (docs/design.md §2.2).
   int max_parallel_maintenances = 1;
   /// Keep control-plane nodes Pending while taking them would break etcd quorum.
   bool etcd_quorum_check = true;
@@ -103,6 +105,8 @@ struct OperatorOptions {
   /// With leader election it is the leader's lease check (LeaderElector::check_leading): a
   /// leader paused past its lease must not send the evictions it had queued. Unset: always.
   std::function<Result<void>()> may_evict;
+  /// How often the node lease of a held node is renewed; shortened only by tests.
+  std::chrono::seconds node_lease_renew_interval = kNodeLeaseRenewInterval;
   /// Test hook: reconciles of the NodeMaintenance with this name never finish (they wait until
   /// stop()), so /healthz can be shown to fail when the loop is wedged. Empty: off.
   std::string wedge_reconcile_of;
@@ -112,23 +116,24 @@ namespace internal {
 class OperatorImpl;
 }  // namespace internal
 
-class Operator {
+// A runtime::Runnable: the manager starts it on the leader (docs/design.md §3.2).
+class Operator final : public runtime::Runnable {
  public:
   /// Everything runs on `executor`; `client` and `clock` must outlive the operator.
   Operator(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
            const Clock& clock = system_clock());
-  ~Operator();
+  ~Operator() override;
 
   Operator(const Operator&) = delete;
   Operator& operator=(const Operator&) = delete;
 
   /// Starts the watches, waits until the caches are synced (or fails after a minute, naming
   /// the cache), then starts the reconcile workers.
-  asio::awaitable<Result<void>> start();
+  asio::awaitable<Result<void>> start() override;
 
   /// Stops the workers (in-flight reconciles finish; evictions in flight are cancelled), writes
   /// the queued Events and stops the watches. Idempotent.
-  asio::awaitable<void> stop();
+  asio::awaitable<void> stop() override;
 
   /// True once start() succeeded and until stop().
   [[nodiscard]] bool ready() const;

@@ -1,5 +1,5 @@
-// What the drain does after each eviction answer (SPEC §2.4): the pod's pending reason and
-// message for status.pendingPodsRefs, when to try again, and whether to report a DrainError.
+// What the drain does after each eviction answer (docs/design.md §2.4): the pod's pending reason
+// and message for status.pendingPodsRefs, when to try again, and whether to report a DrainError.
 //
 //   answer (kube::EvictionOutcome)  next              reason                 DrainError  retry
 //   kEvicted (2xx)                  kWaitForDeletion  WaitingForTermination  no          -
@@ -12,11 +12,12 @@
 //   kRefused (anything else)        kRetry            Error                  yes         backoff
 //
 // Backoff for refused pods, per pod: 5 s, 10 s, 20 s, then 30 s for every further consecutive
-// refusal (SPEC: "from 5 s up to 30 s"). A Retry-After (details.retryAfterSeconds or the header)
-// larger than that step is honoured, capped at kMaxRetryAfter (5 min) so a bogus value cannot
-// park a pod for hours; pod, PDB and node watch events may still retry it earlier. A throttled
-// answer (API Priority & Fairness) is not a refusal: it does not advance the backoff, keeps the
-// pod's reason at Evicting, and retries after Retry-After (1 s when absent, at most 30 s).
+// refusal (docs/design.md §2.4: "from 5 s to 30 s"). A Retry-After (details.retryAfterSeconds or
+// the header) larger than that step is honoured, capped at kMaxRetryAfter (5 min) so a bogus value
+// cannot park a pod for hours; pod, PDB and node watch events may still retry it earlier. A
+// throttled answer (API Priority & Fairness) is not a refusal: it does not advance the backoff,
+// keeps the pod's reason at Evicting, and retries after Retry-After (1 s when absent, at most 30
+// s).
 //
 // Threading: pure functions; safe to call from any thread.
 #pragma once

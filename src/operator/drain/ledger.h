@@ -1,5 +1,5 @@
 // DrainLedger: the book of pods that must leave a node during one maintenance, and the status
-// counters derived from it (SPEC §1.2):
+// counters derived from it (docs/design.md §1.2):
 //
 //   totalPods      pods that must leave (classify_pod() == kEvict), newcomers included
 //   evictionPods   pods of totalPods that are gone: deleted, replaced by a new uid, or finished
@@ -15,8 +15,9 @@
 // counters into the status. A fresh drain starts from an empty ledger: the first sync() adds every
 // pod as a newcomer.
 //
-// After an operator restart (SPEC §2.7: counters are not recomputed) the ledger is rebuilt with
-// restore() from the status, and the next sync() reconciles it with the pods on the node:
+// After an operator restart (docs/design.md §2.7: counters are not recomputed) the ledger is
+// rebuilt with restore() from the status, and the next sync() reconciles it with the pods on the
+// node:
 //   - a pending pod is matched to a pod on the node by namespace and name (any namespace when the
 //     status only had pendingPods names) and takes over its uid; a pending pod with no match is
 //     gone (it went away while the operator was down);

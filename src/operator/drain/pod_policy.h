@@ -1,4 +1,4 @@
-// Which pods on a node must leave it during a maintenance (SPEC §1.2 totalPods, §2.4).
+// Which pods on a node must leave it during a maintenance (docs/design.md §1.2 totalPods, §2.4).
 //
 //   - Mirror (static) pods are skipped: the API server refuses to evict them and the kubelet
 //     would recreate them anyway.

@@ -1,6 +1,6 @@
-// StatusCoalescer: when to write a NodeMaintenance's status (SPEC §2.4: "coalesced to at most
-// about one write per second per CR, and on every phase change"; §1.2: lastUpdate is the time of
-// the last meaningful change, not bumped by no-op reconciles).
+// StatusCoalescer: when to write a NodeMaintenance's status (docs/design.md §2.4: "coalesced to at
+// most about one write per second per CR, and on every phase change"; §1.2: lastUpdate is the time
+// of the last meaningful change, not bumped by no-op reconciles).
 //
 // The reconciler builds the status it wants, compares it with the last one it wrote (ignoring
 // lastUpdate) and asks decide():

@@ -1,11 +1,11 @@
-// The cluster disruption budget (SPEC §2.2 gate 2): at most --max-parallel-maintenances nodes are
-// disrupted at once, admitted oldest first, without head-of-line blocking.
+// The cluster disruption budget (docs/design.md §2.2 gate 2): at most --max-parallel-maintenances
+// nodes are disrupted at once, admitted oldest first, without head-of-line blocking.
 //
 // Slots in use:
 //   - every CR that holds a slot (a slot Lease names it) until its cleanup has finished, whatever
 //     its phase (a Failed maintenance that left its node cordoned still counts);
 //   - every CR in phase Running or Succeeded even without a slot Lease (an upstream CR adopted as
-//     it is, SPEC §2.8), so adopted ones count even above the budget;
+//     it is, docs/design.md §2.8), so adopted ones count even above the budget;
 //   - every node whose medik8s node lease is held by another component (NHC, SNR, ...), once per
 //     node, unless a CR that already counts is on that node.
 // Admission: among CRs that wait (phase new or Pending, no slot, not being deleted) and whose

@@ -1,6 +1,7 @@
 #include "operator/gates/etcd_quorum.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace nmo::op {
 
@@ -42,7 +43,7 @@ std::string etcd_quorum_blocked_message(std::string_view node) {
 }
 
 GuardPod guard_pod(const kube::Pod& pod) {
-  return GuardPod{.node = pod.node_name, .ready_status = pod.ready ? "True" : "False"};
+  return GuardPod{.node = pod.node_name, .ready_status = pod.ready_status};
 }
 
 bool guard_pdb_selects(const kube::PodDisruptionBudget& pdb, const kube::Labels& pod_labels) {
@@ -58,6 +59,19 @@ bool openshift_etcd_disruption_allowed(std::span<const kube::PodDisruptionBudget
                                  [&](const GuardPod& pod) { return pod.node == node; });
   if (here == guard_pods.end()) return true;
   return here->ready_status != "True" && here->ready_status != "Unknown";
+}
+
+bool openshift_etcd_quorum_safe(std::span<const kube::PodDisruptionBudget> pdbs,
+                                std::span<const kube::Pod> pods, std::string_view node,
+                                bool other_control_plane_held) {
+  if (other_control_plane_held) return false;
+  std::vector<GuardPod> guards;
+  if (pdbs.size() == 1) {
+    for (const kube::Pod& pod : pods) {
+      if (guard_pdb_selects(pdbs.front(), pod.meta.labels)) guards.push_back(guard_pod(pod));
+    }
+  }
+  return openshift_etcd_disruption_allowed(pdbs, guards, node);
 }
 
 QuorumStabilityTracker::QuorumStabilityTracker(Clock::duration stable_for)

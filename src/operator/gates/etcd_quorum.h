@@ -1,6 +1,6 @@
-// The etcd-quorum gate for control-plane nodes (SPEC §2.2): take a control-plane node down only if
-// the etcd members left healthy still form a quorum, and only after that has held for a stability
-// window.
+// The etcd-quorum gate for control-plane nodes (docs/design.md §2.2): take a control-plane node
+// down only if the etcd members left healthy still form a quorum, and only after that has held for
+// a stability window.
 //
 // Where health comes from:
 //   - stacked etcd (kubeadm): the mirror pods labelled component=etcd in kube-system are the
@@ -36,6 +36,8 @@ inline constexpr std::string_view kControlPlaneLabel = "node-role.kubernetes.io/
 inline constexpr std::string_view kMasterLabel = "node-role.kubernetes.io/master";
 inline constexpr std::string_view kEtcdNamespace = "kube-system";
 inline constexpr std::string_view kOpenShiftEtcdNamespace = "openshift-etcd";
+// Served only by OpenShift: how the operator tells it apart.
+inline constexpr std::string_view kOpenShiftApiGroupPath = "/apis/config.openshift.io";
 // --etcd-quorum-stable-for default.
 inline constexpr std::chrono::seconds kDefaultEtcdStableFor{30};
 
@@ -76,7 +78,7 @@ struct QuorumCheck {
 [[nodiscard]] QuorumCheck check_etcd_quorum(std::span<const EtcdMember> members,
                                             std::string_view node);
 
-// The BlockedByEtcdQuorum event message (SPEC §2.2):
+// The BlockedByEtcdQuorum event message (docs/design.md §2.2):
 //   etcd quorum is not maintained when node <node> is remediated
 [[nodiscard]] std::string etcd_quorum_blocked_message(std::string_view node);
 
@@ -88,9 +90,8 @@ struct GuardPod {
   friend bool operator==(const GuardPod&, const GuardPod&) = default;
 };
 
-// The guard pod for a kube::Pod. The projection keeps only `ready` (Ready == "True"), so a pod
-// whose Ready condition is Unknown maps to "False" here; pass GuardPod directly when the condition
-// text is known (upstream counts Unknown as healthy).
+// The guard pod for a kube::Pod, with its Ready condition's text as the API has it: upstream
+// counts a guard pod whose readiness is Unknown as a healthy member.
 [[nodiscard]] GuardPod guard_pod(const kube::Pod& pod);
 
 // True when the guard PDB selects a pod with these labels. Upstream turns the selector into a
@@ -109,6 +110,16 @@ struct GuardPod {
 [[nodiscard]] bool openshift_etcd_disruption_allowed(
     std::span<const kube::PodDisruptionBudget> pdbs, std::span<const GuardPod> guard_pods,
     std::string_view node);
+
+// The OpenShift gate from what openshift-etcd holds, as the controller and the webhook ask it:
+// the guard pods are the pods the one PDB selects, and upstream's rule above decides, with one
+// addition for a budget above one: while another control-plane node is held by a maintenance
+// (`other_control_plane_held`), none. Its member is on its way down while the guard PDB may
+// still show the disruption it is about to use, so two maintenances admitted in the same
+// moment would both see it allowed.
+[[nodiscard]] bool openshift_etcd_quorum_safe(std::span<const kube::PodDisruptionBudget> pdbs,
+                                              std::span<const kube::Pod> pods,
+                                              std::string_view node, bool other_control_plane_held);
 
 // The stability window: the gate opens only once it has been safe continuously for `stable_for`.
 // Each CR (or node) has its own key. Memory only: after an operator restart the window starts

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
 namespace nmo::op {
@@ -174,9 +175,9 @@ TEST(OpenShiftGuardPdbTest, GuardPodsAndSelector) {
   kube::Pod pod;
   pod.node_name = "master-0";
   pod.meta.labels = kube::Labels{{"app", "guard"}};
-  pod.ready = true;
+  pod.ready_status = "True";
   EXPECT_EQ(guard_pod(pod), (GuardPod{.node = "master-0", .ready_status = "True"}));
-  pod.ready = false;
+  pod.ready_status = "False";
   EXPECT_EQ(guard_pod(pod).ready_status, "False");
   kube::PodDisruptionBudget pdb = guard_pdb(0);
   EXPECT_TRUE(guard_pdb_selects(pdb, pod.meta.labels));  // absent selector: every pod
@@ -185,6 +186,43 @@ TEST(OpenShiftGuardPdbTest, GuardPodsAndSelector) {
   EXPECT_TRUE(guard_pdb_selects(pdb, pod.meta.labels));
   pdb.selector->match_labels = kube::Labels{{"app", "other"}};
   EXPECT_FALSE(guard_pdb_selects(pdb, pod.meta.labels));
+}
+
+// The guard pod keeps its readiness as the API reports it: Unknown is a healthy member
+// (upstream, medik8s/common pkg/etcd), so its node may not go while no disruption is allowed.
+TEST(OpenShiftGuardPdbTest, GuardPodWithUnknownReadinessIsAHealthyMember) {
+  auto decoded = kube::decode_pod(boost::json::parse(R"({
+    "metadata": {"name": "etcd-guard-master-0", "namespace": "openshift-etcd",
+                 "labels": {"app": "guard"}},
+    "spec": {"nodeName": "master-0"},
+    "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})"));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(guard_pod(*decoded).ready_status, "Unknown");
+  const std::vector<kube::PodDisruptionBudget> blocking{guard_pdb(0)};
+  const std::vector<kube::Pod> pods{*decoded};
+  EXPECT_FALSE(openshift_etcd_quorum_safe(blocking, pods, "master-0", false));
+}
+
+// With a budget above one, a control-plane node held by another maintenance makes every other
+// one wait, whatever the guard PDB still allows: never two control-plane nodes at a time.
+TEST(OpenShiftGuardPdbTest, AnotherHeldControlPlaneNodeClosesTheGate) {
+  const std::vector<kube::PodDisruptionBudget> allowing{guard_pdb(1)};
+  kube::Pod guard;
+  guard.node_name = "master-0";
+  guard.ready = true;
+  guard.ready_status = "True";
+  const std::vector<kube::Pod> pods{guard};
+  EXPECT_TRUE(openshift_etcd_quorum_safe(allowing, pods, "master-0", false));
+  EXPECT_FALSE(openshift_etcd_quorum_safe(allowing, pods, "master-0", true));
+  // The pods the PDB does not select are no guards.
+  kube::PodDisruptionBudget selective = guard_pdb(0);
+  selective.selector = kube::LabelSelector{};
+  selective.selector->match_labels = kube::Labels{{"app", "guard"}};
+  const std::vector<kube::PodDisruptionBudget> one{selective};
+  EXPECT_TRUE(openshift_etcd_quorum_safe(one, pods, "master-0", false));
+  guard.meta.labels = kube::Labels{{"app", "guard"}};
+  const std::vector<kube::Pod> selected{guard};
+  EXPECT_FALSE(openshift_etcd_quorum_safe(one, selected, "master-0", false));
 }
 
 }  // namespace

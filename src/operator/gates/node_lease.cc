@@ -15,6 +15,17 @@ std::string node_lease_name(std::string_view node_name) {
   return internal::fit_name("node-", lower, 253);
 }
 
+std::optional<std::string> node_of_lease(const kube::Lease& lease) {
+  constexpr std::string_view kPrefix = "node-";
+  if (!lease.meta.name.starts_with(kPrefix)) return std::nullopt;
+  for (const kube::OwnerReference& owner : lease.meta.owner_references) {
+    if (owner.kind == "Node" && owner.api_version == "v1" && !owner.name.empty()) {
+      return owner.name;
+    }
+  }
+  return lease.meta.name.substr(kPrefix.size());
+}
+
 std::string_view to_string(NodeLeaseState state) noexcept {
   switch (state) {
     case NodeLeaseState::kFree:
@@ -62,14 +73,16 @@ NodeLeaseSpec node_lease_spec(const std::optional<kube::Lease>& current, kube::T
   return spec;
 }
 
-bool should_renew_node_lease(const kube::Lease& lease, kube::Time now) {
+bool should_renew_node_lease(const kube::Lease& lease, kube::Time now,
+                             std::chrono::seconds interval) {
   if (!lease.renew_time || lease.lease_duration_seconds != kNodeLeaseDurationSeconds) return true;
-  return now >= *lease.renew_time + kNodeLeaseRenewInterval;
+  return now >= *lease.renew_time + interval;
 }
 
-kube::Time next_node_lease_renewal(const kube::Lease& lease, kube::Time now) {
+kube::Time next_node_lease_renewal(const kube::Lease& lease, kube::Time now,
+                                   std::chrono::seconds interval) {
   if (!lease.renew_time || lease.lease_duration_seconds != kNodeLeaseDurationSeconds) return now;
-  return std::max(now, *lease.renew_time + kNodeLeaseRenewInterval);
+  return std::max(now, *lease.renew_time + interval);
 }
 
 int next_error_on_lease_count(int count, LeaseCheck check, bool draining_started) noexcept {

@@ -1,5 +1,6 @@
-// The medik8s node lease (SPEC §3.1): the compatibility contract with Node Health Check and Self
-// Node Remediation, who take the same Lease before remediating a node. Keep it byte-compatible.
+// The medik8s node lease (docs/design.md §3.1): the compatibility contract with Node Health Check
+// and Self Node Remediation, who take the same Lease before remediating a node. Keep it
+// byte-compatible.
 //
 //   coordination.k8s.io/v1 Lease `node-<nodeName>` in `medik8s-leases` (--lease-namespace),
 //   holderIdentity `node-maintenance`, leaseDurationSeconds 3600, ownerReference to the Node.
@@ -53,6 +54,14 @@ inline constexpr std::size_t kMaxUnhashedLeaseNodeName = 248;
 // such a node (they would fail to create their own over-long lease name anyway).
 [[nodiscard]] std::string node_lease_name(std::string_view node_name);
 
+// The inverse of node_lease_name(), as far as the Lease itself tells: the Node its
+// ownerReference names (we and NHC set one), else its name without the "node-" prefix, which is
+// right for every name node_lease_name() did not hash; std::nullopt for a Lease whose name does
+// not start with "node-". A hashed name cannot be turned back from the name alone: a caller
+// that knows the node names in question (the controller indexes its NodeMaintenances by
+// node_lease_name() of their node) looks those up first.
+[[nodiscard]] std::optional<std::string> node_of_lease(const kube::Lease& lease);
+
 enum class NodeLeaseState { kFree, kOurs, kHeldByOther, kExpiredForeign };
 
 // "Free", "Ours", "HeldByOther", "ExpiredForeign".
@@ -93,14 +102,17 @@ struct NodeLeaseSpec {
 [[nodiscard]] NodeLeaseSpec node_lease_spec(const std::optional<kube::Lease>& current,
                                             kube::Time now);
 
-// True when our lease should be renewed at `now`: its renewTime is kNodeLeaseRenewInterval old,
-// or the lease is not in the shape we write (no renewTime, another duration).
-[[nodiscard]] bool should_renew_node_lease(const kube::Lease& lease, kube::Time now);
+// True when our lease should be renewed at `now`: its renewTime is `interval` old, or the lease
+// is not in the shape we write (no renewTime, another duration).
+[[nodiscard]] bool should_renew_node_lease(const kube::Lease& lease, kube::Time now,
+                                           std::chrono::seconds interval = kNodeLeaseRenewInterval);
 
-// When to renew our lease next: renewTime + kNodeLeaseRenewInterval (now when unknown).
-[[nodiscard]] kube::Time next_node_lease_renewal(const kube::Lease& lease, kube::Time now);
+// When to renew our lease next: renewTime + `interval` (now when unknown).
+[[nodiscard]] kube::Time next_node_lease_renewal(
+    const kube::Lease& lease, kube::Time now,
+    std::chrono::seconds interval = kNodeLeaseRenewInterval);
 
-// errorOnLeaseCount (SPEC §3.1). What a lease check found, for counting:
+// errorOnLeaseCount (docs/design.md §3.1). What a lease check found, for counting:
 enum class LeaseCheck {
   kAcquired,        // taken or renewed: the count goes back to 0
   kHeldByOther,     // a valid lease of another holder

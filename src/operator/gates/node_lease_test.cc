@@ -39,6 +39,22 @@ TEST(NodeLeaseNameTest, UpstreamNameAndHashedLongNames) {
   EXPECT_NE(hashed, node_lease_name(std::string(240, 'n') + ".example.org"));
 }
 
+TEST(NodeLeaseNameTest, NodeOfLeaseInvertsTheName) {
+  kube::Lease plain;
+  plain.meta.name = node_lease_name("node-worker-01");
+  EXPECT_EQ(node_of_lease(plain), "node-worker-01");
+  // A hashed name does not give its node back; the ownerReference to the Node does.
+  const std::string too_long = std::string(240, 'n') + ".example.com";
+  kube::Lease hashed;
+  hashed.meta.name = node_lease_name(too_long);
+  hashed.meta.owner_references.push_back(
+      kube::OwnerReference{.api_version = "v1", .kind = "Node", .name = too_long, .uid = "u"});
+  EXPECT_EQ(node_of_lease(hashed), too_long);
+  kube::Lease other;
+  other.meta.name = "135b1886.medik8s.io";
+  EXPECT_EQ(node_of_lease(other), std::nullopt);
+}
+
 TEST(ClassifyNodeLeaseTest, States) {
   EXPECT_EQ(classify_node_lease(std::nullopt, kNow), NodeLeaseState::kFree);
   EXPECT_EQ(classify_node_lease(lease(std::nullopt, kNow), kNow), NodeLeaseState::kFree);

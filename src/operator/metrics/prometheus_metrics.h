@@ -1,4 +1,4 @@
-// NodeMaintenanceMetrics: the operator's own Prometheus series (SPEC §6), next to the
+// NodeMaintenanceMetrics: the operator's own Prometheus series (docs/design.md §6), next to the
 // controller-runtime ones of runtime::ManagerMetrics, which it also hands to the controller:
 //
 //   nodemaintenance_phase{name,node,phase}            1 for the current phase, 0 for the others

@@ -1,4 +1,5 @@
-// The node changes of a maintenance, as RFC 6902 JSON Patches (SPEC §2.3, §2.5, §2.6, §2.8).
+// The node changes of a maintenance, as RFC 6902 JSON Patches (docs/design.md §2.3, §2.5, §2.6,
+// §2.8).
 //
 // Apply (maintenance_patch), one patch, in this order of effect:
 //   test      /spec/taints as read (or /metadata/resourceVersion when the node has no taints), so
@@ -95,7 +96,7 @@ struct PriorState {
                                                                   std::string_view cr_name,
                                                                   std::string_view cr_uid);
 
-// What is missing from a node under maintenance by CR `cr_uid` (SPEC §2.5).
+// What is missing from a node under maintenance by CR `cr_uid` (docs/design.md §2.5).
 struct MaintenanceDrift {
   bool uncordoned = false;           // spec.unschedulable is false
   bool drain_taint_missing = false;  // no medik8s.io/drain:NoSchedule

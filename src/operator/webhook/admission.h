@@ -19,8 +19,8 @@
 
 namespace nmo::op::webhook {
 
-// The webhook's name and path (SPEC §4; the path is controller-runtime's naming scheme, as in
-// upstream NMO).
+// The webhook's name and path (docs/design.md §4; the path is controller-runtime's naming scheme,
+// as in upstream NMO).
 inline constexpr std::string_view kWebhookName = "nodemaintenance-validation.medik8s.io";
 inline constexpr std::string_view kValidatePath =
     "/validate-nodemaintenance-medik8s-io-v1beta1-nodemaintenance";

@@ -33,8 +33,8 @@ class ClusterLookup {
   // Every NodeMaintenance whose spec.nodeName is `node`, including those being deleted.
   virtual asio::awaitable<Result<std::vector<ExistingMaintenance>>> maintenances_for_node(
       std::string node) = 0;
-  // Whether taking `node` down now keeps etcd quorum (SPEC §2.2's stacked-etcd rule; true for a
-  // node that is not control-plane and when no etcd member pods exist). Asked only with
+  // Whether taking `node` down now keeps etcd quorum (docs/design.md §2.2's stacked-etcd rule; true
+  // for a node that is not control-plane and when no etcd member pods exist). Asked only with
   // --webhook-reject-unsafe-control-plane. The default answers true.
   virtual asio::awaitable<Result<bool>> etcd_quorum_safe(std::string node) {
     (void)node;

@@ -5,6 +5,7 @@
 
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/gates/etcd_quorum.h"
 
@@ -40,6 +41,12 @@ asio::awaitable<Result<bool>> LiveClusterLookup::etcd_quorum_safe(std::string no
   Result<kube::Node> target = co_await client_.get<kube::Node>("", node);
   if (!target) co_return target.error();
   if (!is_control_plane(*target)) co_return true;
+  // The controller's source of etcd health (docs/design.md §2.2): on OpenShift the guard
+  // PDB of openshift-etcd, elsewhere the etcd mirror pods.
+  const std::string openshift_path(kOpenShiftApiGroupPath);
+  Result<boost::json::value> openshift = co_await client_.get_json(openshift_path);
+  if (openshift) co_return co_await openshift_quorum_safe(std::move(node));
+  if (openshift.error().code != ErrorCode::kNotFound) co_return openshift.error();
   kube::ListOptions options;
   options.label_selector = "component=etcd";
   const std::string ns(kEtcdNamespace);
@@ -59,6 +66,17 @@ asio::awaitable<Result<bool>> LiveClusterLookup::etcd_quorum_safe(std::string no
     members.push_back(etcd_member(pod, node_ready));
   }
   co_return check_etcd_quorum(members, node).safe;
+}
+
+asio::awaitable<Result<bool>> LiveClusterLookup::openshift_quorum_safe(std::string node) {
+  const std::string ns(kOpenShiftEtcdNamespace);
+  const kube::ListOptions options;
+  Result<kube::ListPage<kube::PodDisruptionBudget>> pdbs =
+      co_await client_.list_all<kube::PodDisruptionBudget>(ns, options);
+  if (!pdbs) co_return pdbs.error();
+  Result<kube::ListPage<kube::Pod>> pods = co_await client_.list_all<kube::Pod>(ns, options);
+  if (!pods) co_return pods.error();
+  co_return openshift_etcd_quorum_safe(pdbs->items, pods->items, node, false);
 }
 
 }  // namespace nmo::op::webhook

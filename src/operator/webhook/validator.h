@@ -1,4 +1,4 @@
-// Validator: the NodeMaintenance admission rules of SPEC §4.
+// Validator: the NodeMaintenance admission rules of docs/design.md §4.
 //
 //   CREATE  no such node                      node "<node>" not found in cluster
 //   CREATE  another NodeMaintenance names     node "<node>" is already under maintenance by
@@ -16,14 +16,15 @@
 // A reservation ends when a lookup shows the holder stored (it is then found like any other
 // NodeMaintenance), or when it expires (the create failed further down, e.g. AlreadyExists).
 // Dry-run creates reserve nothing (the webhook declares sideEffects: None). This covers one
-// process; across replicas the controller's older-wins rule is the final arbiter (SPEC §4).
+// process; across replicas the controller's older-wins rule is the final arbiter (docs/design.md
+// §4).
 //
 // Optional (--webhook-reject-unsafe-control-plane, ValidatorOptions::reject_unsafe_control_plane):
 // upstream's reject-at-create rule for control-plane nodes whose loss would break etcd quorum:
 //   CREATE  etcd quorum unsafe without the node   can not put master/control-plane node into
 //                                                 maintenance at this moment, disrupting node
 //                                                 <node> will violate etcd quorum
-// By default such CRs are admitted and wait in Pending instead (SPEC §2.2).
+// By default such CRs are admitted and wait in Pending instead (docs/design.md §2.2).
 //
 // Threading: validate() may be awaited concurrently from coroutines on any executors; the
 // reservations are guarded by a mutex that is never held across a co_await, and each create's

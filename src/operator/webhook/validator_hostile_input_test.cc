@@ -1,8 +1,8 @@
-// AdmissionReviews of NodeMaintenances with absurd values (issue 9, "Hostile input"), from the
-// raw body through decode_admission_review() and the Validator, as the webhook handler runs them.
-// The webhook reads only metadata.name, spec.nodeName and the deletion mark; everything else
-// (reason, drainTimeout, gracePeriodSeconds, status) is the schema's and the controller's business
-// and is admitted on purpose (see operator/api/node_maintenance_hostile_test.cc).
+// AdmissionReviews of NodeMaintenances with absurd values (docs/reliability.md, "Hostile input"),
+// from the raw body through decode_admission_review() and the Validator, as the webhook handler
+// runs them. The webhook reads only metadata.name, spec.nodeName and the deletion mark; everything
+// else (reason, drainTimeout, gracePeriodSeconds, status) is the schema's and the controller's
+// business and is admitted on purpose (see operator/api/node_maintenance_hostile_test.cc).
 #include <string>
 
 #include <boost/asio/post.hpp>

@@ -1,5 +1,5 @@
-// The admission rules of SPEC §4 with their exact messages, the per-node reservation (twenty
-// simultaneous creates for one node: one admitted), and failing lookups.
+// The admission rules of docs/design.md §4 with their exact messages, the per-node reservation
+// (twenty simultaneous creates for one node: one admitted), and failing lookups.
 #include "operator/webhook/validator.h"
 
 #include <chrono>

@@ -22,14 +22,14 @@ std::string join_fields(std::initializer_list<std::string_view> fields) {
 std::string aggregation_key(const EventSource& source, const ObjectRef& regarding,
                             const EventOptions& event) {
   return join_fields({source.component, source.host, regarding.api_version, regarding.kind,
-                      regarding.namespace_, regarding.name, regarding.uid, event.type, event.reason,
-                      event.message});
+                      regarding.namespace_, regarding.name, regarding.uid, to_string(event.type),
+                      event.reason, event.message});
 }
 
 std::string spam_key(const EventSource& source, const ObjectRef& regarding,
                      const EventOptions& event) {
   return join_fields({source.component, source.host, regarding.api_version, regarding.kind,
-                      regarding.namespace_, regarding.name, regarding.uid, event.type,
+                      regarding.namespace_, regarding.name, regarding.uid, to_string(event.type),
                       event.reason});
 }
 

@@ -35,7 +35,7 @@ boost::json::value build_event(const std::string& name, const EventSource& sourc
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", event_namespace(regarding)}}},
       {"involvedObject", object_reference(regarding)},
-      {"type", event.type},
+      {"type", to_string(event.type)},
       {"reason", event.reason},
       {"message", event.message},
       {"source", std::move(event_source)},

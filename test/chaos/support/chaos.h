@@ -1,6 +1,6 @@
-// Shared pieces of the reliability experiments (issue 9, `make chaos`): the iteration counts of
-// the short form (run by `make test`) and the full form (`make chaos`, NMO_CHAOS_FULL=1), the
-// report each experiment writes, and the cluster's fault hooks (restarting a component).
+// Shared pieces of the reliability experiments (docs/reliability.md, `make chaos`): the iteration
+// counts of the short form (run by `make test`) and the full form (`make chaos`, NMO_CHAOS_FULL=1),
+// the report each experiment writes, and the cluster's fault hooks (restarting a component).
 //
 // Each experiment is a GoogleTest test against the real local cluster. It counts what it did
 // (iterations, faults injected, invariant violations, recovery times) and hands the figures to

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -151,7 +152,8 @@ void OperatorFixture::TearDown() {
   if (!names.empty()) (void)delete_node_maintenances(kubectl_, names, 60s);
   for (auto it = cleanups_.rbegin(); it != cleanups_.rend(); ++it) (*it)();
 
-  // The test's NodeMaintenances are gone, so none of their Leases may be left (SPEC §2.6).
+  // The test's NodeMaintenances are gone, so none of their Leases may be left (docs/design.md
+  // §2.6).
   std::vector<std::string> leftover;
   if (!wait_until(
           "no node lease or budget slot of the test's NodeMaintenances once they are gone", 15s,
@@ -209,16 +211,24 @@ void OperatorFixture::defer(std::function<void()> cleanup) {
 
 bool OperatorFixture::create_node_maintenance(const std::string& name, const std::string& node,
                                               const std::string& reason) {
-  json::object spec{{"nodeName", node}};
+  json::object spec;
   if (!reason.empty()) spec["reason"] = reason;
+  return !create_with_spec(name, node, std::move(spec)).empty();
+}
+
+std::string OperatorFixture::create_with_spec(const std::string& name, const std::string& node,
+                                              json::object spec) {
+  spec["nodeName"] = node;
   const json::object nm{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
                         {"kind", "NodeMaintenance"},
                         {"metadata", {{"name", name}}},
-                        {"spec", spec}};
+                        {"spec", std::move(spec)}};
   created_.emplace_back(name, node);
   const ProcessResult r = kubectl_.run({"create", "-f", "-"}, json::serialize(nm));
   EXPECT_TRUE(r.ok()) << "creating NodeMaintenance " << name << ": " << r.err;
-  return r.ok();
+  if (!r.ok()) return "";
+  auto created = get_node_maintenance(name);
+  return created ? uid_of(*created) : "";
 }
 
 std::optional<json::value> OperatorFixture::get_node_maintenance(const std::string& name) {

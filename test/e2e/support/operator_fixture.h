@@ -27,7 +27,7 @@
 
 namespace nmo::e2e {
 
-/// Names of the operator's contract (SPEC §2–§3) that tests look for.
+/// Names of the operator's contract (docs/design.md §2–§3) that tests look for.
 inline constexpr const char* kOperatorNamespace = "node-maintenance-operator-system";
 inline constexpr const char* kLeaseNamespace = "medik8s-leases";
 inline constexpr const char* kNodeLeaseHolder = "node-maintenance";
@@ -36,7 +36,7 @@ inline constexpr const char* kUnschedulableTaintKey = "node.kubernetes.io/unsche
 inline constexpr const char* kExcludeFromRemediationLabel =
     "remediation.medik8s.io/exclude-from-remediation";
 inline constexpr const char* kPriorStateAnnotation = "nodemaintenance.medik8s.io/prior-state";
-/// Leader-election Lease in the operator namespace (SPEC §3.2); not a budget slot.
+/// Leader-election Lease in the operator namespace (docs/design.md §3.2); not a budget slot.
 inline constexpr const char* kLeaderLease = "135b1886.medik8s.io";
 /// The Lease on which the operator publishes its --max-parallel-maintenances
 /// (src/operator/budget/published_budget.h); not a budget slot either.
@@ -73,7 +73,7 @@ inline const std::vector<std::string> kOperatorFlags = {"--etcd-quorum-stable-fo
 inline constexpr const char* kMirrorAnnotation = "kubernetes.io/config.mirror";
 
 /// Deadlines: the operator reacts to watch events within a second; evictions refused once are
-/// retried with a backoff of at most 30 s (SPEC §2.4).
+/// retried with a backoff of at most 30 s (docs/design.md §2.4).
 inline constexpr std::chrono::seconds kReact{30};
 inline constexpr std::chrono::seconds kDrain{90};
 
@@ -170,6 +170,11 @@ class OperatorFixture : public ClusterTest {
   std::string create(const std::string& name, const std::string& node,
                      const std::string& reason = {});
 
+  /// Creates the NodeMaintenance with `spec` (nodeName added) and returns its uid ("" when
+  /// refused); deleted in TearDown.
+  std::string create_with_spec(const std::string& name, const std::string& node,
+                               boost::json::object spec);
+
   /// Creates `count` kwok nodes named `edge-<prefix>-<random>` and waits until they are Ready;
   /// they are deleted at the end, after the test's NodeMaintenances are gone.
   std::vector<std::string> fresh_nodes(const std::string& prefix, std::size_t count);
@@ -183,8 +188,9 @@ class OperatorFixture : public ClusterTest {
   bool wait_pdb(const std::string& ns, const std::string& name, std::int64_t healthy,
                 std::int64_t allowed);
 
-  /// Waits until the node carries nothing of a maintenance (SPEC §2.6): no drain taint (with or
-  /// without a value), the label and annotation gone, and schedulable unless `stays_cordoned`.
+  /// Waits until the node carries nothing of a maintenance (docs/design.md §2.6): no drain taint
+  /// (with or without a value), the label and annotation gone, and schedulable unless
+  /// `stays_cordoned`.
   bool wait_node_restored(const std::string& node, bool stays_cordoned,
                           std::chrono::milliseconds timeout);
 

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -14,10 +13,7 @@
 namespace nmo::e2e {
 namespace {
 
-void openssl(const std::vector<std::string>& argv) {
-  const ProcessResult result = run_process(argv);
-  if (!result.ok()) ADD_FAILURE() << argv[0] << " " << argv[1] << " failed: " << result.err;
-}
+const std::string kScript = std::string(NMO_SOURCE_DIR) + "/hack/webhook-dev.sh";
 
 }  // namespace
 
@@ -28,16 +24,8 @@ ServingCertificate::ServingCertificate() {
     return;
   }
   dir_ = pattern;
-  const std::string d = dir_.string();
-  openssl({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-           "-nodes", "-days", "1", "-subj", "/CN=nmo-e2e-ca", "-keyout", d + "/ca.key", "-out",
-           d + "/ca.crt"});
-  openssl({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-           "-subj", "/CN=127.0.0.1", "-keyout", d + "/tls.key", "-out", d + "/tls.csr"});
-  std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
-  openssl({"openssl", "x509", "-req", "-in", d + "/tls.csr", "-CA", d + "/ca.crt", "-CAkey",
-           d + "/ca.key", "-CAcreateserial", "-days", "1", "-extfile", d + "/san.ext", "-out",
-           d + "/tls.crt"});
+  const ProcessResult made = run_process({kScript, "certificate", dir_.string(), "1"});
+  if (!made.ok()) ADD_FAILURE() << kScript << " certificate failed: " << made.err;
 }
 
 ServingCertificate::~ServingCertificate() {
@@ -50,6 +38,16 @@ std::string ServingCertificate::ca_pem() const {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+std::string ServingCertificate::webhook_configuration(const std::string& url) const {
+  const ProcessResult made =
+      run_process({kScript, "configuration", url, (dir_ / "ca.crt").string()});
+  if (!made.ok()) {
+    ADD_FAILURE() << kScript << " configuration failed: " << made.err;
+    return {};
+  }
+  return made.out;
 }
 
 }  // namespace nmo::e2e

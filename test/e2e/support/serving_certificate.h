@@ -1,6 +1,7 @@
 // A CA and a serving certificate for 127.0.0.1 in a temporary directory (tls.crt, tls.key,
-// ca.crt), made with the openssl command line as a developer would (deploy/webhook/README.md),
-// for admission webhooks the local API server calls. Test support only.
+// ca.crt), made by hack/webhook-dev.sh as `make run` makes its own, for admission webhooks the
+// local API server calls; and the dev webhook configuration of deploy/webhook pointing at one.
+// Test support only.
 //
 // Threading: not shared; one owner.
 #pragma once
@@ -12,7 +13,7 @@ namespace nmo::e2e {
 
 class ServingCertificate {
  public:
-  /// Records a test failure when openssl fails; dir() is then empty.
+  /// Records a test failure when the certificate cannot be made.
   ServingCertificate();
   ServingCertificate(const ServingCertificate&) = delete;
   ServingCertificate& operator=(const ServingCertificate&) = delete;
@@ -23,6 +24,10 @@ class ServingCertificate {
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
   /// The CA certificate (PEM), for a webhook configuration's caBundle (base64 of it).
   [[nodiscard]] std::string ca_pem() const;
+  /// deploy/webhook's ValidatingWebhookConfiguration (JSON) with clientConfig pointing at `url`
+  /// and this CA as caBundle (hack/webhook-dev.sh configuration); "" (and a failure) when it
+  /// cannot be made.
+  [[nodiscard]] std::string webhook_configuration(const std::string& url) const;
 
  private:
   std::filesystem::path dir_;

@@ -1,5 +1,5 @@
-// FaultProxy: a small HTTP/1.1 proxy for fault experiments (issue 9, "Network faults"). It
-// listens on 127.0.0.1 at a free port for plain HTTP and forwards each request to one upstream
+// FaultProxy: a small HTTP/1.1 proxy for fault experiments (docs/reliability.md, "Network faults").
+// It listens on 127.0.0.1 at a free port for plain HTTP and forwards each request to one upstream
 // HTTPS server (the local kube-apiserver), relaying responses as they arrive, so long watch
 // streams flow through it event by event. A client points its kubeconfig at url() (http://, the
 // bearer token passes through as a header) and the test breaks the path on purpose:

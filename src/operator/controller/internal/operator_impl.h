@@ -1,12 +1,22 @@
-// OperatorImpl: the state behind op::Operator (operator.h). operator.cc owns the watches and the
-// plumbing from changes to queued names; reconciler.cc the reconcile of one NodeMaintenance;
-// drain.cc the evictions.
+// OperatorImpl: the state behind op::Operator (operator.h), one file per concern:
+//   operator.cc      the watches and the plumbing from changes to queued names
+//   reconciler.cc    the reconcile of one NodeMaintenance: first sight, the phases, the failures,
+//                    the promises kept while it exists, the finalizer cleanup
+//   admission.cc     the gates of a Pending maintenance and its admission
+//   drain.cc         the drain step and the evictions (answers through the inbox)
+//   node_changes.cc  the node patches (cordon and taint, restore)
+//   leases.cc        the node lease, the budget slots and housekeeping
+//   status.cc        the per-maintenance state, the believed status, the coalesced status
+//                    writes and the Events they announce
+// and the pure pieces beside them: failure.h (typed failure kinds), events.h (every Event).
 //
 // Threading: everything runs on the one executor of the Operator (a single io_context thread in
 // the manager), so the members below are only touched between suspension points of coroutines
-// on that thread. Eviction coroutines touch a Maintenance only after checking its `alive` flag.
+// on that thread. Eviction coroutines only append their answers to a Maintenance's inbox, after
+// checking its `alive` flag; the reconcile applies them, so it is the only writer of the rest.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -14,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -26,6 +37,8 @@
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/controller/events.h"
+#include "operator/controller/failure.h"
 #include "operator/controller/operator.h"
 #include "operator/drain/ledger.h"
 #include "operator/drain/status_coalescer.h"
@@ -34,6 +47,7 @@
 #include "runtime/event_recorder.h"
 #include "runtime/reflector.h"
 #include "runtime/store.h"
+#include "runtime/watch_set.h"
 
 namespace nmo::op::internal {
 
@@ -42,9 +56,30 @@ namespace nmo::op::internal {
 // name, so it never collides with a NodeMaintenance.
 inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
 
-// Event types.
-inline constexpr std::string_view kEventNormal = "Normal";
-inline constexpr std::string_view kEventWarning = "Warning";
+// The indexes of the NodeMaintenance cache: by spec.nodeName, and by the name of that node's
+// node lease.
+inline constexpr std::string_view kNodeIndex = "node";
+inline constexpr std::string_view kLeaseIndex = "lease";
+
+// Retry pace of steps that wait on something without a watch event (a write that conflicted).
+inline constexpr std::chrono::seconds kConflictRetry{1};
+
+// A condition with a True or False status.
+inline Condition condition(std::string_view type, bool status, std::string reason,
+                           std::string message) {
+  return Condition{.type = std::string(type),
+                   .status = status ? ConditionStatus::kTrue : ConditionStatus::kFalse,
+                   .reason = std::move(reason),
+                   .message = std::move(message)};
+}
+
+// Done, or again at `when` (at least a millisecond from `now`).
+inline runtime::ReconcileAction after_until(std::optional<Clock::time_point> when,
+                                            Clock::time_point now) {
+  if (!when) return runtime::ReconcileAction::done();
+  return runtime::ReconcileAction::after(
+      std::max<Clock::duration>(*when - now, std::chrono::milliseconds(1)));
+}
 
 // Now on the wall clock, at the API's finest resolution (for timestamps written to objects).
 inline kube::Time wall_now() {
@@ -56,6 +91,15 @@ struct PodEviction {
   bool in_flight = false;
   Clock::time_point retry_at{};  // no eviction before this
   int refusals = 0;              // consecutive refusals (eviction_policy.h)
+};
+
+// An eviction's answer, as its coroutine reports it into the maintenance's inbox.
+struct EvictionReport {
+  kube::Pod pod;
+  // The API's answer; an error when it could not be asked.
+  Result<kube::EvictionResult> answer;
+  // The budgets covering the pod, for a refusal by one (they shape the message only).
+  std::vector<kube::PodDisruptionBudget> covering;
 };
 
 // What the operator remembers about one NodeMaintenance between reconciles. Memory only:
@@ -80,6 +124,8 @@ struct Maintenance {
   std::optional<DrainLedger> ledger;
   std::map<std::string, PodEviction> evictions;  // by pod uid
   int in_flight = 0;
+  // Answers of evictions in flight, applied by the next reconcile (apply_evictions()).
+  std::vector<EvictionReport> inbox;
   // Set to false when the drain stops (deletion, failure): eviction coroutines still running
   // then drop their answers.
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
@@ -87,15 +133,11 @@ struct Maintenance {
   std::string last_drain_error;
   // While another holder has the node lease: no new check (and count) before this.
   Clock::time_point lease_recheck_at{};
-  // Events announcing what the next status write records (BeginEviction, SucceedMaintenance),
-  // sent once it is written: a successor (after a crash or a failover) that finds the status on
-  // record does not announce them again. At most once, like the actions themselves.
-  struct Announcement {
-    std::string type;
-    std::string reason;
-    std::string message;
-  };
-  std::vector<Announcement> announcements;
+  // Events announcing what the next status write records (BeginMaintenance, BlockedBy...,
+  // BeginEviction, SucceedMaintenance, FailedMaintenance), sent once it is written: a successor
+  // (after a crash or a failover) that finds the status on record does not announce them again.
+  // At most once, like the actions themselves.
+  std::vector<events::Event> announcements;
 };
 
 // The caches of one node: the Node itself, and its pods while a maintenance drains it.
@@ -137,46 +179,79 @@ class OperatorImpl {
   [[nodiscard]] std::vector<std::shared_ptr<const kube::Pod>> pods_on(
       const std::string& node) const;
   [[nodiscard]] std::shared_ptr<const kube::Lease> node_lease(const std::string& node) const;
+  // "<lease namespace>/<lease name>" of the node's lease, as Events name it.
+  [[nodiscard]] std::string node_lease_ref(const std::string& node) const;
+  // The node whose node lease `lease` is: the node of a NodeMaintenance whose lease name it is,
+  // else what the Lease tells (node_of_lease()); std::nullopt for a Lease of another kind.
+  [[nodiscard]] std::optional<std::string> lease_node(const kube::Lease& lease) const;
+
+  // A reconcile that never finishes (until stop() cancels it), for the /healthz test.
+  asio::awaitable<Result<runtime::ReconcileAction>> wedged(std::string key);
 
   // ---- reconciler.cc ----
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string key);
   asio::awaitable<Result<runtime::ReconcileAction>> finalize(NodeMaintenance nm);
-  asio::awaitable<Result<runtime::ReconcileAction>> admit(NodeMaintenance nm,
-                                                          NodeMaintenanceStatus status);
   asio::awaitable<Result<runtime::ReconcileAction>> maintain(NodeMaintenance nm,
                                                              NodeMaintenanceStatus status);
-  asio::awaitable<Result<runtime::ReconcileAction>> housekeeping();
-  // Fails the maintenance: phase Failed with `message`; `undo` restores the node and releases
-  // the node lease and the slot first (lost lease, node gone), as upstream does.
+  // Fails the maintenance: phase Failed with `message`, the kind in the Ready condition;
+  // `undo` restores the node and releases the node lease and the slot first (lost lease, node
+  // gone), as upstream does.
   asio::awaitable<Result<runtime::ReconcileAction>> fail(NodeMaintenance nm,
                                                          NodeMaintenanceStatus status,
-                                                         std::string message, bool undo);
-  // Writes `status` when it differs from the last written one: at once on a phase change,
-  // otherwise coalesced; returns when to come back for a delayed write.
-  asio::awaitable<Result<std::optional<Clock::time_point>>> write_status(
-      NodeMaintenance nm, NodeMaintenanceStatus status);
-  asio::awaitable<Result<void>> add_finalizer(NodeMaintenance nm);
-  asio::awaitable<Result<void>> remove_finalizer(NodeMaintenance nm);
-  // Takes (or renews) the medik8s node lease; false when another holder has it.
-  asio::awaitable<Result<bool>> take_node_lease(std::string node);
-  asio::awaitable<Result<void>> release_node_lease(std::string node);
-  asio::awaitable<Result<void>> take_slot(NodeMaintenance nm);
-  asio::awaitable<Result<void>> release_slot(std::string cr_name);
-  // Cordons and taints the node (SPEC §2.3) unless it already is; true when it patched.
-  asio::awaitable<Result<bool>> apply_node_changes(NodeMaintenance nm);
-  // Undoes apply_node_changes() when the node carries this maintenance's prior-state
-  // annotation (or upstream's taint without one); true when the node was really uncordoned.
-  asio::awaitable<Result<bool>> restore_node(NodeMaintenance nm, bool* left_cordoned);
+                                                         FailureKind kind, std::string message,
+                                                         bool undo);
+  // The failure into `status` (unless it records it already), logged, and FailedMaintenance
+  // announced for when it is written.
+  void record_failure(const NodeMaintenance& nm, NodeMaintenanceStatus& status, FailureKind kind,
+                      std::string message, bool undone);
+
+  // ---- admission.cc ----
+  asio::awaitable<Result<runtime::ReconcileAction>> admit(NodeMaintenance nm,
+                                                          NodeMaintenanceStatus status);
   // Whether the etcd-quorum gate lets this CR's node go now (with the stability window).
   QuorumStabilityTracker::Verdict quorum_verdict(const NodeMaintenance& nm, const kube::Node& node);
   [[nodiscard]] bool quorum_safe(const kube::Node& node) const;
   // Whether the maintenance holds its node: being admitted, holding a slot, Running or
   // Succeeded (its node is, or is about to be, cordoned and drained).
   [[nodiscard]] bool holds_its_node(const NodeMaintenance& nm) const;
-  [[nodiscard]] NodeMaintenanceStatus current_status(const NodeMaintenance& nm);
+
+  // ---- leases.cc ----
+  // Takes (or renews) the medik8s node lease; false when another holder has it.
+  asio::awaitable<Result<bool>> take_node_lease(std::string node);
+  asio::awaitable<Result<void>> release_node_lease(std::string node);
+  asio::awaitable<Result<void>> take_slot(NodeMaintenance nm);
+  asio::awaitable<Result<void>> release_slot(std::string cr_name);
+  asio::awaitable<Result<runtime::ReconcileAction>> housekeeping();
+
+  // ---- node_changes.cc ----
+  // Cordons and taints the node (docs/design.md §2.3) unless it already is; true when it patched.
+  asio::awaitable<Result<bool>> apply_node_changes(NodeMaintenance nm);
+  // Undoes apply_node_changes() when the node carries this maintenance's prior-state
+  // annotation (or upstream's taint without one); true when the node was really uncordoned.
+  asio::awaitable<Result<bool>> restore_node(NodeMaintenance nm, bool* left_cordoned);
+
+  // ---- status.cc ----
+  // The one Maintenance of `nm` (a fresh one for a new object under an old name).
   Maintenance& state(const NodeMaintenance& nm);
-  void event(const NodeMaintenance& nm, std::string type, std::string reason, std::string message,
+  // Drops everything remembered about the maintenance `name` (its evictions in flight drop
+  // their answers): it is gone, or its cleanup has finished.
+  void forget(const std::string& name);
+  // The status this operator believes `nm` has: its own (ahead of the cache, which lags behind
+  // our writes) when it knows this very object, else the cache's. Valid until the next write.
+  [[nodiscard]] const NodeMaintenanceStatus& believed_status(const NodeMaintenance& nm) const;
+  // The status to reconcile from: believed_status(), after noticing another writer's.
+  [[nodiscard]] NodeMaintenanceStatus current_status(const NodeMaintenance& nm);
+  // Writes `status` when it differs from the last written one: at once on a phase change,
+  // otherwise coalesced; returns when to come back for a delayed write.
+  asio::awaitable<Result<std::optional<Clock::time_point>>> write_status(
+      NodeMaintenance nm, NodeMaintenanceStatus status);
+  void event(const NodeMaintenance& nm, events::Event what,
              std::optional<runtime::ObjectRef> related = std::nullopt);
+  // An Event about what the next status write records, sent once the status is on record
+  // (written, or found already so): a successor that finds it there never repeats it, and a
+  // write that fails announces nothing.
+  void announce(const NodeMaintenance& nm, events::Event what);
+  void flush_announcements(const NodeMaintenance& nm);
   [[nodiscard]] log::Logger log_for(const NodeMaintenance& nm) const;
 
   // ---- drain.cc ----
@@ -185,6 +260,8 @@ class OperatorImpl {
   asio::awaitable<Result<std::optional<Clock::time_point>>> drain(const NodeMaintenance& nm,
                                                                   NodeMaintenanceStatus& status);
   void start_eviction(const NodeMaintenance& nm, const kube::Pod& pod);
+  // Applies the answers in the inbox: the ledger, the retry times, lastError, DrainError.
+  void apply_evictions(const NodeMaintenance& nm, Maintenance& m);
   asio::awaitable<void> evict(std::string cr_name, std::string cr_uid, kube::Pod pod,
                               std::optional<std::int64_t> grace, std::shared_ptr<bool> alive);
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
@@ -195,20 +272,18 @@ class OperatorImpl {
   const Clock& clock_;
   const log::Logger logger_;
 
+  // Filled by the reflectors of watches_.
   std::shared_ptr<runtime::Store<NodeMaintenance>> maintenances_;
-  std::unique_ptr<runtime::Reflector<NodeMaintenance>> maintenance_reflector_;
   std::shared_ptr<runtime::Store<kube::Lease>> node_leases_;
-  std::unique_ptr<runtime::Reflector<kube::Lease>> node_lease_reflector_;
   std::shared_ptr<runtime::Store<kube::Lease>> slots_;
-  std::unique_ptr<runtime::Reflector<kube::Lease>> slot_reflector_;
   std::shared_ptr<runtime::Store<kube::Pod>> etcd_pods_;
-  std::unique_ptr<runtime::Reflector<kube::Pod>> etcd_pod_reflector_;
   // Control-plane nodes, under either role label.
-  std::vector<std::unique_ptr<runtime::Reflector<kube::Node>>> control_plane_reflectors_;
-  std::map<std::string, NodeWatch> node_watches_;
+  std::vector<std::shared_ptr<runtime::Store<kube::Node>>> control_plane_nodes_;
   // OpenShift only (config.openshift.io served): the PDBs and pods of openshift-etcd.
-  std::unique_ptr<runtime::Reflector<kube::PodDisruptionBudget>> guard_pdbs_;
-  std::unique_ptr<runtime::Reflector<kube::Pod>> guard_pods_;
+  std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> guard_pdbs_;
+  std::shared_ptr<runtime::Store<kube::Pod>> guard_pods_;
+  runtime::WatchSet watches_;
+  std::map<std::string, NodeWatch> node_watches_;
 
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;

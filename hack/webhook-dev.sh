@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The admission webhook outside a cluster: one source for its serving certificate and for its
+# ValidatingWebhookConfiguration, used by `make run` (hack/run.sh) and the end-to-end tests.
+#
+#   hack/webhook-dev.sh certificate DIR [DAYS]
+#       makes a CA (DIR/ca.crt) and a serving certificate for IP 127.0.0.1 signed by it
+#       (DIR/tls.crt, DIR/tls.key; DAYS valid, default 365); DIR is created, its files replaced
+#   hack/webhook-dev.sh configuration URL CA_FILE
+#       prints deploy/webhook/validating_webhook_configuration.yaml as JSON with clientConfig
+#       pointing at URL (the operator's webhook outside the cluster) and CA_FILE as caBundle,
+#       without the cert-manager annotation; everything else (rules, matchConditions,
+#       failurePolicy, timeout) as deploy/webhook has it. Needs kubectl and KUBECONFIG.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+die() { printf 'webhook-dev.sh: %s\n' "$*" >&2; exit 1; }
+
+certificate() {
+  local dir="$1" days="${2:-365}"
+  mkdir -p "${dir}"
+  (
+    umask 077
+    cd "${dir}"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "${days}" \
+      -subj "/CN=node-maintenance-operator-dev-ca" -keyout ca.key -out ca.crt
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+      -keyout tls.key -out tls.csr
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >san.ext
+    openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days "${days}" \
+      -extfile san.ext -out tls.crt
+    # Only what the operator (tls.crt, tls.key) and the caBundle (ca.crt) need.
+    rm -f ca.key ca.srl tls.csr san.ext
+  ) >/dev/null 2>"${dir}/.openssl.err" || { cat "${dir}/.openssl.err" >&2; die "openssl failed"; }
+  rm -f "${dir}/.openssl.err"
+}
+
+configuration() {
+  local url="$1" ca_file="$2"
+  [[ -r "${ca_file}" ]] || die "cannot read ${ca_file}"
+  # kubectl reads the YAML (it needs the cluster's KUBECONFIG for the kind's mapping).
+  kubectl create --dry-run=client -o json \
+    -f "${root}/deploy/webhook/validating_webhook_configuration.yaml" |
+    jq --arg url "${url}" --arg ca "$(base64 -w0 "${ca_file}")" '
+      del(.metadata.annotations["cert-manager.io/inject-ca-from"])
+      | if .metadata.annotations == {} then del(.metadata.annotations) else . end
+      | .webhooks |= map(.clientConfig = {url: $url, caBundle: $ca})'
+}
+
+case "${1:-}" in
+  certificate) [[ $# -ge 2 ]] || die "usage: certificate DIR [DAYS]"; certificate "$2" "${3:-365}" ;;
+  configuration) [[ $# -eq 3 ]] || die "usage: configuration URL CA_FILE"; configuration "$2" "$3" ;;
+  *) die "usage: hack/webhook-dev.sh certificate DIR [DAYS] | configuration URL CA_FILE" ;;
+esac

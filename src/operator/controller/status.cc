@@ -1,0 +1,137 @@
+// The per-maintenance state and its status (docs/design.md §1.2, §2.7): the status this operator
+// believes each maintenance has, the coalesced status writes, and the Events announced once the
+// status they announce is on record.
+#include <algorithm>
+#include <utility>
+
+#include <boost/json.hpp>
+
+#include "kube/api/resource.h"
+#include "kube/api/watch.h"
+#include "operator/controller/internal/operator_impl.h"
+
+namespace nmo::op::internal {
+
+namespace json = boost::json;
+
+log::Logger OperatorImpl::log_for(const NodeMaintenance& nm) const {
+  return logger_.with({{"nodemaintenance", nm.meta.name}, {"node", nm.spec.node_name}});
+}
+
+void OperatorImpl::event(const NodeMaintenance& nm, events::Event what,
+                         std::optional<runtime::ObjectRef> related) {
+  const runtime::ObjectRef regarding{.api_version = std::string(kApiVersion),
+                                     .kind = std::string(kKind),
+                                     .namespace_ = "",
+                                     .name = nm.meta.name,
+                                     .uid = nm.meta.uid};
+  recorder_.record(regarding, runtime::EventOptions{.type = what.type,
+                                                    .reason = std::move(what.reason),
+                                                    .message = std::move(what.message),
+                                                    .related = std::move(related)});
+}
+
+void OperatorImpl::announce(const NodeMaintenance& nm, events::Event what) {
+  state(nm).announcements.push_back(std::move(what));
+}
+
+void OperatorImpl::flush_announcements(const NodeMaintenance& nm) {
+  Maintenance& m = state(nm);
+  for (events::Event& what : m.announcements) event(nm, std::move(what));
+  m.announcements.clear();
+}
+
+Maintenance& OperatorImpl::state(const NodeMaintenance& nm) {
+  Maintenance& m = maintenances_state_[nm.meta.name];
+  if (m.uid != nm.meta.uid) {
+    // A new CR under an old name starts afresh.
+    if (m.alive) *m.alive = false;
+    m = Maintenance{};
+    m.uid = nm.meta.uid;
+    coalescer_.forget(nm.meta.name);
+  }
+  return m;
+}
+
+void OperatorImpl::forget(const std::string& name) {
+  if (auto found = maintenances_state_.find(name); found != maintenances_state_.end()) {
+    *found->second.alive = false;
+    maintenances_state_.erase(found);
+  }
+  coalescer_.forget(name);
+  quorum_.forget(name);
+}
+
+const NodeMaintenanceStatus& OperatorImpl::believed_status(const NodeMaintenance& nm) const {
+  if (auto known = maintenances_state_.find(nm.meta.name); known != maintenances_state_.end() &&
+                                                           known->second.uid == nm.meta.uid &&
+                                                           known->second.status) {
+    return *known->second.status;
+  }
+  return nm.status;
+}
+
+NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
+  Maintenance& m = state(nm);
+  if (!m.status) m.status = nm.status;
+  const std::string& seen = nm.meta.resource_version;
+  if (!m.own_versions.empty() && seen == m.own_versions.back()) {
+    m.own_versions = {seen};  // the cache shows our last write
+  } else if (m.written && std::find(m.own_versions.begin(), m.own_versions.end(), seen) ==
+                              m.own_versions.end()) {
+    // The cache has caught up with our writes and moved on. Its status is what is on record
+    // now: when another writer changed it, the next write_status() puts ours back whole.
+    NodeMaintenanceStatus on_record = nm.status;
+    on_record.last_update = m.written->last_update;
+    if (!(on_record == *m.written)) {
+      log_for(nm).warn("the status was written by someone else; writing it again",
+                       {{"phase", nm.status.phase ? to_string(*nm.status.phase) : ""},
+                        {"resource_version", seen}});
+      m.written = nm.status;
+    }
+    m.own_versions = {seen};
+  }
+  return *m.status;
+}
+
+asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_status(
+    NodeMaintenance nm, NodeMaintenanceStatus status) {
+  Maintenance& m = state(nm);
+  if (!m.written) {
+    m.written = nm.status;
+    m.own_versions = {nm.meta.resource_version};
+  }
+  m.status = status;
+  NodeMaintenanceStatus compare = status;
+  compare.last_update = m.written->last_update;
+  const bool changed = !(compare == *m.written);
+  const bool phase_changed = status.phase != m.written->phase;
+  const StatusWriteDecision decision =
+      coalescer_.decide(nm.meta.name, changed, phase_changed, clock_.now());
+  if (decision.kind == StatusWriteDecision::Kind::kSkip) {
+    flush_announcements(nm);
+    co_return std::optional<Clock::time_point>();
+  }
+  if (decision.kind == StatusWriteDecision::Kind::kLater) {
+    co_return std::optional<Clock::time_point>(decision.at);
+  }
+  status.last_update = std::chrono::floor<std::chrono::seconds>(wall_now());
+  // On the newest version we know of (ours, when the cache lags behind our last write): a writer
+  // that has missed a newer write, such as a leader paused past its lease, gets 409 Conflict
+  // instead of overwriting it.
+  json::object patch = status_merge_patch(status);
+  patch["metadata"] = json::object{{"resourceVersion", m.own_versions.back()}};
+  const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name) + "/status";
+  const kube::WriteOptions options;
+  auto written =
+      co_await client_.patch(path, kube::PatchType::kMergePatch, json::serialize(patch), options);
+  if (!written) co_return written.error();
+  m.status = status;
+  m.written = status;
+  m.own_versions.push_back(kube::resource_version_of(*written));
+  coalescer_.record_write(nm.meta.name, clock_.now());
+  flush_announcements(nm);
+  co_return std::optional<Clock::time_point>();
+}
+
+}  // namespace nmo::op::internal
