@@ -236,9 +236,14 @@ struct Eager {
     void unhandled_exception() { std::terminate(); }
   };
   explicit Eager(std::coroutine_handle<promise_type> h) : handle(h) {}
+  // Movable (Clang 14 moves the object get_return_object() returns), never copied.
+  Eager(Eager&& other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
   Eager(const Eager&) = delete;
   Eager& operator=(const Eager&) = delete;
-  ~Eager() { handle.destroy(); }
+  Eager& operator=(Eager&&) = delete;
+  ~Eager() {
+    if (handle) handle.destroy();
+  }
   Result<T> get() { return std::move(*handle.promise().result); }
   std::coroutine_handle<promise_type> handle;
 };
