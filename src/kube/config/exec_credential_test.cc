@@ -228,7 +228,7 @@ TEST_F(ExecPluginTest, FailuresNameTheCommandAndSayWhy) {
 }
 
 TEST_F(ExecPluginTest, ConfigurationIsCheckedUpFront) {
-  auto refused = [this](KubeconfigExec exec) {
+  auto refused = [](KubeconfigExec exec) {
     Result<std::shared_ptr<ExecCredentialSource>> made =
         ExecCredentialSource::create(ExecPluginOptions{.exec = std::move(exec),
                                                        .where = kWhere,
