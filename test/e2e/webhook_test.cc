@@ -45,7 +45,6 @@ namespace {
 namespace json = boost::json;
 using ::testing::HasSubstr;
 
-constexpr const char* kWebhookName = "nodemaintenance-validation.medik8s.io";
 constexpr const char* kValidatePath =
     "/validate-nodemaintenance-medik8s-io-v1beta1-nodemaintenance";
 constexpr const char* kDenied =
