@@ -13,16 +13,7 @@ dir="$(cluster_dir)"
 if [[ -f "${dir}/pids" ]]; then
   # Reverse start order: kwok and the controllers first, etcd last.
   tac "${dir}/pids" | while read -r name pid; do
-    # Only signal a PID that still runs the binary we started (PIDs can be reused).
-    exe="$(readlink "/proc/${pid}/exe" 2>/dev/null || true)"
-    [[ "$(basename "${exe}")" == "${name}" ]] || continue
-    kill -TERM "${pid}" 2>/dev/null || continue
-    for _ in $(seq 1 100); do
-      kill -0 "${pid}" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "${pid}" 2>/dev/null || true
-    echo "stopped ${name} (pid ${pid})"
+    stop_process "${name}" "${pid}" && echo "stopped ${name} (pid ${pid})"
   done
 fi
 if [[ "${1:-}" == --keep-logs ]]; then

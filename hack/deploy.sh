@@ -42,8 +42,7 @@ cluster() {
   kubectl=("${bin}/kubectl")
 }
 
-write_overlay() {
-  cluster
+write_overlay() { # after cluster(); prints the overlay's directory
   local out="${dir}/deploy" node
   # shellcheck source=/dev/null
   source "${dir}/real-node.env"
@@ -147,7 +146,8 @@ EOF
   echo "${out}"
 }
 
-# deploy/webhook/README.md, "Without cert-manager", with this cluster's kubectl.
+# deploy/webhook/README.md, "Without cert-manager", with this cluster's kubectl; sets ca_bundle
+# (the CA, base64) for the configuration.
 openssl_certificate() {
   local work svc="${webhook_service}"
   work="$(mktemp -d)"
@@ -162,7 +162,7 @@ openssl_certificate() {
   } >"${work}/openssl.log" 2>&1 || { cat "${work}/openssl.log" >&2; die "making the webhook certificate failed"; }
   "${kubectl[@]}" -n "${ns}" create secret tls "${cert_secret}" --cert="${work}/tls.crt" \
     --key="${work}/tls.key" --dry-run=client -o yaml | "${kubectl[@]}" apply -f - >/dev/null
-  base64 -w0 "${work}/ca.crt" >"${dir}/deploy/webhook-ca.b64"
+  ca_bundle="$(base64 -w0 "${work}/ca.crt")"
   rm -rf "${work}"
 }
 
@@ -197,7 +197,7 @@ up() {
   if [[ "${cert}" == openssl ]]; then
     openssl_certificate
     "${kubectl[@]}" patch validatingwebhookconfiguration "${webhook_config}" --type=json -p \
-      "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(cat "${dir}/deploy/webhook-ca.b64")\"}]" >/dev/null
+      "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"${ca_bundle}\"}]" >/dev/null
     # Running pods would see the new certificate only when the kubelet refreshes the mount.
     if ((existed)); then "${kubectl[@]}" -n "${ns}" rollout restart "deployment/${deployment}" >/dev/null; fi
   fi
@@ -222,6 +222,6 @@ down() {
 case "${1:-}" in
   up) shift; up "$@" ;;
   down) down ;;
-  overlay) write_overlay ;;
+  overlay) cluster && write_overlay ;;
   *) die "usage: hack/deploy.sh up [--image-archive FILE] [--cert openssl|none] | down | overlay" ;;
 esac

@@ -23,7 +23,8 @@ source "${root}/hack/testenv-lib.sh"
 log() { printf '[real-node %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 dir="$(cluster_dir)"
-node_name="${NMO_REAL_NODE_NAME:-node-real-01}"
+# Its name is in the kubelet's certificate (hack/testenv/gen-pki.sh).
+node_name=node-real-01
 # Label and taint that keep kwok and ordinary test pods away (the deploy e2e overlay tolerates it).
 node_label="node-maintenance.test/real-kubelet"
 
@@ -38,17 +39,6 @@ cluster_env() {
 }
 
 # --- down -------------------------------------------------------------------------------
-stop_pid() { # stop_pid <name> <pid>: TERM, then KILL after 10 s
-  local exe
-  exe="$(readlink "/proc/$2/exe" 2>/dev/null || true)"
-  [[ "$(basename "${exe}")" == "$1" ]] || return 0
-  kill -TERM "$2" 2>/dev/null || return 0
-  for _ in $(seq 1 100); do
-    kill -0 "$2" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  kill -KILL "$2" 2>/dev/null || true
-}
 
 # Removes everything of a node whose state lives in $1, also after a killed run: the kubelet
 # and containerd (by the PIDs recorded there), every container (through runc's own state, which
@@ -58,7 +48,7 @@ teardown() {
   [[ -d "${st}" ]] || return 0
   local name pid
   for name in kubelet containerd; do
-    [[ -f "${st}/${name}.pid" ]] && stop_pid "${name}" "$(cat "${st}/${name}.pid")"
+    [[ -f "${st}/${name}.pid" ]] && { stop_process "${name}" "$(cat "${st}/${name}.pid")" || true; }
   done
   if [[ -d "${st}/runc" ]]; then
     local ns id
@@ -72,7 +62,7 @@ teardown() {
   fi
   # Shims started by this containerd name its socket directory on their command line.
   for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address ${st}/" || true); do
-    stop_pid containerd-shim-runc-v2 "${pid}"
+    stop_process containerd-shim-runc-v2 "${pid}" || true
   done
   # Deepest mounts first (kubelet volumes, sandbox shm, container root filesystems).
   findmnt -rn -o TARGET | grep -F "${st}/" | sort -r | while read -r target; do
@@ -94,6 +84,10 @@ down() {
   log "real node stopped and removed"
 }
 
+node_ready() { # node_ready <node>
+  [[ "$("${kubectl[@]}" get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
+}
+
 status() {
   [[ -f "${dir}/real-node.env" ]] || die "no real node in ${dir}"
   # shellcheck source=/dev/null
@@ -104,24 +98,19 @@ status() {
     kill -0 "$(cat "${REAL_NODE_STATE}/${name}.pid" 2>/dev/null || echo 0)" 2>/dev/null ||
       die "${name} of the real node is not running"
   done
-  [[ "$("${kubectl[@]}" get node "${REAL_NODE_NAME}" \
-    -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]] ||
-    die "node ${REAL_NODE_NAME} is not Ready"
+  node_ready "${REAL_NODE_NAME}" || die "node ${REAL_NODE_NAME} is not Ready"
 }
 
 # --- up ---------------------------------------------------------------------------------
-wait_until() { # wait_until <what> <timeout-seconds> <command...>
+# came_up <what> <seconds> <command...>: waits for the command; on timeout shows the node's logs
+# and gives up.
+came_up() {
   local what="$1" timeout="$2"
   shift 2
-  local deadline=$((SECONDS + timeout))
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then
-      log "${what}: not after ${timeout}s; last lines of the logs:"
-      tail -n 20 "${dir}/logs/containerd.log" "${dir}/logs/kubelet.log" >&2 2>/dev/null || true
-      die "the real node did not come up (${what})"
-    fi
-    sleep 0.5
-  done
+  wait_until "${timeout}" "$@" && return 0
+  log "${what}: not after ${timeout}s; last lines of the logs:"
+  tail -n 20 "${dir}/logs/containerd.log" "${dir}/logs/kubelet.log" >&2 2>/dev/null || true
+  die "the real node did not come up (${what})"
 }
 
 ctr_() { ctr --address "${state}/containerd.sock" --namespace k8s.io "$@"; }
@@ -272,17 +261,12 @@ REAL_NODE_NAME=${node_name}
 REAL_NODE_STATE=${state}
 EOF
 
-  # The kubelet's credentials: a client certificate of system:node:<name>, bound to the
-  # node role, and the right to review tokens and access (its webhook authentication).
-  local pki="${state}/pki"
-  mkdir -p "${pki}"
-  openssl req -newkey rsa:2048 -nodes -keyout "${pki}/kubelet.key" -out "${pki}/kubelet.csr" \
-    -subj "/O=system:nodes/CN=system:node:${node_name}" 2>/dev/null
-  openssl x509 -req -in "${pki}/kubelet.csr" -CA "${dir}/pki/ca.crt" -CAkey "${dir}/pki/ca.key" \
-    -CAcreateserial -CAserial "${pki}/ca.srl" -days 30 -out "${pki}/kubelet.crt" \
-    -extfile <(printf 'keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n') 2>/dev/null
+  # The kubelet's credentials: the client certificate of system:node:<name> that
+  # hack/testenv/gen-pki.sh made, bound to the node role, and the right to review tokens and
+  # access (its webhook authentication).
+  [[ -f "${dir}/pki/kubelet.crt" ]] || die "${dir}/pki has no kubelet.crt: restart the cluster (make cluster-down cluster-up)"
   write_kubeconfig "${bin}/kubectl" "${state}/kubelet.kubeconfig" "https://127.0.0.1:${APISERVER_PORT}" \
-    "${dir}/pki/ca.crt" kubelet "${pki}/kubelet.crt" "${pki}/kubelet.key" ||
+    "${dir}/pki/ca.crt" kubelet "${dir}/pki/kubelet.crt" "${dir}/pki/kubelet.key" ||
     die "cannot write the kubelet's kubeconfig"
   "${kubectl[@]}" apply -f - >/dev/null <<EOF || die "binding the kubelet's roles failed"
 apiVersion: rbac.authorization.k8s.io/v1
@@ -306,7 +290,7 @@ EOF
   write_containerd_config
   start_detached "${dir}/logs/containerd.log" 0 containerd --config "${state}/containerd.toml"
   echo "${START_DETACHED_PID}" >"${state}/containerd.pid"
-  wait_until "containerd answers" 60 ctr_ version
+  came_up "containerd answers" 60 ctr_ version
   make_pause_image
 
   log "starting the kubelet (node ${node_name})"
@@ -317,10 +301,9 @@ EOF
     --hostname-override="${node_name}" --cloud-provider=external \
     --node-labels="${node_label}=true,kubernetes.io/os=linux" --v=1
   echo "${START_DETACHED_PID}" >"${state}/kubelet.pid"
-  wait_until "node ${node_name} registered" 120 "${kubectl[@]}" get node "${node_name}"
+  came_up "node ${node_name} registered" 120 "${kubectl[@]}" get node "${node_name}"
   initialize_node
-  wait_until "node ${node_name} Ready" 120 bash -c \
-    "[[ \$(${kubectl[*]} get node ${node_name} -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}') == True ]]"
+  came_up "node ${node_name} Ready" 120 node_ready "${node_name}"
   log "real node ${node_name} Ready in $((SECONDS - started))s (state ${state})"
 }
 

@@ -10,10 +10,22 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "${root}/hack/testenv-lib.sh"
 
 bin_dir="$(testenv_bin_dir)"
-binaries=(etcd kwok kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+# What is built: <module dir in testenv/> <binary> <package>.
+targets=(
+  "etcd etcd go.etcd.io/etcd/server/v3"
+  "kwok kwok sigs.k8s.io/kwok/cmd/kwok"
+  "k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"
+  "k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager"
+  "k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler"
+  "k8s kubectl k8s.io/kubernetes/cmd/kubectl"
+  "k8s kubelet k8s.io/kubernetes/cmd/kubelet"
+)
 complete() {
-  local b
-  for b in "${binaries[@]}"; do [[ -x "${bin_dir}/${b}" ]] || return 1; done
+  local target dir name pkg
+  for target in "${targets[@]}"; do
+    read -r dir name pkg <<<"${target}"
+    [[ -x "${bin_dir}/${name}" ]] || return 1
+  done
 }
 if complete; then
   echo "${bin_dir}"
@@ -40,8 +52,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=${build_date}"
 done
 
-build() { # build <module dir> <output name> <package> [ldflags]
-  local dir="$1" name="$2" pkg="$3" flags="${4:-"-s -w"}"
+build() { # build <module dir> <output name> <package>: the k8s ones carry their version
+  local dir="$1" name="$2" pkg="$3" flags="-s -w"
+  [[ "${dir}" == k8s ]] && flags="${ldflags}"
   if [[ -x "${bin_dir}/${name}" ]]; then
     log "${name}: cached"
     return
@@ -60,12 +73,9 @@ log "downloading modules"
 for dir in k8s etcd kwok; do
   (cd "${root}/testenv/${dir}" && go mod download) || die "go mod download failed in testenv/${dir}"
 done
-build etcd etcd go.etcd.io/etcd/server/v3
-build kwok kwok sigs.k8s.io/kwok/cmd/kwok
-build k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "${ldflags}"
-build k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "${ldflags}"
-build k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "${ldflags}"
-build k8s kubectl k8s.io/kubernetes/cmd/kubectl "${ldflags}"
-build k8s kubelet k8s.io/kubernetes/cmd/kubelet "${ldflags}"
+for target in "${targets[@]}"; do
+  # shellcheck disable=SC2086 # three words: dir, binary, package
+  build ${target}
+done
 log "all binaries ready in ${bin_dir} ($((SECONDS - started))s)"
 echo "${bin_dir}"

@@ -25,6 +25,31 @@ testenv_bin_dir() {
   echo "$(testenv_cache_root)/${k8s}-$(testenv_key)/bin"
 }
 
+# wait_until <seconds> <command...>: polls the command (quietly) until it succeeds; fails once the
+# deadline has passed.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+
+# stop_process <binary name> <pid>: SIGTERM if the PID still runs that binary (PIDs are reused),
+# SIGKILL after 10 s; returns 1 when there was nothing of that name to stop.
+stop_process() {
+  local exe
+  exe="$(readlink "/proc/$2/exe" 2>/dev/null || true)"
+  [[ "$(basename "${exe}")" == "$1" ]] || return 1
+  kill -TERM "$2" 2>/dev/null || return 1
+  for _ in $(seq 1 100); do
+    kill -0 "$2" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$2" 2>/dev/null || true
+}
+
 # write_kubeconfig <kubectl> <file> <server> <CA file> <user> <client cert> <client key>: a
 # kubeconfig with the one context "local", the certificates embedded.
 write_kubeconfig() {

@@ -27,8 +27,6 @@ cd "${root}"
 # shellcheck source=hack/testenv-lib.sh
 source "${root}/hack/testenv-lib.sh"
 
-cert_manager_module=github.com/cert-manager/cert-manager@v1.21.2
-prometheus_operator_module=github.com/prometheus-operator/prometheus-operator@v0.85.0
 
 dir="$(cluster_dir)"
 [[ -f "${dir}/admin.kubeconfig" && -f "${dir}/bin-dir" ]] ||
@@ -48,6 +46,8 @@ work="$(mktemp -d)"
 checks_name=deploy-test
 # shellcheck source=test/e2e/support/checks.sh
 source "${root}/test/e2e/support/checks.sh"
+# shellcheck source=test/e2e/support/foreign_crds.sh
+source "${root}/test/e2e/support/foreign_crds.sh"
 # kapply <args...>: server-side apply. --force-conflicts: hack/run.sh and the e2e fixtures apply
 # the same objects client-side; this test takes the fields over rather than failing on them.
 kapply() { kubectl apply --server-side --force-conflicts "$@"; }
@@ -60,7 +60,6 @@ if kubectl get validatingwebhookconfiguration "${webhook_config}" -o json >"${sa
 else
   rm -f "${saved_webhook}"
 fi
-installed_crds=()
 no_manager_pods() {
   [[ -z "$(kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o name)" ]]
 }
@@ -119,27 +118,8 @@ check "the webhook configuration is the one of deploy/webhook (Service, failureP
 # Nothing answers behind that Service here: remove it at once, not only at the end.
 kubectl delete validatingwebhookconfiguration "${webhook_config}" --ignore-not-found >/dev/null
 
-# CRDs of a project, from its Go module (the module cache keeps them); echoes the module dir.
-module_dir() {
-  (cd "${work}" && GOFLAGS=-mod=mod go mod download -json "$1" 2>/dev/null) |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
-}
-# install_crds <file>...: applies CRDs that are not installed yet and waits until established.
-install_crds() {
-  local file name
-  for file in "$@"; do
-    name="$(sed -n 's/^  name: //p' "${file}" | head -n 1)"
-    kubectl get crd "${name}" >/dev/null 2>&1 && continue
-    kapply -f "${file}" >/dev/null || return 1
-    installed_crds+=("${name}")
-    # kubectl wait fails at once, instead of waiting, while a new CRD has no status.conditions
-    # yet: retry it until the deadline.
-    wait_until 60 kubectl wait --for=condition=Established --timeout=10s "crd/${name}" || return 1
-  done
-}
-
 cm_dir=""
-command -v go >/dev/null && cm_dir="$(module_dir "${cert_manager_module}")"
+cm_dir="$(module_dir "${cert_manager_module}")"
 if [[ -n "${cm_dir}" && -f "${cm_dir}/deploy/crds/cert-manager.io_certificates.yaml" ]]; then
   check "cert-manager CRDs (Issuer, Certificate from ${cert_manager_module}) installed" \
     install_crds "${cm_dir}/deploy/crds/cert-manager.io_issuers.yaml" \
@@ -152,7 +132,7 @@ else
 fi
 
 po_dir=""
-command -v go >/dev/null && po_dir="$(module_dir "${prometheus_operator_module}")"
+po_dir="$(module_dir "${prometheus_operator_module}")"
 crd_dir="${po_dir}/example/prometheus-operator-crd"
 if [[ -n "${po_dir}" && -f "${crd_dir}/monitoring.coreos.com_servicemonitors.yaml" ]]; then
   check "Prometheus Operator CRDs (ServiceMonitor, PrometheusRule from ${prometheus_operator_module}) installed" \

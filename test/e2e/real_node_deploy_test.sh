@@ -64,11 +64,11 @@ apps="rn-apps-${suffix}"
 reader="rn-metrics-${suffix}"
 
 work="$(mktemp -d)"
-installed_crds=()
 checks_name=real-node-deploy
 # shellcheck source=test/e2e/support/checks.sh
 source "${root}/test/e2e/support/checks.sh"
-jp() { kubectl get "$@"; } # jp <kubectl get args incl. -o jsonpath=...>
+# shellcheck source=test/e2e/support/foreign_crds.sh
+source "${root}/test/e2e/support/foreign_crds.sh"
 # log_has <file> <jq condition> [jq args...]: some JSON line of the log satisfies the condition
 # (jq 1.6's -e looks only at the last line's result, hence the array).
 log_has() {
@@ -82,15 +82,15 @@ manager_pod() {
   kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o json |
     jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name][0] // empty'
 }
-pod_ready() { [[ "$(jp pod -n "${ns}" "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" == True ]]; }
-restarts() { jp pod -n "${ns}" "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}'; }
-phase() { jp nm "$1" -o jsonpath='{.status.phase}'; }
+pod_ready() { [[ "$(kubectl get pod -n "${ns}" "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" == True ]]; }
+restarts() { kubectl get pod -n "${ns}" "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}'; }
+phase() { kubectl get nm "$1" -o jsonpath='{.status.phase}'; }
 phase_is() { [[ "$(phase "$1")" == "$2" ]]; }
 # The manager container's main process, as the host sees it (same PID namespace as the shim's
 # children: runc's state names the container's init PID).
 manager_host_pid() {
   local id
-  id="$(jp pod -n "${ns}" "$1" -o jsonpath='{.status.containerStatuses[0].containerID}')"
+  id="$(kubectl get pod -n "${ns}" "$1" -o jsonpath='{.status.containerStatuses[0].containerID}')"
   id="${id#containerd://}"
   runc --root "${REAL_NODE_STATE}/runc/k8s.io" state "${id}" | jq -r .pid
 }
@@ -144,11 +144,11 @@ say "installed and rolled out in $((SECONDS - started))s"
 # --- 1. probes --------------------------------------------------------------------------
 pod="$(manager_pod)"
 check "the manager pod ${pod} runs on ${REAL_NODE_NAME}" \
-  test "$(jp pod -n "${ns}" "${pod}" -o jsonpath='{.spec.nodeName}')" == "${REAL_NODE_NAME}"
+  test "$(kubectl get pod -n "${ns}" "${pod}" -o jsonpath='{.spec.nodeName}')" == "${REAL_NODE_NAME}"
 check "the kubelet's startup probe passed (started) and readiness made it Ready" \
   bash -c "[[ \$(kubectl get pod -n ${ns} ${pod} -o jsonpath='{.status.containerStatuses[0].started} {.status.containerStatuses[0].ready}') == 'true true' ]]"
 check "the pod's IP is the node's 127.0.0.1 (host network)" \
-  test "$(jp pod -n "${ns}" "${pod}" -o jsonpath='{.status.podIP}')" == 127.0.0.1
+  test "$(kubectl get pod -n "${ns}" "${pod}" -o jsonpath='{.status.podIP}')" == 127.0.0.1
 runs_as_nonroot_readonly() {
   local pid
   pid="$(manager_host_pid "${pod}")"
@@ -209,7 +209,7 @@ spec:
 EOF
 } | kubectl apply -f - >/dev/null
 pods_running() { [[ "$(kubectl get pods -n "${apps}" --field-selector=status.phase=Running -o name | wc -l)" -eq "$1" ]]; }
-pdb_blocks() { [[ "$(jp pdb -n "${apps}" held -o jsonpath='{.status.disruptionsAllowed}')" == 0 && "$(jp pdb -n "${apps}" held -o jsonpath='{.status.currentHealthy}')" == 2 ]]; }
+pdb_blocks() { [[ "$(kubectl get pdb -n "${apps}" held -o jsonpath='{.status.disruptionsAllowed}')" == 0 && "$(kubectl get pdb -n "${apps}" held -o jsonpath='{.status.currentHealthy}')" == 2 ]]; }
 wait_until 60 pods_running 4 || fail "the workload pods run on ${worker}"
 wait_until 60 pdb_blocks || fail "the PDB allows no disruption"
 
@@ -289,7 +289,7 @@ check "a second maintenance of the same node is refused" \
 # The leader-election id, upstream NMO's (docs/operations.md).
 lease_name=135b1886.medik8s.io
 # The identity is the pod's name and a random suffix: <pod>_<hex>.
-holder_is() { [[ "$(jp lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.holderIdentity}')" == "$1"_* ]]; }
+holder_is() { [[ "$(kubectl get lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.holderIdentity}')" == "$1"_* ]]; }
 check "the manager pod holds the leader Lease (${lease_name})" wait_until 60 holder_is "${pod}"
 # The old leader's log, kept while it exists (a deleted pod's log cannot be read afterwards).
 kubectl logs -n "${ns}" -f "${pod}" -c manager >"${work}/manager-3.log" 2>/dev/null &
@@ -332,8 +332,8 @@ phases_in_order() {
 }
 check "the maintenance went Pending -> Running -> Succeeded (from a watch)" phases_in_order
 node_restored() {
-  [[ -z "$(jp node "${worker}" -o jsonpath='{.spec.unschedulable}')" ]] &&
-    ! jp node "${worker}" -o jsonpath='{.spec.taints[*].key}' | grep -q 'medik8s.io'
+  [[ -z "$(kubectl get node "${worker}" -o jsonpath='{.spec.unschedulable}')" ]] &&
+    ! kubectl get node "${worker}" -o jsonpath='{.spec.taints[*].key}' | grep -q 'medik8s.io'
 }
 check "deleting the maintenance uncordoned and untainted ${worker}" wait_until 60 node_restored
 check "the operator talks to the API server with its pod's projected ServiceAccount token" bash -c \
@@ -360,12 +360,12 @@ check "the maintenance was requested (the first container's log, JSON)" \
 # --- 5. /metrics where the metrics Service sends a scraper -----------------------------
 # No EndpointSlice may hold a loopback address, so the Service has no endpoints here; a scraper
 # goes where the Service selects: a manager pod's IP and the Service's targetPort.
-target_port="$(jp service -n "${ns}" "${metrics_service}" -o jsonpath='{.spec.ports[0].targetPort}')"
+target_port="$(kubectl get service -n "${ns}" "${metrics_service}" -o jsonpath='{.spec.ports[0].targetPort}')"
 scrape_pod="$(kubectl get pods -n "${ns}" \
-  -l "$(jp service -n "${ns}" "${metrics_service}" -o json | jq -r '.spec.selector | to_entries | map("\(.key)=\(.value)") | join(",")')" \
+  -l "$(kubectl get service -n "${ns}" "${metrics_service}" -o json | jq -r '.spec.selector | to_entries | map("\(.key)=\(.value)") | join(",")')" \
   -o json | jq -r '[.items[] | select(.metadata.deletionTimestamp == null)][0].metadata.name')"
-address="$(jp pod -n "${ns}" "${scrape_pod}" -o jsonpath='{.status.podIP}')"
-port="$(jp pod -n "${ns}" "${scrape_pod}" -o json |
+address="$(kubectl get pod -n "${ns}" "${scrape_pod}" -o jsonpath='{.status.podIP}')"
+port="$(kubectl get pod -n "${ns}" "${scrape_pod}" -o json |
   jq -r --arg p "${target_port}" '.spec.containers[].ports[]? | select(.name == $p) | .containerPort')"
 kubectl create serviceaccount -n "${apps}" "${reader}" >/dev/null 2>&1 || true
 kubectl create clusterrolebinding "${reader}" --clusterrole=node-maintenance-operator-metrics-reader \
@@ -382,17 +382,10 @@ check "/metrics with a metrics-reader token: 200 with the operator's series" wit
 check "/metrics without a token: 401" test "$(metrics_code)" == 401
 
 # --- 8. the cert-manager base ---------------------------------------------------------
-cert_manager_module=github.com/cert-manager/cert-manager@v1.21.2
-cm_dir="$(cd "${work}" && GOFLAGS=-mod=mod go mod download -json "${cert_manager_module}" |
-  jq -r '.Dir // empty')"
-for crd in issuers certificates; do
-  if ! kubectl get crd "${crd}.cert-manager.io" >/dev/null 2>&1; then
-    kubectl apply --server-side -f "${cm_dir}/deploy/crds/cert-manager.io_${crd}.yaml" >/dev/null
-    installed_crds+=("${crd}.cert-manager.io")
-  fi
-  wait_until 60 kubectl wait --for=condition=Established --timeout=10s "crd/${crd}.cert-manager.io" ||
-    fail "cert-manager's CRD ${crd} (${cert_manager_module}) is Established"
-done
+cm_dir="$(module_dir "${cert_manager_module}")"
+check "cert-manager's CRDs (Issuer, Certificate from ${cert_manager_module}) installed" \
+  install_crds "${cm_dir}/deploy/crds/cert-manager.io_issuers.yaml" \
+  "${cm_dir}/deploy/crds/cert-manager.io_certificates.yaml"
 say "the certificate from deploy/webhook/cert-manager instead of openssl's"
 kubectl delete secret -n "${ns}" node-maintenance-operator-webhook-server-cert >/dev/null
 kubectl patch validatingwebhookconfiguration "${webhook}" --type=json \

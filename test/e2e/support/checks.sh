@@ -1,4 +1,5 @@
-# Assertions for the shell end-to-end tests (sourced; test/e2e/*_test.sh). Set before sourcing:
+# Assertions for the shell end-to-end tests (sourced after hack/testenv-lib.sh, whose
+# wait_until they use; test/e2e/*_test.sh). Set before sourcing:
 #   checks_name   the tag of every line the test prints ("deploy-test")
 #   work          a scratch directory of the test's own
 # The test reads passed/failed at the end and exits non-zero when anything failed.
@@ -24,13 +25,4 @@ check() {
     fail "${what}"
     sed 's/^/    /' "${work}/check.out" >&2
   fi
-}
-# wait_until <seconds> <command...>: polls the condition until it holds or the deadline passes.
-wait_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
 }
