@@ -28,6 +28,7 @@
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
+#include "kube/api/time.h"
 #include "operator/budget/published_budget.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/budget.h"
@@ -63,21 +64,13 @@ bool prints_document(const Output& output) {
          output.format == OutputFormat::kJsonPath;
 }
 
-kube::Time wall_now() {
-  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
+using kube::wall_now;
 
 std::string node_path(const std::string& node) { return "/api/v1/nodes/" + node; }
 
 bool has_drain_taint(const kube::Node& node) {
   return std::any_of(node.taints.begin(), node.taints.end(),
                      [](const kube::Taint& t) { return t.key == kDrainTaint; });
-}
-
-asio::awaitable<void> pause(std::chrono::milliseconds interval) {
-  auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer timer(executor, interval);
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 bool timed_out(const std::optional<std::chrono::nanoseconds>& timeout,

@@ -20,7 +20,8 @@
 #include "cli/exit_code.h"
 #include "cli/maintenance_text.h"
 #include "console.h"
-#include "kube/api/meta.h"
+#include "kube/api/time.h"
+#include "kube/api/watch.h"
 
 namespace nmo::cli {
 namespace {
@@ -38,9 +39,7 @@ constexpr std::chrono::seconds kReconnectFor{30};
 constexpr std::string_view kHideCursor = "\033[?25l";
 constexpr std::string_view kShowCursor = "\033[?25h";
 
-kube::Time wall_now() {
-  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
+using kube::wall_now;
 
 // The terminal's width in columns, 0 when unknown.
 std::size_t terminal_width() {
@@ -215,11 +214,6 @@ int finish(FollowState& st, int status) {
   return status;
 }
 
-asio::awaitable<void> pause(std::chrono::milliseconds interval) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, interval);
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-}
-
 bool is_expired(const Error& error) {
   return error.code == ErrorCode::kExpired || error.code == ErrorCode::kGone;
 }
@@ -281,8 +275,7 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
         failing_since.reset();
         if (!event->has_value()) break;  // the server ended the watch: resume from `version`
         const kube::WatchEvent& ev = **event;
-        auto meta = kube::decode_meta(ev.object);
-        if (meta && !meta->resource_version.empty()) version = meta->resource_version;
+        if (std::string seen = kube::resource_version_of(ev.object); !seen.empty()) version = seen;
         if (ev.type == kube::WatchEventType::kBookmark) continue;
         if (ev.type == kube::WatchEventType::kDeleted) {
           co_return finish(*st,
@@ -304,6 +297,11 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
       }
     }
   }
+}
+
+asio::awaitable<void> pause(std::chrono::milliseconds interval) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, interval);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 }  // namespace nmo::cli

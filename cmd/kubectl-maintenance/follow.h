@@ -10,6 +10,7 @@
 // Threading: awaited on the io_context's single thread.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "commands.h"
@@ -21,5 +22,8 @@ namespace nmo::cli {
 // Exit 0 when it Succeeded, 1 when it Failed, 3 when it is deleted or missing, 5 when
 // options.timeout passed first, 128 + the signal when interrupted.
 asio::awaitable<int> follow(Session& session, std::string name, CommandOptions options);
+
+// Waits `interval` on the calling coroutine's executor (polls and reconnects).
+asio::awaitable<void> pause(std::chrono::milliseconds interval);
 
 }  // namespace nmo::cli

@@ -7,7 +7,26 @@ namespace {
 
 constexpr std::string_view kAsciiWhitespace = " \t\n\v\f\r";
 
+bool is_ascii_space(char c) noexcept { return kAsciiWhitespace.find(c) != std::string_view::npos; }
+
 }  // namespace
+
+std::string printable_prefix(std::string_view text, std::size_t max_bytes) {
+  const std::string_view head = text.substr(0, max_bytes);
+  std::string out;
+  out.reserve(head.size() + 3);
+  for (const char c : head) {
+    if (is_ascii_space(c)) {
+      if (out.empty() || out.back() != ' ') out += ' ';
+    } else if (c < ' ' || c > '~') {  // control bytes, DEL and every non-ASCII byte
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > max_bytes) out += "...";
+  return out;
+}
 
 std::string_view trim(std::string_view text) noexcept {
   const std::size_t first = text.find_first_not_of(kAsciiWhitespace);

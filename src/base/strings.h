@@ -6,6 +6,8 @@
 // Threading: pure functions without shared state; safe to call from any thread.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,5 +21,12 @@ namespace nmo {
 // strings.Split: split("a,,b", ',') is {"a", "", "b"}, split("", ',') is {""} and split(",", ',')
 // is {"", ""}. The pieces point into `text`: they must not outlive the characters they view.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view text, char separator);
+
+// Untrusted bytes (response bodies, watch lines, a plugin's stderr) quoted inside an error
+// message, which ends up in log lines and Kubernetes Events: at most `max_bytes` bytes of `text`
+// made printable. Each run of ASCII whitespace becomes one space, any other control byte or
+// non-ASCII byte '?'; when `text` is longer, "..." is appended. Example:
+// printable_prefix("<h1>\r\nBad Gateway", 8) == "<h1> Ba..."; never more than max_bytes + 3.
+[[nodiscard]] std::string printable_prefix(std::string_view text, std::size_t max_bytes);
 
 }  // namespace nmo

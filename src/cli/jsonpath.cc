@@ -8,6 +8,8 @@
 
 #include <boost/json.hpp>
 
+#include "base/strings.h"
+
 namespace nmo::cli {
 namespace {
 
@@ -217,9 +219,7 @@ class PathParser {
     filter.path = std::make_shared<const Path>(std::move(path));
     if (op != std::string_view::npos) {
       filter.op = std::string(inside.substr(op, 2));
-      std::string_view literal = inside.substr(op + 2);
-      while (!literal.empty() && literal.front() == ' ') literal.remove_prefix(1);
-      while (!literal.empty() && literal.back() == ' ') literal.remove_suffix(1);
+      const std::string_view literal = trim(inside.substr(op + 2));
       if (literal.size() >= 2 && (literal.front() == '\'' || literal.front() == '"') &&
           literal.back() == literal.front()) {
         filter.literal = json::string(literal.substr(1, literal.size() - 2));
@@ -344,9 +344,7 @@ Result<JsonPath> JsonPath::parse(std::string_view text) {
       }
     }
     if (close >= text.size()) return invalid("unclosed action at byte " + std::to_string(open));
-    std::string_view action = text.substr(open + 1, close - open - 1);
-    while (!action.empty() && action.front() == ' ') action.remove_prefix(1);
-    while (!action.empty() && action.back() == ' ') action.remove_suffix(1);
+    std::string_view action = trim(text.substr(open + 1, close - open - 1));
     pos = close + 1;
     if (action == "end") {
       if (ranges.empty()) return invalid("{end} without {range}");

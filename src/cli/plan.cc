@@ -37,7 +37,7 @@ int rank(PodVerdict verdict) {
 // an unhealthy pod may go when the budget is healthy (IfHealthyBudget, the default) or always
 // (AlwaysAllow); a healthy one needs a disruption left.
 bool unhealthy_pod_may_go(const kube::Pod& pod, const kube::PodDisruptionBudget& pdb) {
-  if (pod.ready) return false;
+  if (pod.is_ready()) return false;
   if (pdb.unhealthy_pod_eviction_policy == "AlwaysAllow") return true;
   return pdb.current_healthy >= pdb.desired_healthy;
 }

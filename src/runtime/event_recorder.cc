@@ -254,9 +254,7 @@ EventRecorder::~EventRecorder() {  // NOLINT(bugprone-exception-escape)
 
 void EventRecorder::record(const ObjectRef& regarding, EventOptions options) {
   const std::string reason = options.reason;
-  internal::PendingEvent event{
-      regarding, std::move(options),
-      std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now())};
+  internal::PendingEvent event{regarding, std::move(options), kube::wall_now()};
   bool wake = false;
   bool stopping = false;
   bool full = false;

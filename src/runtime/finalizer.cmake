@@ -5,8 +5,6 @@ nmo_cc_library(
   HDRS ${CMAKE_CURRENT_SOURCE_DIR}/finalizer.h
   SRCS ${CMAKE_CURRENT_SOURCE_DIR}/finalizer.cc
   DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client Boost::json
-)
-target_compile_options(nmo_runtime_finalizer PRIVATE
-  $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+  COROUTINES)
 nmo_cc_test(NAME runtime_finalizer_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/finalizer_test.cc
             DEPS nmo::runtime_finalizer nmo::base_testing)

@@ -24,10 +24,8 @@ namespace nmo::runtime {
 
 namespace {
 
-// The wall time written into spec.acquireTime / spec.renewTime (never used for decisions).
-kube::Time wall_now() {
-  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
+// The wall time written into spec.acquireTime / spec.renewTime is never used for decisions.
+using kube::wall_now;
 
 std::string millis_text(Clock::duration duration) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(duration).count()) +

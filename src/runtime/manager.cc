@@ -104,6 +104,9 @@ asio::awaitable<bool> Manager::start_all(RunsOn runs_on) {
     if (!started) {
       logger_.error("could not start",
                     {{"runnable", entry.name}, {"error", started.error().describe()}});
+      // What it began before it failed (watches, a recorder) would otherwise keep the process
+      // alive after run() returns.
+      co_await entry.runnable->stop();
       co_return false;
     }
     entry.started = true;

@@ -46,25 +46,12 @@
 #include "kube/client/client.h"
 #include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
+#include "runtime/runnable.h"
 
 namespace nmo::runtime {
 
 /// run()'s status when leadership was lost or a leader runnable could not start.
 inline constexpr int kExitFailure = 1;
-
-/// A piece of the process the Manager starts and stops.
-class Runnable {
- public:
-  Runnable() = default;
-  Runnable(const Runnable&) = delete;
-  Runnable& operator=(const Runnable&) = delete;
-  virtual ~Runnable() = default;
-
-  /// Returns once it runs (serving, caches synced), or why it could not start.
-  virtual asio::awaitable<Result<void>> start() = 0;
-  /// Stops what start() started; returns when it has stopped. Called once, after start().
-  virtual asio::awaitable<void> stop() = 0;
-};
 
 /// An http::Server started already (so that a port that cannot be bound fails the process
 /// before anything runs), stopped with `grace` for its requests in flight.
@@ -74,7 +61,6 @@ class ServerRunnable final : public Runnable {
       : server_(std::move(server)), grace_(grace) {}
   asio::awaitable<Result<void>> start() override { co_return Result<void>(); }
   asio::awaitable<void> stop() override { co_await server_->stop(grace_); }
-  [[nodiscard]] const http::Server& server() const { return *server_; }
 
  private:
   std::unique_ptr<http::Server> server_;

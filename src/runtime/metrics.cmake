@@ -13,9 +13,7 @@ nmo_cc_library(
     ${CMAKE_CURRENT_SOURCE_DIR}/process_metrics.cc
   DEPS nmo::asio nmo::base nmo::kube_client nmo::runtime_controller nmo::runtime_work_queue
        prometheus-cpp::core Boost::json
-)
-target_compile_options(nmo_runtime_metrics PRIVATE
-  $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+  COROUTINES)
 nmo_cc_test(NAME runtime_metrics_test
             SRCS
               ${CMAKE_CURRENT_SOURCE_DIR}/metrics_test.cc
@@ -29,9 +27,7 @@ nmo_cc_library(
   HDRS ${CMAKE_CURRENT_SOURCE_DIR}/endpoints.h
   SRCS ${CMAKE_CURRENT_SOURCE_DIR}/endpoints.cc
   DEPS nmo::asio nmo::base nmo::http nmo::http_server nmo::runtime_metrics
-)
-target_compile_options(nmo_runtime_endpoints PRIVATE
-  $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+  COROUTINES)
 nmo_cc_test(NAME runtime_endpoints_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/endpoints_test.cc
             DEPS nmo::runtime_endpoints nmo::base_testing nmo::http_testing
-            COPTS $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+            COROUTINES)

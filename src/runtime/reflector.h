@@ -149,7 +149,7 @@ class ReflectorLoop {
 // Lists and watches one collection of T into a Store<T>. See the file comment.
 template <kube::Resource T>
 requires WithObjectMeta<T>
-class Reflector final : private internal::ReflectorLoop {
+class Reflector final : public internal::ReflectorLoop {
  public:
   // Called after the store changed: (null, new) for an addition, (old, new) for an update,
   // (old, null) for a deletion. The pointers are valid during the call only.
@@ -177,13 +177,6 @@ class Reflector final : private internal::ReflectorLoop {
 
   // The store this reflector fills.
   [[nodiscard]] const std::shared_ptr<Store<T>>& store() const { return store_; }
-
-  using ReflectorLoop::relists;
-  using ReflectorLoop::start;
-  using ReflectorLoop::stop;
-  using ReflectorLoop::synced;
-  using ReflectorLoop::wait_synced;
-  using ReflectorLoop::watch_restarts;
 
  private:
   asio::awaitable<Result<std::string>> list_into_store(kube::ListOptions options) override {

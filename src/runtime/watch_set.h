@@ -16,7 +16,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,22 +39,16 @@ class WatchSet {
   requires WithObjectMeta<T> Reflector<T>
   &add(std::string what, std::unique_ptr<Reflector<T>> reflector) {
     Reflector<T>& added = *reflector;
-    entries_.push_back(Entry{
-        .what = std::move(what),
-        .start = [&added] { added.start(); },
-        .wait_synced =
-            [&added](std::chrono::milliseconds timeout) { return added.wait_synced(timeout); },
-        .stop = [&added] { return added.stop(); },
-        .owner = std::shared_ptr<void>(std::move(reflector))});
-    if (started_) entries_.back().start();
+    entries_.push_back(Entry{.what = std::move(what), .reflector = std::move(reflector)});
+    if (started_) added.start();
     return added;
   }
 
   // Starts every reflector added (and, from now on, each one added later).
   void start();
 
-  // Waits up to `timeout` for each to sync; kTimeout "<what> did not sync" for the first that
-  // did not.
+  // Waits up to `timeout` in all for them to sync; kTimeout "<what> did not sync" for the first
+  // that did not.
   asio::awaitable<Result<void>> wait_synced(std::chrono::milliseconds timeout);
 
   // Stops them all, in the order added.
@@ -64,10 +57,7 @@ class WatchSet {
  private:
   struct Entry {
     std::string what;
-    std::function<void()> start;
-    std::function<asio::awaitable<bool>(std::chrono::milliseconds)> wait_synced;
-    std::function<asio::awaitable<void>()> stop;
-    std::shared_ptr<void> owner;
+    std::unique_ptr<internal::ReflectorLoop> reflector;
   };
   std::vector<Entry> entries_;
   bool started_ = false;

@@ -31,6 +31,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
 #include "http/server.h"
 #include "http/testing/run.h"
 #include "test/e2e/support/cluster.h"
@@ -687,6 +688,18 @@ int closed_port() {
 // Needs no operator: nothing is created.
 class CliErrorTest : public ClusterTest {};
 
+// NodeMaintenances (of tests without an operator, so without finalizers) deleted when the
+// test ends, also when an assertion stops it.
+struct DeleteAtEnd {
+  const Kubectl& kubectl;
+  std::vector<std::string> names;
+  ~DeleteAtEnd() {
+    std::vector<std::string> args{"delete", "nodemaintenance", "--ignore-not-found"};
+    args.insert(args.end(), names.begin(), names.end());
+    (void)kubectl.run(args);
+  }
+};
+
 TEST_F(CliErrorTest, BadInputGivesOneLineErrors) {
   install_operator_prerequisites(kubectl_);
   const std::string missing = unique_name("cli-missing");
@@ -819,16 +832,7 @@ TEST_F(CliErrorTest, KubectlHabits) {
                                      {"metadata", {{"name", name}}},
                                      {"spec", {{"nodeName", node}, {"reason", "habits"}}}}));
   }
-  // Deleted at the end, also when an assertion stops the test.
-  struct DeleteAtEnd {
-    const Kubectl& kubectl;
-    std::vector<std::string> names;
-    ~DeleteAtEnd() {
-      std::vector<std::string> args{"delete", "nodemaintenance", "--ignore-not-found"};
-      args.insert(args.end(), names.begin(), names.end());
-      (void)kubectl.run(args);
-    }
-  } cleanup{kubectl_, {first, second}};
+  const DeleteAtEnd cleanup{kubectl_, {first, second}};
 
   const ProcessResult names = cli({"list", "-o", "name"});
   ASSERT_EQ(names.exit_code, 0) << describe(names);
@@ -879,8 +883,7 @@ TEST_F(CliErrorTest, KubectlHabits) {
 
   // --server, --insecure-skip-tls-verify and --token replace a kubeconfig that points elsewhere.
   TestNamespace ns(kubectl_, "cli-token");
-  std::string token = kubectl_.must({"create", "token", "default", "-n", ns.name()});
-  while (!token.empty() && token.back() == '\n') token.pop_back();
+  const std::string token(trim(kubectl_.must({"create", "token", "default", "-n", ns.name()})));
   Kubeconfig elsewhere("https://127.0.0.1:" + std::to_string(closed_port()));
   const ProcessResult tokened =
       cli({"--kubeconfig", elsewhere.path(), "--server", cluster_server(kubectl_),
@@ -1025,6 +1028,7 @@ TEST_F(CliErrorTest, CtrlCInAWatchRestoresTheTerminal) {
                                               {"kind", "NodeMaintenance"},
                                               {"metadata", {{"name", name}}},
                                               {"spec", {{"nodeName", "node-ctrl-c"}}}}));
+  const DeleteAtEnd cleanup{kubectl_, {name}};
   // No operator runs: the maintenance stays new and watch waits on its stream.
   Background watch(std::vector<std::string>{cli_binary(), "watch", name});
   ASSERT_TRUE(watch.started());
@@ -1038,8 +1042,9 @@ TEST_F(CliErrorTest, CtrlCInAWatchRestoresTheTerminal) {
       "watch exits", kReact, [&] { return watch.finished(); }, [&] { return watch.output(); }));
   EXPECT_EQ(watch.exit_code(), 130) << watch.output();
   const std::string drawn = watch.output();
-  EXPECT_GT(drawn.rfind("\033[?25h"), drawn.rfind("\033[?25l")) << "the cursor stays hidden";
-  (void)kubectl_.run({"delete", "nodemaintenance", name, "--ignore-not-found"});
+  const std::size_t shown = drawn.rfind("\033[?25h");
+  ASSERT_NE(shown, std::string::npos) << "the cursor is never shown again";
+  EXPECT_GT(shown, drawn.rfind("\033[?25l")) << "the cursor stays hidden";
 }
 
 }  // namespace

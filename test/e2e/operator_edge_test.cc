@@ -137,13 +137,7 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
 
 // The status of the NodeMaintenance's condition `type` ("" when absent).
 std::string condition_status(const json::value& nm, const std::string& type) {
-  boost::system::error_code ec;
-  const json::value* conditions = nm.find_pointer("/status/conditions", ec);
-  if (conditions == nullptr || !conditions->is_array()) return "";
-  for (const auto& c : conditions->as_array()) {
-    if (string_at(c, "/type") == type) return string_at(c, "/status");
-  }
-  return "";
+  return condition_field(nm, type, "status");
 }
 
 std::string describe_status(const std::optional<json::value>& nm) {
@@ -1186,13 +1180,7 @@ TEST_F(NodeMaintenanceEdgeTest, BeginMaintenanceIsAnnouncedOnceItsStatusIsWritte
 
 // The reason of the NodeMaintenance's condition `type` ("" when absent).
 std::string condition_reason(const json::value& nm, const std::string& type) {
-  boost::system::error_code ec;
-  const json::value* conditions = nm.find_pointer("/status/conditions", ec);
-  if (conditions == nullptr || !conditions->is_array()) return "";
-  for (const auto& c : conditions->as_array()) {
-    if (string_at(c, "/type") == type) return string_at(c, "/reason");
-  }
-  return "";
+  return condition_field(nm, type, "reason");
 }
 
 // After drainTimeout the maintenance is Failed like any other failure (Ready False with the
@@ -1267,14 +1255,22 @@ TEST_F(NodeMaintenanceEdgeTest, NodeLeaseIsRenewedWhileTheMaintenanceHoldsTheNod
     if (l) first = string_at(*l, "/spec/renewTime");
     return !first.empty();
   }));
+  // What another medik8s component puts on the lease outlives our renewals.
+  kubectl_.must(
+      {"annotate", "lease", "-n", kLeaseNamespace, "node-" + node, "example.medik8s.io/note=kept"});
+  auto annotated = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(annotated.has_value());
+  const std::string annotated_at = string_at(*annotated, "/spec/renewTime");
   std::string later;
   EXPECT_TRUE(wait_until(
-      "the node lease renewed after " + first, kReact,
+      "the node lease renewed after " + first + " and " + annotated_at + ", its annotation kept",
+      kReact,
       [&] {
         auto l = lease(kLeaseNamespace, "node-" + node);
         later = l ? string_at(*l, "/spec/renewTime") : "";
-        return !later.empty() && later != first &&
-               string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder;
+        return !later.empty() && later != first && later != annotated_at &&
+               string_at(*l, "/spec/holderIdentity") == kNodeLeaseHolder &&
+               string_at(*l, "/metadata/annotations/example.medik8s.io~1note") == "kept";
       },
       [&] { return later; }));
 }

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
 #include "kube/client/client.h"
 #include "kube/config/base64.h"
 #include "kube/config/kubeconfig_loader.h"
@@ -131,9 +132,8 @@ current-context: local
   // A ServiceAccount token of `account` in `ns` from the TokenRequest API.
   std::string service_account_token(const std::string& ns, const std::string& account) {
     if (account != "default") kubectl_.must({"create", "serviceaccount", "-n", ns, account});
-    std::string token = kubectl_.must({"create", "token", "-n", ns, account, "--duration=1h"});
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-    return token;
+    return std::string(
+        trim(kubectl_.must({"create", "token", "-n", ns, account, "--duration=1h"})));
   }
 
   // A client certificate for user `name`, signed by the local cluster's client CA.

@@ -9,9 +9,9 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "base/strings.h"
 #include "kube/api/internal/decoders.h"
 #include "kube/api/internal/json_fields.h"
-#include "kube/api/internal/printable.h"
 
 namespace nmo::kube {
 namespace {
@@ -76,7 +76,7 @@ bool is_label_value(std::string_view value) noexcept {
 }
 
 std::string quoted(std::string_view text) {
-  return "\"" + internal::printable_prefix(text, kKeyQuoteLimit) + "\"";
+  return "\"" + printable_prefix(text, kKeyQuoteLimit) + "\"";
 }
 
 std::string invalid_key_message(std::string_view key) { return "invalid label key " + quoted(key); }
@@ -277,7 +277,7 @@ class SelectorParser {
 
   [[nodiscard]] Error fail(const std::string& why) const {
     return {ErrorCode::kInvalid, "invalid label selector \"" +
-                                     internal::printable_prefix(text_, kQuoteLimit) + "\": " + why +
+                                     printable_prefix(text_, kQuoteLimit) + "\": " + why +
                                      " at offset " + std::to_string(pos_)};
   }
 

@@ -41,6 +41,11 @@ boost::json::value encode_lease(const Lease& lease) {
     for (const auto& [key, value] : lease.meta.labels) labels[key] = value;
     metadata["labels"] = std::move(labels);
   }
+  if (lease.meta.annotations.size() > 0) {
+    boost::json::object annotations;
+    for (const auto& [key, value] : lease.meta.annotations) annotations[key] = value;
+    metadata["annotations"] = std::move(annotations);
+  }
   if (!lease.meta.owner_references.empty()) {
     boost::json::array owners;
     for (const OwnerReference& owner : lease.meta.owner_references) {

@@ -90,6 +90,7 @@ TEST(EncodeLeaseTest, WritesWhatIsSetAndDecodesBack) {
   lease.meta.uid.clear();
   lease.meta.creation_timestamp.reset();
   lease.meta.labels.set("role", "slot");
+  lease.meta.annotations.set("nodemaintenance.medik8s.io/max-parallel-maintenances", "2");
   lease.meta.owner_references.push_back(
       OwnerReference{.api_version = "v1", .kind = "Node", .name = "w1", .uid = "u1"});
   const boost::json::value encoded = encode_lease(lease);

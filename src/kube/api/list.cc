@@ -7,9 +7,9 @@
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
 
+#include "base/strings.h"
 #include "kube/api/internal/json_fields.h"
 #include "kube/api/internal/json_parse.h"
-#include "kube/api/internal/printable.h"
 
 namespace nmo::kube::internal {
 namespace {

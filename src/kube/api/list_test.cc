@@ -47,10 +47,10 @@ TEST(DecodeListTest, PodPageWithContinue) {
   ASSERT_EQ(page.items.size(), 2U);
   EXPECT_EQ(page.items[0].meta.name, "web-0");
   EXPECT_EQ(page.items[0].node_name, "node-worker-01");
-  EXPECT_TRUE(page.items[0].ready);
+  EXPECT_TRUE(page.items[0].is_ready());
   EXPECT_EQ(page.items[1].meta.name, "web-1");
   EXPECT_EQ(page.items[1].phase, "Pending");
-  EXPECT_FALSE(page.items[1].ready);
+  EXPECT_FALSE(page.items[1].is_ready());
 }
 
 TEST(DecodeListTest, LastPageOfNodes) {

@@ -53,7 +53,6 @@ Result<Pod> decode_pod(const boost::json::value& object) {
     const FieldPath status_path = root.field("status");
     NMO_TRY_ASSIGN(pod.phase, internal::get_string(*status, "phase", status_path));
     NMO_TRY_ASSIGN(pod.ready_status, internal::condition_status(*status, "Ready", status_path));
-    pod.ready = pod.ready_status == "True";
   }
   return pod;
 }

@@ -26,11 +26,12 @@ struct Pod {
   ObjectMeta meta;
   std::string node_name;       // spec.nodeName; empty while unscheduled
   std::string phase;           // status.phase: Pending, Running, Succeeded, Failed, Unknown, or ""
-  bool ready = false;          // the Ready condition has status "True"
   std::string ready_status;    // the Ready condition's status: "True", "False", "Unknown" or ""
   bool has_empty_dir = false;  // some spec.volumes[] entry is an emptyDir (data lost on eviction)
   std::optional<std::int64_t> termination_grace_period_seconds;  // spec, when set
 
+  // True when the Ready condition has status "True".
+  [[nodiscard]] bool is_ready() const noexcept { return ready_status == "True"; }
   // True for a mirror pod (annotation kMirrorPodAnnotation present).
   [[nodiscard]] bool is_mirror() const noexcept {
     return meta.annotations.contains(kMirrorPodAnnotation);

@@ -94,7 +94,7 @@ TEST(DecodePodTest, RunningDeploymentPod) {
   EXPECT_EQ(pod.meta.resource_version, "20391");
   EXPECT_EQ(pod.node_name, "node-worker-02");
   EXPECT_EQ(pod.phase, "Running");
-  EXPECT_TRUE(pod.ready);
+  EXPECT_TRUE(pod.is_ready());
   EXPECT_TRUE(pod.has_empty_dir);
   EXPECT_EQ(pod.termination_grace_period_seconds, 45);
   EXPECT_FALSE(pod.is_mirror());
@@ -107,7 +107,7 @@ TEST(DecodePodTest, RunningDeploymentPod) {
 TEST(DecodePodTest, MirrorPod) {
   ASSERT_OK_AND_ASSIGN(const Pod pod, decode_pod(boost::json::parse(kMirrorPod)));
   EXPECT_TRUE(pod.is_mirror());
-  EXPECT_FALSE(pod.ready);
+  EXPECT_FALSE(pod.is_ready());
   EXPECT_FALSE(pod.has_empty_dir);
   EXPECT_EQ(pod.termination_grace_period_seconds, std::nullopt);
   ASSERT_NE(pod.controller(), nullptr);
@@ -120,7 +120,7 @@ TEST(DecodePodTest, PendingPodWithoutNodeOrConditions) {
     "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Pending"}})")));
   EXPECT_EQ(pod.node_name, "");
   EXPECT_EQ(pod.phase, "Pending");
-  EXPECT_FALSE(pod.ready);
+  EXPECT_FALSE(pod.is_ready());
   EXPECT_EQ(pod.controller(), nullptr);
 }
 
@@ -129,14 +129,14 @@ TEST(DecodePodTest, ReadyConditionMustBeTrue) {
       const Pod unknown,
       decode_pod(boost::json::parse(
           R"({"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})")));
-  EXPECT_FALSE(unknown.ready);
+  EXPECT_FALSE(unknown.is_ready());
   EXPECT_EQ(unknown.ready_status, "Unknown");  // kept as is: the OpenShift etcd gate reads it
   ASSERT_OK_AND_ASSIGN(
       const Pod ready,
       decode_pod(boost::json::parse(
           R"({"status": {"conditions": [{"type": "PodScheduled", "status": "False"},
                                     {"type": "Ready", "status": "True"}]}})")));
-  EXPECT_TRUE(ready.ready);
+  EXPECT_TRUE(ready.is_ready());
 }
 
 TEST(DecodePodTest, NullEmptyDirIsNotAnEmptyDir) {

@@ -13,7 +13,6 @@
 
 #include "base/strings.h"
 #include "kube/api/internal/json_parse.h"
-#include "kube/api/internal/printable.h"
 
 namespace nmo::kube {
 namespace {
@@ -136,10 +135,10 @@ Error error_from_response(int http_status, std::string_view body,
     if (parsed.has_value() && is_status(*parsed)) {
       error = decode_status(parsed->get_object(), http_status);
     } else {
-      error = Error(error_code_from_http_status(http_status),
-                    prefix + " with a non-Status body: " +
-                        internal::printable_prefix(trimmed, kBodyQuoteLimit),
-                    http_status);
+      error =
+          Error(error_code_from_http_status(http_status),
+                prefix + " with a non-Status body: " + printable_prefix(trimmed, kBodyQuoteLimit),
+                http_status);
     }
   }
   if (!error.retry_after.has_value()) {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kube/api/internal/printable.h"
+#include "base/strings.h"
 
 namespace nmo::kube {
 namespace {
@@ -131,8 +131,8 @@ class Scanner {
 };
 
 Error invalid_time(std::string_view text, const std::string& why) {
-  return {ErrorCode::kInvalid, "invalid RFC 3339 time \"" +
-                                   internal::printable_prefix(text, kQuoteLimit) + "\": " + why};
+  return {ErrorCode::kInvalid,
+          "invalid RFC 3339 time \"" + printable_prefix(text, kQuoteLimit) + "\": " + why};
 }
 
 std::string two_digits(int value) {

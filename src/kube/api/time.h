@@ -19,6 +19,12 @@ namespace nmo::kube {
 // the finest Kubernetes format).
 using Time = std::chrono::sys_time<std::chrono::microseconds>;
 
+// Now on the wall clock, at that resolution: for timestamps written to objects (decisions that
+// must be testable take a fake clock instead).
+[[nodiscard]] inline Time wall_now() {
+  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
+
 // Parses an RFC 3339 timestamp as Kubernetes writes it:
 //   2026-11-30T10:00:00Z            metav1.Time
 //   2026-11-30T10:00:00.123456Z     metav1.MicroTime (1 to 9 fractional digits are accepted;

@@ -10,8 +10,8 @@
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/string.hpp>
 
+#include "base/strings.h"
 #include "kube/api/internal/json_parse.h"
-#include "kube/api/internal/printable.h"
 #include "kube/api/status.h"
 
 namespace nmo::kube {
@@ -27,8 +27,7 @@ constexpr std::array kAllTypes = {WatchEventType::kAdded, WatchEventType::kModif
                                   WatchEventType::kError};
 
 Error invalid_line(std::string_view what, std::string_view line) {
-  return {ErrorCode::kInvalid,
-          std::string(what) + ": " + internal::printable_prefix(line, kLineQuoteLimit)};
+  return {ErrorCode::kInvalid, std::string(what) + ": " + printable_prefix(line, kLineQuoteLimit)};
 }
 
 std::optional<WatchEventType> type_from_string(std::string_view text) noexcept {
@@ -81,9 +80,8 @@ Result<WatchEvent> decode_watch_event(std::string_view line) {
   const std::string_view type_view(type_text->data(), type_text->size());
   const std::optional<WatchEventType> type = type_from_string(type_view);
   if (!type.has_value()) {
-    return invalid_line("unknown watch event type \"" +
-                            internal::printable_prefix(type_view, kTypeQuoteLimit) + "\"",
-                        line);
+    return invalid_line(
+        "unknown watch event type \"" + printable_prefix(type_view, kTypeQuoteLimit) + "\"", line);
   }
   boost::json::value* object = top->if_contains("object");
   if (object == nullptr || !object->is_object()) {

@@ -38,7 +38,7 @@ TEST(DecodeWatchEventTest, ModifiedPod) {
   ASSERT_OK_AND_ASSIGN(const Pod pod, ResourceInfo<Pod>::decode(event.object));
   EXPECT_EQ(pod.meta.name, "web-0");
   EXPECT_EQ(pod.node_name, "node-worker-03");
-  EXPECT_TRUE(pod.ready);
+  EXPECT_TRUE(pod.is_ready());
 }
 
 TEST(DecodeWatchEventTest, EveryType) {

@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include "base/log.h"
+#include "base/strings.h"
 #include "kube/api/time.h"
 #include "kube/config/base64.h"
 #include "kube/config/internal/errors.h"
@@ -28,29 +29,13 @@ constexpr std::size_t kMaxStderrInMessage = 400;
 
 Error invalid(std::string message) { return Error(ErrorCode::kInvalid, std::move(message)); }
 
-// `text` on one line: runs of whitespace (newlines included) become one space.
-std::string one_line(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (const char c : text) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
-// The last kMaxStderrInMessage bytes of `err` on one line: a plugin's final message is last.
+// The last kMaxStderrInMessage bytes of `err`, printable and on one line: a plugin's final
+// message is last.
 std::string stderr_summary(std::string_view err) {
-  std::string line = one_line(err);
-  if (line.size() > kMaxStderrInMessage) {
-    line = "..." + line.substr(line.size() - kMaxStderrInMessage);
-  }
-  return line;
+  const std::string_view text = trim(err);
+  if (text.size() <= kMaxStderrInMessage) return printable_prefix(text, kMaxStderrInMessage);
+  return "..." +
+         printable_prefix(text.substr(text.size() - kMaxStderrInMessage), kMaxStderrInMessage);
 }
 
 Result<std::string> optional_string(const json::object& object, std::string_view key,
@@ -220,7 +205,9 @@ Result<std::shared_ptr<const ExecCredential>> ExecCredentialSource::run_plugin()
           plugin + " is not installed (" +
           (exec.command.find('/') == std::string::npos ? "not found on PATH" : "no such file") +
           ")";
-      if (const std::string hint = one_line(exec.install_hint); !hint.empty()) {
+      if (const std::string hint =
+              printable_prefix(trim(exec.install_hint), exec.install_hint.size());
+          !hint.empty()) {
         message += ": " + hint;
       }
       return unauthorized(std::move(message));

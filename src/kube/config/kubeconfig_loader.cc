@@ -114,6 +114,14 @@ Result<void> apply_cluster(const KubeconfigCluster& cluster, const std::string& 
   return {};
 }
 
+// The cluster an exec plugin with provideClusterInfo is told about: the one `rest` talks to.
+ExecClusterInfo exec_cluster_info(const RestConfig& rest) {
+  return ExecClusterInfo{.server = rest.server,
+                         .ca_pem = rest.ca_pem,
+                         .insecure_skip_tls_verify = rest.insecure_skip_tls_verify,
+                         .tls_server_name = rest.tls_server_name};
+}
+
 Result<void> apply_user(const KubeconfigUser& user, const std::string& name, RestConfig& rest) {
   const std::string where = "kubeconfig " + user.origin + ": users[" + quote(name) + "]";
   if (!user.unsupported_field.empty()) {
@@ -122,12 +130,7 @@ Result<void> apply_user(const KubeconfigUser& user, const std::string& name, Res
   if (user.exec.has_value()) {
     ExecPluginOptions plugin{
         .exec = *user.exec, .where = where, .cluster = {}, .now = {}, .stdin_is_terminal = {}};
-    if (user.exec->provide_cluster_info) {
-      plugin.cluster = ExecClusterInfo{.server = rest.server,
-                                       .ca_pem = rest.ca_pem,
-                                       .insecure_skip_tls_verify = rest.insecure_skip_tls_verify,
-                                       .tls_server_name = rest.tls_server_name};
-    }
+    if (user.exec->provide_cluster_info) plugin.cluster = exec_cluster_info(rest);
     NMO_TRY_ASSIGN(rest.exec, ExecCredentialSource::create(std::move(plugin)));
   }
   NMO_TRY_ASSIGN(rest.client_cert_pem,
@@ -271,6 +274,13 @@ Result<void> apply_overrides(RestConfig& rest, const ConfigOverrides& overrides)
   if (!overrides.impersonate_user.empty()) {
     rest.impersonate_user = overrides.impersonate_user;
     rest.impersonate_groups = overrides.impersonate_groups;
+  }
+  // A plugin told about the cluster is told about the one the flags chose.
+  if (rest.exec != nullptr && rest.exec->options().cluster.has_value() &&
+      (!overrides.server.empty() || overrides.insecure_skip_tls_verify)) {
+    ExecPluginOptions plugin = rest.exec->options();
+    plugin.cluster = exec_cluster_info(rest);
+    NMO_TRY_ASSIGN(rest.exec, ExecCredentialSource::create(std::move(plugin)));
   }
   return {};
 }

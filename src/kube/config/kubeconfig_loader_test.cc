@@ -372,6 +372,29 @@ TEST(ApplyOverridesTest, KubectlFlagsReplaceTheChosenEntries) {
   EXPECT_EQ(rest.impersonate_groups, (std::vector<std::string>{"ops", "dev"}));
 }
 
+TEST(ApplyOverridesTest, AnExecPluginIsToldTheClusterTheFlagsChose) {
+  ASSERT_OK_AND_ASSIGN(RestConfig rest, resolve(R"(
+clusters: [{name: c, cluster: {server: "https://a:6443", certificate-authority-data: Q0EgUEVN}}]
+users:
+- name: eks
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: Never,
+           provideClusterInfo: true}
+contexts: [{name: a, context: {cluster: c, user: eks}}]
+current-context: a
+)"));
+  ASSERT_NE(rest.exec, nullptr);
+  ASSERT_TRUE(rest.exec->options().cluster.has_value());
+  EXPECT_EQ(rest.exec->options().cluster->server, "https://a:6443");
+  ASSERT_OK(apply_overrides(
+      rest, ConfigOverrides{.server = "https://b:7443", .insecure_skip_tls_verify = true}));
+  ASSERT_NE(rest.exec, nullptr);
+  ASSERT_TRUE(rest.exec->options().cluster.has_value());
+  EXPECT_EQ(rest.exec->options().cluster->server, "https://b:7443");
+  EXPECT_EQ(rest.exec->options().cluster->ca_pem, "");
+  EXPECT_TRUE(rest.exec->options().cluster->insecure_skip_tls_verify);
+}
+
 TEST(ApplyOverridesTest, RefusesABadServerAndGroupsWithoutAUser) {
   ASSERT_OK_AND_ASSIGN(RestConfig rest, resolve(kTwoContexts));
   Result<void> bad = apply_overrides(rest, ConfigOverrides{.server = "127.0.0.1:6443"});

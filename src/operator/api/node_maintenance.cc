@@ -13,8 +13,8 @@
 
 // The typed field access and the quoting of untrusted bytes that every projection uses. They are
 // kube/api's internals; NodeMaintenance is the one projection that lives above that layer.
+#include "base/strings.h"
 #include "kube/api/internal/json_fields.h"
-#include "kube/api/internal/printable.h"
 
 namespace nmo::op {
 namespace {
@@ -32,7 +32,7 @@ constexpr std::array<std::string_view, 3> kConditionStatusNames = {"True", "Fals
 constexpr std::size_t kQuoteLimit = 64;
 
 std::string quoted(std::string_view text) {
-  return "\"" + kube::internal::printable_prefix(text, kQuoteLimit) + "\"";
+  return "\"" + printable_prefix(text, kQuoteLimit) + "\"";
 }
 
 // "A, B, C or D".
@@ -128,8 +128,7 @@ void decode_drain_timeout(const boost::json::object& object, const FieldPath& pa
   const FieldPath here = path.field("drainTimeout");
   const boost::json::string* text = field->if_string();
   if (text == nullptr) {
-    spec.drain_timeout_text =
-        kube::internal::printable_prefix(boost::json::serialize(*field), kQuoteLimit);
+    spec.drain_timeout_text = printable_prefix(boost::json::serialize(*field), kQuoteLimit);
     spec.drain_timeout_error =
         kube::internal::type_error(here, "a duration string like \"90m\"", *field).message;
     return;

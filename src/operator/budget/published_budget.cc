@@ -28,18 +28,14 @@ asio::awaitable<Result<void>> publish_budget(kube::Client& client, std::string n
     if (!current && current.error().code != ErrorCode::kNotFound) co_return current.error();
     Result<boost::json::value> written = Error(ErrorCode::kUnknown, "");
     if (!current) {
-      json::value lease =
-          json::object{{"apiVersion", "coordination.k8s.io/v1"},
-                       {"kind", "Lease"},
-                       {"metadata",
-                        {{"name", kBudgetLeaseName},
-                         {"namespace", namespace_},
-                         {"labels", {{"app.kubernetes.io/name", "node-maintenance-operator"}}},
-                         {"annotations", {{kMaxParallelAnnotation, value}}}}},
-                       {"spec", json::object{}}};
+      kube::Lease lease;
+      lease.meta.name = std::string(kBudgetLeaseName);
+      lease.meta.namespace_ = namespace_;
+      lease.meta.labels.set("app.kubernetes.io/name", "node-maintenance-operator");
+      lease.meta.annotations.set(std::string(kMaxParallelAnnotation), value);
       std::string collection = kube::collection_path<kube::Lease>(namespace_);
       kube::WriteOptions create_options;
-      written = co_await client.create(collection, std::move(lease), create_options);
+      written = co_await client.create(collection, kube::encode_lease(lease), create_options);
     } else {
       json::object* object = current->if_object();
       if (object == nullptr) co_return Error(ErrorCode::kInvalid, "the Lease is not an object");

@@ -81,7 +81,7 @@ bool OperatorImpl::quorum_safe(const kube::Node& node) const {
 
 bool OperatorImpl::holds_its_node(const NodeMaintenance& nm) const {
   if (admitting_.contains(nm.meta.name)) return true;
-  if (slots_->get(options_.namespace_ + "/" + slot_lease_name(nm.meta.name)) != nullptr) {
+  if (slot(nm.meta.name) != nullptr) {
     return true;
   }
   const std::optional<Phase>& phase = believed_status(nm).phase;
@@ -131,7 +131,7 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
     const NodeMaintenanceStatus& other_status =
         other->meta.name == nm.meta.name ? status : believed_status(*other);
     c.phase = budget_phase(other_status.phase);
-    c.holds_slot = slots_->get(options_.namespace_ + "/" + slot_lease_name(c.name)) != nullptr;
+    c.holds_slot = slot(c.name) != nullptr;
     const std::optional<FailureKind> kind = failure_of(other_status);
     c.cleanup_finished = kind && cleanup_finished(*kind);
     c.deleting = other->meta.deletion_timestamp.has_value();
@@ -193,8 +193,7 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   } admitting{admitting_, nm.meta.name};
   admitting_.insert(nm.meta.name);
   // Held already when an earlier run took it and stopped before recording Running.
-  const bool resumed =
-      slots_->get(options_.namespace_ + "/" + slot_lease_name(nm.meta.name)) != nullptr;
+  const bool resumed = slot(nm.meta.name) != nullptr;
   NMO_CO_TRY(co_await take_slot(nm));
   auto leased = co_await take_node_lease(nm.spec.node_name);
   if (!leased || !*leased) {

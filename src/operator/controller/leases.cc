@@ -1,6 +1,7 @@
 // The leases of a maintenance (docs/design.md §2.2, §3.1): the medik8s node lease, the budget
 // slot Leases, and the housekeeping that keeps slots for foreign node-lease holders and gives back
 // node leases no maintenance holds.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -18,9 +19,6 @@ namespace {
 namespace json = boost::json;
 using runtime::ReconcileAction;
 
-// The label of slot Leases: "true" on a maintenance's, kForeignSlot on one a foreign node lease
-// uses.
-constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot";
 constexpr std::string_view kForeignSlot = "foreign";
 
 }  // namespace
@@ -32,10 +30,19 @@ asio::awaitable<Result<bool>> OperatorImpl::take_node_lease(std::string node_nam
   const NodeLeaseState state_now = classify_node_lease(current, now);
   if (state_now == NodeLeaseState::kHeldByOther) co_return false;
   const NodeLeaseSpec spec = node_lease_spec(current, now);
+  // An update keeps what others put on the Lease (labels, annotations, owners): only the spec
+  // is ours to write.
   kube::Lease lease;
+  if (current) lease.meta = current->meta;
   lease.meta.name = node_lease_name(node_name);
   lease.meta.namespace_ = options_.lease_namespace;
-  if (auto n = node(node_name)) {
+  const auto n = node(node_name);
+  const bool owned =
+      std::any_of(lease.meta.owner_references.begin(), lease.meta.owner_references.end(),
+                  [&](const kube::OwnerReference& owner) {
+                    return owner.kind == "Node" && owner.name == node_name;
+                  });
+  if (n && !owned) {
     lease.meta.owner_references.push_back(kube::OwnerReference{
         .api_version = "v1", .kind = "Node", .name = node_name, .uid = n->meta.uid});
   }
@@ -50,7 +57,6 @@ asio::awaitable<Result<bool>> OperatorImpl::take_node_lease(std::string node_nam
     const std::string path = kube::collection_path<kube::Lease>(options_.lease_namespace);
     written = co_await client_.create(path, kube::encode_lease(lease), options);
   } else {
-    lease.meta.resource_version = current->meta.resource_version;
     const std::string path =
         kube::object_path<kube::Lease>(options_.lease_namespace, lease.meta.name);
     written = co_await client_.update(path, kube::encode_lease(lease), options);
@@ -80,22 +86,23 @@ asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_
 
 asio::awaitable<Result<void>> OperatorImpl::take_slot(NodeMaintenance nm) {
   const std::string name = slot_lease_name(nm.meta.name);
-  if (slots_->get(options_.namespace_ + "/" + name)) co_return Result<void>();
+  if (slot(nm.meta.name)) co_return Result<void>();
   const kube::Time now = wall_now();
-  kube::Lease slot;
-  slot.meta.name = name;
-  slot.meta.namespace_ = options_.namespace_;
-  slot.meta.labels.set(std::string(kSlotLabel), "true");
-  slot.meta.owner_references.push_back(kube::OwnerReference{.api_version = std::string(kApiVersion),
-                                                            .kind = std::string(kKind),
-                                                            .name = nm.meta.name,
-                                                            .uid = nm.meta.uid});
-  slot.holder_identity = slot_holder_identity(nm.meta.name, nm.spec.node_name);
-  slot.acquire_time = now;
-  slot.renew_time = now;
+  kube::Lease lease;
+  lease.meta.name = name;
+  lease.meta.namespace_ = options_.namespace_;
+  lease.meta.labels.set(std::string(kSlotLabel), "true");
+  lease.meta.owner_references.push_back(
+      kube::OwnerReference{.api_version = std::string(kApiVersion),
+                           .kind = std::string(kKind),
+                           .name = nm.meta.name,
+                           .uid = nm.meta.uid});
+  lease.holder_identity = slot_holder_identity(nm.meta.name, nm.spec.node_name);
+  lease.acquire_time = now;
+  lease.renew_time = now;
   const std::string path = kube::collection_path<kube::Lease>(options_.namespace_);
   const kube::WriteOptions options;
-  auto created = co_await client_.create(path, kube::encode_lease(slot), options);
+  auto created = co_await client_.create(path, kube::encode_lease(lease), options);
   if (!created && created.error().code != ErrorCode::kAlreadyExists) co_return created.error();
   co_return Result<void>();
 }

@@ -9,6 +9,7 @@
 
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
+#include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
 
 namespace nmo::op {
@@ -114,7 +115,8 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   watches_
       .add("the Lease cache of namespace " + options_.namespace_,
            std::make_unique<runtime::Reflector<kube::Lease>>(
-               executor_, client_, options_.namespace_, kube::ListOptions{}, slots_, clock_))
+               executor_, client_, options_.namespace_,
+               kube::ListOptions{.label_selector = std::string(kSlotLabel)}, slots_, clock_))
       .on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
 
   if (options_.etcd_quorum_check) {
@@ -350,6 +352,10 @@ std::optional<std::string> OperatorImpl::lease_node(const kube::Lease& lease) co
 
 std::shared_ptr<const kube::Lease> OperatorImpl::node_lease(const std::string& node) const {
   return node_leases_->get(options_.lease_namespace + "/" + node_lease_name(node));
+}
+
+std::shared_ptr<const kube::Lease> OperatorImpl::slot(const std::string& cr) const {
+  return slots_->get(options_.namespace_ + "/" + slot_lease_name(cr));
 }
 
 std::vector<MaintenanceView> OperatorImpl::maintenances() const {

@@ -34,7 +34,7 @@
 #include "operator/api/node_maintenance.h"
 #include "operator/gates/node_lease.h"
 #include "runtime/controller.h"
-#include "runtime/manager.h"
+#include "runtime/runnable.h"
 #include "runtime/work_queue_metrics.h"
 
 namespace nmo::op {

@@ -331,22 +331,15 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::finalize(NodeMaintenance 
                                         .namespace_ = "",
                                         .name = nm.spec.node_name,
                                         .uid = node(nm.spec.node_name)->meta.uid};
-      events::Event uncordoned_event = events::uncordon_node(nm.spec.node_name, nm.meta.name);
-      recorder_.record(node_ref,
-                       runtime::EventOptions{.type = uncordoned_event.type,
-                                             .reason = std::move(uncordoned_event.reason),
-                                             .message = std::move(uncordoned_event.message),
-                                             .related = std::nullopt});
+      event(node_ref, events::uncordon_node(nm.spec.node_name, nm.meta.name));
       log.info("node uncordoned");
     }
   }
   // Only a maintenance that was admitted holds the node lease; a duplicate or one that never
   // left Pending must not release the lease of the maintenance that has it.
   const std::optional<FailureKind> failure = failure_of(status);
-  const bool admitted =
-      slots_->get(options_.namespace_ + "/" + slot_lease_name(nm.meta.name)) != nullptr ||
-      status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
-      failure == FailureKind::kTimeout;
+  const bool admitted = slot(nm.meta.name) != nullptr || status.phase == Phase::kRunning ||
+                        status.phase == Phase::kSucceeded || failure == FailureKind::kTimeout;
   auto lease = node_lease(nm.spec.node_name);
   if (admitted && lease && lease_holder(*lease) == kNodeLeaseHolder) {
     NMO_CO_TRY(co_await release_node_lease(nm.spec.node_name));

@@ -20,11 +20,16 @@ log::Logger OperatorImpl::log_for(const NodeMaintenance& nm) const {
 
 void OperatorImpl::event(const NodeMaintenance& nm, events::Event what,
                          std::optional<runtime::ObjectRef> related) {
-  const runtime::ObjectRef regarding{.api_version = std::string(kApiVersion),
-                                     .kind = std::string(kKind),
-                                     .namespace_ = "",
-                                     .name = nm.meta.name,
-                                     .uid = nm.meta.uid};
+  event(runtime::ObjectRef{.api_version = std::string(kApiVersion),
+                           .kind = std::string(kKind),
+                           .namespace_ = "",
+                           .name = nm.meta.name,
+                           .uid = nm.meta.uid},
+        std::move(what), std::move(related));
+}
+
+void OperatorImpl::event(runtime::ObjectRef regarding, events::Event what,
+                         std::optional<runtime::ObjectRef> related) {
   recorder_.record(regarding, runtime::EventOptions{.type = what.type,
                                                     .reason = std::move(what.reason),
                                                     .message = std::move(what.message),

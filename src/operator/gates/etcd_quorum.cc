@@ -16,7 +16,7 @@ bool is_etcd_member_pod(const kube::Pod& pod) noexcept {
 }
 
 EtcdMember etcd_member(const kube::Pod& pod, bool node_ready) {
-  return EtcdMember{.node = pod.node_name, .pod_ready = pod.ready, .node_ready = node_ready};
+  return EtcdMember{.node = pod.node_name, .pod_ready = pod.is_ready(), .node_ready = node_ready};
 }
 
 QuorumCheck check_etcd_quorum(std::span<const EtcdMember> members, std::string_view node) {

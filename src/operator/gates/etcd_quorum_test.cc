@@ -85,7 +85,7 @@ TEST(EtcdMemberPodTest, MirrorPodsLabelledComponentEtcdInKubeSystem) {
   pod.meta.labels = kube::Labels{{"component", "etcd"}, {"tier", "control-plane"}};
   pod.meta.annotations.set(std::string(kube::kMirrorPodAnnotation), "hash");
   pod.node_name = "node-master-01";
-  pod.ready = true;
+  pod.ready_status = "True";
   EXPECT_TRUE(is_etcd_member_pod(pod));
   EXPECT_EQ(etcd_member(pod, false),
             (EtcdMember{.node = "node-master-01", .pod_ready = true, .node_ready = false}));
@@ -209,7 +209,6 @@ TEST(OpenShiftGuardPdbTest, AnotherHeldControlPlaneNodeClosesTheGate) {
   const std::vector<kube::PodDisruptionBudget> allowing{guard_pdb(1)};
   kube::Pod guard;
   guard.node_name = "master-0";
-  guard.ready = true;
   guard.ready_status = "True";
   const std::vector<kube::Pod> pods{guard};
   EXPECT_TRUE(openshift_etcd_quorum_safe(allowing, pods, "master-0", false));

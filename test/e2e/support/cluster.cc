@@ -199,28 +199,26 @@ std::vector<json::object> list_pods(const Kubectl& kubectl, const std::string& n
   return pods;
 }
 
+std::string condition_field(const json::value& object, const std::string& type,
+                            const std::string& field) {
+  boost::system::error_code ec;
+  const json::value* conditions = object.find_pointer("/status/conditions", ec);
+  if (conditions == nullptr || !conditions->is_array()) return "";
+  for (const auto& c : conditions->as_array()) {
+    if (string_at(c, "/type") == type) return string_at(c, "/" + field);
+  }
+  return "";
+}
+
 bool pod_running_ready(const json::object& pod) {
   const json::value v = pod;
-  if (string_at(v, "/status/phase") != "Running") return false;
-  if (!string_at(v, "/metadata/deletionTimestamp").empty()) return false;
-  boost::system::error_code ec;
-  const auto* conditions = v.find_pointer("/status/conditions", ec);
-  if (conditions == nullptr || !conditions->is_array()) return false;
-  for (const auto& c : conditions->as_array()) {
-    if (string_at(c, "/type") == "Ready") return string_at(c, "/status") == "True";
-  }
-  return false;
+  return string_at(v, "/status/phase") == "Running" &&
+         string_at(v, "/metadata/deletionTimestamp").empty() &&
+         condition_field(v, "Ready", "status") == "True";
 }
 
 std::string node_ready_status(const json::object& node) {
-  const json::value v = node;
-  boost::system::error_code ec;
-  const auto* conditions = v.find_pointer("/status/conditions", ec);
-  if (conditions == nullptr || !conditions->is_array()) return "";
-  for (const auto& c : conditions->as_array()) {
-    if (string_at(c, "/type") == "Ready") return string_at(c, "/status");
-  }
-  return "";
+  return condition_field(json::value(node), "Ready", "status");
 }
 
 std::string string_at(const json::value& v, const std::string& pointer) {

@@ -128,6 +128,11 @@ std::string node_manifest(const std::string& name,
 std::vector<boost::json::object> list_pods(const Kubectl& kubectl, const std::string& ns,
                                            const std::string& selector);
 
+/// The `field` ("status", "reason", "message") of the status condition `type` of `object`, or ""
+/// when it has no such condition.
+std::string condition_field(const boost::json::value& object, const std::string& type,
+                            const std::string& field);
+
 /// True when the pod is Running, has a Ready condition True and is not terminating.
 bool pod_running_ready(const boost::json::object& pod);
 

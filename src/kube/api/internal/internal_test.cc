@@ -6,30 +6,9 @@
 #include "base/testing/status_matchers.h"
 #include "kube/api/internal/json_fields.h"
 #include "kube/api/internal/json_parse.h"
-#include "kube/api/internal/printable.h"
 
 namespace nmo::kube::internal {
 namespace {
-
-TEST(PrintablePrefixTest, ShortAsciiUnchanged) {
-  EXPECT_EQ(printable_prefix("{\"kind\":\"Status\"}", 200), "{\"kind\":\"Status\"}");
-  EXPECT_EQ(printable_prefix("", 10), "");
-}
-
-TEST(PrintablePrefixTest, CollapsesWhitespaceAndReplacesControlBytes) {
-  EXPECT_EQ(printable_prefix("<h1>\r\n  Bad\tGateway</h1>", 200), "<h1> Bad Gateway</h1>");
-  EXPECT_EQ(printable_prefix(std::string("a\0b\x7f"
-                                         "c\xc3\xa9",
-                                         7),
-                             200),
-            "a?b?c??");
-}
-
-TEST(PrintablePrefixTest, TruncatesWithEllipsis) {
-  EXPECT_EQ(printable_prefix("<h1>\r\nBad Gateway", 8), "<h1> Ba...");
-  EXPECT_EQ(printable_prefix("abcdef", 6), "abcdef");
-  EXPECT_EQ(printable_prefix("abcdefg", 6), "abcdef...");
-}
 
 TEST(FieldPathTest, Text) {
   const FieldPath root;

@@ -35,6 +35,7 @@
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
+#include "kube/api/time.h"
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/events.h"
@@ -55,6 +56,11 @@ namespace nmo::op::internal {
 // and releases node leases we hold without a NodeMaintenance behind them. Not a valid object
 // name, so it never collides with a NodeMaintenance.
 inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
+
+// The label of slot Leases: "true" on a maintenance's, "foreign" on one a foreign node lease
+// uses. The slot cache watches only Leases that carry it, so the leader Lease's renewals (every
+// two seconds, in the same namespace) wake no waiting maintenance.
+inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot";
 
 // The indexes of the NodeMaintenance cache: by spec.nodeName, and by the name of that node's
 // node lease.
@@ -81,10 +87,7 @@ inline runtime::ReconcileAction after_until(std::optional<Clock::time_point> whe
       std::max<Clock::duration>(*when - now, std::chrono::milliseconds(1)));
 }
 
-// Now on the wall clock, at the API's finest resolution (for timestamps written to objects).
-inline kube::Time wall_now() {
-  return std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
+using kube::wall_now;
 
 // The eviction bookkeeping of one pod.
 struct PodEviction {
@@ -179,6 +182,8 @@ class OperatorImpl {
   [[nodiscard]] std::vector<std::shared_ptr<const kube::Pod>> pods_on(
       const std::string& node) const;
   [[nodiscard]] std::shared_ptr<const kube::Lease> node_lease(const std::string& node) const;
+  // The budget slot Lease of the NodeMaintenance named `cr`, or null while it holds none.
+  [[nodiscard]] std::shared_ptr<const kube::Lease> slot(const std::string& cr) const;
   // "<lease namespace>/<lease name>" of the node's lease, as Events name it.
   [[nodiscard]] std::string node_lease_ref(const std::string& node) const;
   // The node whose node lease `lease` is: the node of a NodeMaintenance whose lease name it is,
@@ -246,6 +251,8 @@ class OperatorImpl {
   asio::awaitable<Result<std::optional<Clock::time_point>>> write_status(
       NodeMaintenance nm, NodeMaintenanceStatus status);
   void event(const NodeMaintenance& nm, events::Event what,
+             std::optional<runtime::ObjectRef> related = std::nullopt);
+  void event(runtime::ObjectRef regarding, events::Event what,
              std::optional<runtime::ObjectRef> related = std::nullopt);
   // An Event about what the next status write records, sent once the status is on record
   // (written, or found already so): a successor that finds it there never repeats it, and a
