@@ -24,6 +24,7 @@ if [[ -e "${dir}" ]]; then
   "${root}/hack/cluster-down.sh" >/dev/null 2>&1 || true
 fi
 
+kube_version="$(testenv_k8s_version)"  # also dies on a KUBE_VERSION that is not pinned
 bin="$("${root}/hack/testenv-build.sh")"
 command -v openssl >/dev/null || die "openssl is not installed (run make setup)"
 command -v curl >/dev/null || die "curl is not installed (run make setup)"
@@ -65,7 +66,7 @@ POD_METRICS_PORT=$((base + 11))
 POD_HEALTH_PORT=$((base + 12))
 EOF
 echo "${bin}" >"${dir}/bin-dir"
-log "ports: etcd ${etcd_port}, kube-apiserver ${api_port}, controller-manager ${kcm_port}, scheduler ${sched_port}"
+log "Kubernetes ${kube_version}, ports: etcd ${etcd_port}, kube-apiserver ${api_port}, controller-manager ${kcm_port}, scheduler ${sched_port}"
 
 # --- certificates -----------------------------------------------------------------------
 "${root}/hack/testenv/gen-pki.sh" "${dir}/pki" >"${dir}/logs/pki.log" 2>&1 ||
@@ -137,12 +138,19 @@ wait_for kube-apiserver 120 curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0
 
 # --- controller-manager, scheduler, kwok ------------------------------------------------
 log "starting kube-controller-manager, kube-scheduler and kwok"
+# Without the volume, autoscaling and resource-claim controllers (nothing here needs them);
+# Kubernetes 1.28 renamed them all to <name>-controller.
+if testenv_default_version; then
+  controllers='*,-horizontal-pod-autoscaler-controller,-persistentvolume-binder-controller,-persistentvolume-expander-controller,-persistentvolume-attach-detach-controller,-ephemeral-volume-controller,-resourceclaim-controller'
+else
+  controllers='*,-horizontalpodautoscaling,-persistentvolume-binder,-persistentvolume-expander,-attachdetach,-ephemeral-volume'
+fi
 start kube-controller-manager "${bin}/kube-controller-manager" \
   --kubeconfig="${kubeconfig}" --authentication-kubeconfig="${kubeconfig}" \
   --authorization-kubeconfig="${kubeconfig}" --bind-address=127.0.0.1 --secure-port="${kcm_port}" \
   --leader-elect=false --root-ca-file="${dir}/pki/ca.crt" \
   --service-account-private-key-file="${dir}/pki/sa.key" \
-  --controllers='*,-horizontal-pod-autoscaler-controller,-persistentvolume-binder-controller,-persistentvolume-expander-controller,-persistentvolume-attach-detach-controller,-ephemeral-volume-controller,-resourceclaim-controller' \
+  --controllers="${controllers}" \
   --node-monitor-grace-period=50s --kube-api-qps=100 --kube-api-burst=200 --concurrent-gc-syncs=5 \
   --profiling=false --v=1
 start kube-scheduler "${bin}/kube-scheduler" \
@@ -168,8 +176,9 @@ wait_for kube-controller-manager 60 "${bin}/kubectl" get configmap kube-root-ca.
 wait_for kube-controller-manager 120 bash -c \
   "! '${bin}/kubectl' get nodes -o jsonpath='{.items[*].spec.taints[*].key}' | grep -q node.kubernetes.io/not-ready"
 
-# NMO_REAL_NODE=1: also a real kubelet node (make test's deploy e2e needs it).
-if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
+# NMO_REAL_NODE=1: also a real kubelet node (make test's deploy e2e needs it); its kubelet is
+# built for the default version only.
+if [[ "${NMO_REAL_NODE:-0}" == 1 ]] && testenv_default_version; then
   "${root}/hack/real-node.sh" up || failed kubelet "the real node did not come up"
 fi
 

@@ -4,8 +4,8 @@
 #
 #   hack/operator-kubeconfig.sh [--output PATH] [--duration 24h]
 #
-# As cluster admin (.cluster/admin.kubeconfig): applies deploy/crd (and waits until the CRD is
-# Established), deploy/namespaces and deploy/rbac. Then writes PATH (default
+# As cluster admin (.cluster/admin.kubeconfig): applies deploy/crd (deploy/before-1.31/crd for
+# KUBE_VERSION=1.27; waits until the CRD is Established), deploy/namespaces and deploy/rbac. Then writes PATH (default
 # .cluster/operator.kubeconfig, mode 600, replaced atomically): the admin kubeconfig's server and
 # CA, user = a token of node-maintenance-operator-system/node-maintenance-operator-controller-manager
 # from `kubectl create token`. A process using it has exactly the permissions deploy/rbac grants,
@@ -53,7 +53,8 @@ apply() { # apply <kustomization dir>: quiet unless something is wrong
   # Objects created earlier by `kubectl create` (e.g. by a test) draw a harmless warning.
   grep -v 'missing the kubectl.kubernetes.io/last-applied-configuration' <<<"${err}" | grep . >&2 || true
 }
-apply deploy/crd
+crd="$(testenv_crd_kustomization)"
+apply "${crd}"
 kubectl wait --for=condition=Established --timeout=60s \
   crd/nodemaintenances.nodemaintenance.medik8s.io >/dev/null
 apply deploy/namespaces

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the local control-plane binaries (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, etcd, kwok) and the real node's kubelet from the pinned Go wrapper
-# modules in testenv/. Binaries are cached outside the repository, keyed by a hash of the pins,
-# and are rebuilt only when missing or when the pins change. Prints the bin directory on stdout.
+# modules in testenv/, for the Kubernetes minor KUBE_VERSION selects (default: the newest; the
+# kubelet only for that one, the real node runs it). Binaries are cached outside the repository,
+# keyed by the version and a hash of its pins, and are rebuilt only when missing or when the pins
+# change. Prints the bin directory on stdout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,16 +12,19 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "${root}/hack/testenv-lib.sh"
 
 bin_dir="$(testenv_bin_dir)"
+k8s_dir="$(basename "$(testenv_k8s_dir)")"
 # What is built: <module dir in testenv/> <binary> <package>.
 targets=(
   "etcd etcd go.etcd.io/etcd/server/v3"
   "kwok kwok sigs.k8s.io/kwok/cmd/kwok"
-  "k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"
-  "k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager"
-  "k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler"
-  "k8s kubectl k8s.io/kubernetes/cmd/kubectl"
-  "k8s kubelet k8s.io/kubernetes/cmd/kubelet"
+  "${k8s_dir} kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"
+  "${k8s_dir} kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager"
+  "${k8s_dir} kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler"
+  "${k8s_dir} kubectl k8s.io/kubernetes/cmd/kubectl"
 )
+if testenv_default_version; then
+  targets+=("${k8s_dir} kubelet k8s.io/kubernetes/cmd/kubelet")
+fi
 complete() {
   local target dir name pkg
   for target in "${targets[@]}"; do
@@ -43,7 +48,7 @@ if complete; then
 fi
 log() { printf '[testenv-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-k8s_version="$(awk '$1 == "k8s.io/kubernetes" {print $2}' "${root}/testenv/k8s/go.mod")"
+k8s_version="$(testenv_k8s_version)"
 build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 minor="$(echo "${k8s_version}" | cut -d. -f2)"
 ldflags="-s -w"
@@ -54,7 +59,7 @@ done
 
 build() { # build <module dir> <output name> <package>: the k8s ones carry their version
   local dir="$1" name="$2" pkg="$3" flags="-s -w"
-  [[ "${dir}" == k8s ]] && flags="${ldflags}"
+  [[ "${dir}" == "${k8s_dir}" ]] && flags="${ldflags}"
   if [[ -x "${bin_dir}/${name}" ]]; then
     log "${name}: cached"
     return
@@ -70,7 +75,7 @@ build() { # build <module dir> <output name> <package>: the k8s ones carry their
 
 started=${SECONDS}
 log "downloading modules"
-for dir in k8s etcd kwok; do
+for dir in "${k8s_dir}" etcd kwok; do
   (cd "${root}/testenv/${dir}" && go mod download) || die "go mod download failed in testenv/${dir}"
 done
 for target in "${targets[@]}"; do

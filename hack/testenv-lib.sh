@@ -10,19 +10,61 @@ testenv_cache_root() {
   echo "${NMO_TESTENV_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/node-maintenance-operator/testenv}"
 }
 
-# The pins: every wrapper go.mod/go.sum.
+# The Kubernetes minors the tests run against, the default (newest) first. Each has its own
+# module in testenv/k8s-<minor>; etcd and kwok are shared.
+testenv_versions() { echo "1.34 1.27"; }
+
+# The minor selected by KUBE_VERSION (default: the newest); dies on one that is not pinned.
+testenv_kube_version() {
+  local want="${KUBE_VERSION:-}" v
+  [[ -n "${want}" ]] || want="$(testenv_versions | cut -d' ' -f1)"
+  for v in $(testenv_versions); do
+    if [[ "${v}" == "${want}" ]]; then
+      echo "${v}"
+      return
+    fi
+  done
+  die "KUBE_VERSION=${want} is not one of the pinned versions: $(testenv_versions)"
+}
+
+testenv_default_version() { [[ "$(testenv_kube_version)" == "$(testenv_versions | cut -d' ' -f1)" ]]; }
+
+# The selected version's Kubernetes module directory.
+testenv_k8s_dir() {
+  local v
+  v="$(testenv_kube_version)" || return 1
+  echo "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testenv/k8s-${v}"
+}
+
+# The full Kubernetes version pinned for the selected minor, e.g. v1.34.4.
+testenv_k8s_version() {
+  local dir
+  dir="$(testenv_k8s_dir)" || return 1
+  sed -nE 's/^(require)?[[:space:]]*k8s\.io\/kubernetes (v[0-9.]+).*/\2/p' "${dir}/go.mod" | head -1
+}
+
+# The pins of the selected version: its wrapper go.mod/go.sum files.
 testenv_key() {
-  local root
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  cat "${root}"/testenv/*/go.mod "${root}"/testenv/*/go.sum |
-    sha256sum | cut -c1-16
+  local t k8s
+  t="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testenv"
+  k8s="$(testenv_k8s_dir)" || return 1
+  k8s="$(basename "${k8s}")"
+  cat "${t}/etcd/go.mod" "${t}/${k8s}/go.mod" "${t}/kwok/go.mod" \
+    "${t}/etcd/go.sum" "${t}/${k8s}/go.sum" "${t}/kwok/go.sum" | sha256sum | cut -c1-16
+}
+
+# deploy/'s CRD kustomization for the selected version: servers before 1.31 take the variant
+# without selectableFields (deploy/before-1.31).
+testenv_crd_kustomization() {
+  local v
+  v="$(testenv_kube_version)" || return 1
+  if ((${v#1.} < 31)); then echo deploy/before-1.31/crd; else echo deploy/crd; fi
 }
 
 testenv_bin_dir() {
-  local root k8s
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  k8s="$(awk '$1 == "k8s.io/kubernetes" {print $2}' "${root}/testenv/k8s/go.mod")"
-  echo "$(testenv_cache_root)/${k8s}-$(testenv_key)/bin"
+  local version key
+  version="$(testenv_k8s_version)" && key="$(testenv_key)" || return 1
+  echo "$(testenv_cache_root)/${version}-${key}/bin"
 }
 
 # wait_until <seconds> <command...>: polls the command (quietly) until it succeeds; fails once the
@@ -62,16 +104,27 @@ write_kubeconfig() {
     "${kubectl}" config use-context local --kubeconfig="${file}" >/dev/null
 }
 
-# Repository root and the cluster state directory (git-ignored).
+# Repository root and the cluster state directory (git-ignored): .cluster for the default
+# Kubernetes version, .cluster-<minor> for another (KUBE_VERSION=1.27: .cluster-1.27), so both
+# clusters can run at once.
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
-cluster_dir() { echo "${NMO_CLUSTER_DIR:-$(repo_root)/.cluster}"; }
+cluster_dir() {
+  if [[ -n "${NMO_CLUSTER_DIR:-}" ]]; then
+    echo "${NMO_CLUSTER_DIR}"
+  elif testenv_default_version; then
+    echo "$(repo_root)/.cluster"
+  else
+    echo "$(repo_root)/.cluster-$(testenv_kube_version)"
+  fi
+}
 
-# A port base derived from the checkout path, so two checkouts on one machine
-# pick different ports; override with NMO_CLUSTER_PORT_BASE.
+# A port base derived from the checkout path, so two checkouts on one machine pick different
+# ports, and 100 higher for a non-default Kubernetes version; override with NMO_CLUSTER_PORT_BASE.
 default_port_base() {
-  local sum
+  local sum offset=0
   sum="$(printf '%s' "$(repo_root)" | cksum | cut -d' ' -f1)"
-  echo $((20000 + (sum % 2000) * 20))
+  testenv_default_version || offset=100
+  echo $((20000 + (sum % 2000) * 20 + offset))
 }
 
 port_in_use() {

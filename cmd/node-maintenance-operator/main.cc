@@ -32,13 +32,16 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/json/value.hpp>
 
 #include "base/log.h"
 #include "http/asio.h"
 #include "http/self_signed.h"
 #include "http/server.h"
+#include "kube/api/version.h"
 #include "kube/client/client.h"
 #include "kube/config/load_rest_config.h"
+#include "operator/api/server_support.h"
 #include "operator/budget/published_budget.h"
 #include "operator/controller/operator.h"
 #include "operator/metrics/prometheus_metrics.h"
@@ -243,7 +246,8 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.request_timeout = std::chrono::seconds(3);
   options.max_retries = 1;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
-  webhook.lookup = std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client);
+  webhook.lookup =
+      std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client, io.get_executor());
   op::webhook::ValidatorOptions validator_options;
   validator_options.reject_unsafe_control_plane = flags.webhook_reject_unsafe_control_plane;
   webhook.validator = std::make_unique<op::webhook::Validator>(*webhook.lookup, validator_options);
@@ -262,10 +266,36 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   return webhook;
 }
 
+// Logs the API server's version once, and what that version lacks of what the operator uses
+// with what it does instead (operator/api/server_support.h); a failure only costs the log line.
+asio::awaitable<void> log_server_support(kube::Client& client, const log::Logger& logger) {
+  const std::string path(kube::kVersionPath);
+  Result<boost::json::value> body = co_await client.get_json(path);
+  Result<kube::ServerVersion> version =
+      body ? kube::decode_server_version(*body) : Result<kube::ServerVersion>(body.error());
+  if (!version) {
+    logger.warn("could not read the API server's version", {{"error", version.error().describe()}});
+    co_return;
+  }
+  logger.info("API server", {{"kubernetes", version->git_version},
+                             {"tested", "1." + std::to_string(op::kOldestTestedMinor) + " to 1." +
+                                            std::to_string(op::kNewestTestedMinor)}});
+  if (std::string warning = op::untested_version_warning(*version); !warning.empty()) {
+    logger.warn(warning, {{"kubernetes", version->git_version}});
+  }
+  for (const op::MissingFeature& missing : op::missing_features(*version)) {
+    logger.info("the API server lacks " + missing.feature,
+                {{"since", missing.since}, {"instead", missing.instead}});
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Kubernetes Node Maintenance Operator: cordons and drains nodes requested by "
-      "NodeMaintenance objects.",
+      "NodeMaintenance objects. Tested on Kubernetes 1." +
+          std::to_string(op::kOldestTestedMinor) + " to 1." +
+          std::to_string(op::kNewestTestedMinor) +
+          "; at start it logs the API server's version and what an older one lacks.",
       "node-maintenance-operator"};
   app.set_version_flag("--version", std::string("node-maintenance-operator ") + NMO_VERSION);
   Flags flags;
@@ -498,6 +528,9 @@ int run(int argc, char** argv) {
         runtime::RunsOn::kEveryReplica);
   }
   if (webhook) {
+    // Before the server, so it stops after the reviews in flight have finished.
+    manager.add("webhook-lookup", std::make_unique<runtime::RunnableRef>(*webhook->lookup),
+                runtime::RunsOn::kEveryReplica);
     manager.add(
         "webhook",
         std::make_unique<runtime::ServerRunnable>(std::move(webhook->server), kWebhookStopGrace),
@@ -507,6 +540,7 @@ int run(int argc, char** argv) {
   // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h);
   // every replica publishes the same value, and a failure only costs the courtesy.
   kube::Client& budget_client = **client;
+  asio::co_spawn(io, log_server_support(budget_client, logger), asio::detached);
   asio::co_spawn(
       io,
       [&budget_client, &flags, &logger]() -> asio::awaitable<void> {

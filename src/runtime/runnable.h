@@ -25,4 +25,16 @@ class Runnable {
   virtual asio::awaitable<void> stop() = 0;
 };
 
+/// A Runnable that something else owns (it must outlive the Manager), for pieces other parts of
+/// the process also hold, such as the webhook's lookups that its rules ask.
+class RunnableRef final : public Runnable {
+ public:
+  explicit RunnableRef(Runnable& target) : target_(target) {}
+  asio::awaitable<Result<void>> start() override { return target_.start(); }
+  asio::awaitable<void> stop() override { return target_.stop(); }
+
+ private:
+  Runnable& target_;
+};
+
 }  // namespace nmo::runtime

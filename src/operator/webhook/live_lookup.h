@@ -3,18 +3,51 @@
 // the Node, and LIST NodeMaintenances with fieldSelector spec.nodeName=<node>, which the CRD's
 // selectableFields make the API server filter.
 //
-// Threading: like kube::Client, awaitable concurrently from any executor.
+// Servers before Kubernetes 1.31 (and a CRD installed without selectableFields) refuse that
+// selector ("400 field label not supported: spec.nodeName"). start() asks once; then, and on the
+// first such 400 of a review, the lookup answers from a watched cache of NodeMaintenances
+// indexed by node instead, never from a full list per review. The cache can be a moment behind
+// a create on another replica; the controller's older-wins rule settles that (docs/design.md §4).
+//
+// Threading: like kube::Client, awaitable concurrently from any executor. start() and stop() are
+// called once each, in that order (the Manager does, via the Runnable interface).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "kube/client/client.h"
+#include "operator/api/node_maintenance.h"
 #include "operator/webhook/cluster_lookup.h"
+#include "runtime/reflector.h"
+#include "runtime/runnable.h"
+#include "runtime/store.h"
 
 namespace nmo::op::webhook {
 
-class LiveClusterLookup final : public ClusterLookup {
+class LiveClusterLookup final : public ClusterLookup, public runtime::Runnable {
  public:
-  // `client` must outlive the lookup.
-  explicit LiveClusterLookup(kube::Client& client) : client_(client) {}
+  // `client` must outlive the lookup; the cache, when needed, runs on `executor`.
+  LiveClusterLookup(kube::Client& client, asio::any_io_executor executor);
+  // Aborts if the cache still runs: stop() first.
+  ~LiveClusterLookup() override;
+
+  // Asks the API server whether it filters NodeMaintenances by spec.nodeName (one LIST with that
+  // selector and limit 1); when it does not, starts the cache and waits for its first list (and
+  // fails when that list does not come within 8 s). When the question gets no answer, logs it
+  // and leaves the decision to the first review.
+  asio::awaitable<Result<void>> start() override;
+  // Stops the cache; reviews after this that would need it are refused.
+  asio::awaitable<void> stop() override;
+
+  // Whether reviews ask the API server with the field selector (false: the cache answers).
+  [[nodiscard]] bool filters_on_server() const {
+    return filters_on_server_.load(std::memory_order_acquire);
+  }
 
   asio::awaitable<Result<bool>> node_exists(std::string node) override;
   asio::awaitable<Result<std::vector<ExistingMaintenance>>> maintenances_for_node(
@@ -25,9 +58,24 @@ class LiveClusterLookup final : public ClusterLookup {
   asio::awaitable<Result<bool>> etcd_quorum_safe(std::string node) override;
 
  private:
+  using Cache = runtime::Reflector<NodeMaintenance>;
+
+  // LIST with the field selector; kBadRequest "field label not supported" when not served.
+  asio::awaitable<Result<std::vector<ExistingMaintenance>>> list_on_server(std::string node,
+                                                                           std::int64_t limit);
+  // Switches to the cache after the API server's `refusal` of the selector (logged once),
+  // starts it once, and waits until it has listed. Refused before start() and after stop().
+  asio::awaitable<Result<void>> use_cache(Error refusal);
   asio::awaitable<Result<bool>> openshift_quorum_safe(std::string node);
 
   kube::Client& client_;
+  const asio::any_io_executor executor_;
+  std::atomic<bool> filters_on_server_{true};
+  const std::shared_ptr<runtime::Store<NodeMaintenance>> store_;
+  std::mutex mutex_;  // guards the three below, never held across a co_await
+  std::shared_ptr<Cache> cache_;
+  bool started_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace nmo::op::webhook

@@ -59,6 +59,29 @@ std::optional<json::value> Kubectl::get_json(const std::vector<std::string>& arg
   return v;
 }
 
+int server_minor(const Kubectl& kubectl) {
+  static const int minor = [&] {
+    const ProcessResult r = kubectl.run({"get", "--raw", "/version"});
+    boost::system::error_code ec;
+    const json::value version = json::parse(r.out, ec);
+    const json::string* text = nullptr;
+    if (r.ok() && !ec && version.is_object()) {
+      if (const json::value* field = version.as_object().if_contains("minor")) {
+        text = field->if_string();
+      }
+    }
+    // Distributions decorate the minor ("27+"); std::atoi reads the digits before it.
+    const int parsed = text == nullptr ? 0 : std::atoi(text->c_str());
+    if (parsed == 0) ADD_FAILURE() << "cannot read the server's version: " << r.out << r.err;
+    return parsed;
+  }();
+  return minor;
+}
+
+std::string crd_kustomization(const Kubectl& kubectl) {
+  return server_minor(kubectl) < 31 ? "deploy/before-1.31/crd" : "deploy/crd";
+}
+
 bool wait_until(const std::string& what, std::chrono::milliseconds timeout,
                 const std::function<bool()>& condition,
                 const std::function<std::string()>& describe) {

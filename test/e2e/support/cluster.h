@@ -53,6 +53,14 @@ class Kubectl {
       const std::vector<std::string>& args) const;
 };
 
+/// The test cluster's Kubernetes minor (27 for v1.27.16), read once from GET /version; 0 (and a
+/// test failure) when it cannot be read.
+int server_minor(const Kubectl& kubectl);
+
+/// deploy/'s CRD kustomization for the test cluster, relative to the checkout: deploy/crd, or
+/// deploy/before-1.31/crd for a server without field selectors on custom resources.
+std::string crd_kustomization(const Kubectl& kubectl);
+
 /// Base fixture of every end-to-end test: fails the test at once (instead of letting it time
 /// out) when KUBECONFIG is not set, so a test never falls back to whatever cluster kubectl
 /// would pick by default.

@@ -52,8 +52,8 @@ void install_operator_prerequisites(const Kubectl& kubectl) {
       })) {
     return;
   }
-  const auto crd = source_dir() / "deploy/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml";
-  kubectl.must({"apply", "-f", crd.string()});
+  const auto crd = source_dir() / crd_kustomization(kubectl);
+  kubectl.must({"apply", "-k", crd.string()});
   for (const char* ns : {kOperatorNamespace, kLeaseNamespace}) {
     kubectl.apply(json::serialize(
         json::object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}));
