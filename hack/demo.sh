@@ -455,15 +455,18 @@ echo "Operator log (text format): ${operator_log}"
 if ((keep)); then
   echo "The demo workloads stay (--keep); remove them with: kubectl delete namespace -l ${demo_label}"
 fi
-cat <<'TEXT'
+# The same Kubernetes version for the commands below (KUBE_VERSION=1.27 make demo).
+version_arg=""
+testenv_default_version || version_arg=" KUBE_VERSION=$(testenv_kube_version)"
+cat <<TEXT
 Not shown here: chapter 7 (a control-plane node waits while etcd quorum would be lost).
 Read more: README.md, deploy/README.md (installing into a real cluster), docs/.
 
 The cluster keeps running. To poke at it by hand:
-  eval "$(make -s cluster-env)"     # KUBECONFIG and the matching kubectl
-  make run                          # the operator in the foreground, as its ServiceAccount,
+  eval "\$(make -s cluster-env${version_arg})"     # KUBECONFIG and the matching kubectl
+  make run${version_arg}                          # the operator in the foreground, as its ServiceAccount,
                                     # its webhook registered until Ctrl-C
-  kubectl apply -f .cluster/demo/maintenance-worker-01.yaml
-Stop the cluster with: make cluster-down
+  kubectl apply -f $(realpath --relative-to="${root}" "${demo_dir}")/maintenance-worker-01.yaml
+Stop the cluster with: make cluster-down${version_arg}
 TEXT
 trap - EXIT INT TERM

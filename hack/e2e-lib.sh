@@ -4,17 +4,27 @@
 #
 #   e2e_prerequisites_start   builds the control-plane binaries and promcheck in the background
 #                             (the first control-plane build takes tens of minutes); with
-#                             NMO_REAL_NODE=1 also the operator's image (make image)
+#                             NMO_REAL_NODE=1 also the operator's image (make image); with
+#                             NMO_TEST_OLDEST=1 also the oldest tested Kubernetes' binaries
 #   e2e_environment           waits for them, brings the cluster up unless it runs (remembering
 #                             that in E2E_STARTED_CLUSTER) and, with NMO_REAL_NODE=1, its real
 #                             node, and exports KUBECONFIG, NMO_ETCD_URL, PATH, NMO_PROMCHECK,
 #                             NMO_OPERATOR_KUBECONFIG (and NMO_IMAGE_ARCHIVE)
-#   e2e_cluster_cleanup       stops the cluster if e2e_environment started it
+#   e2e_environment_oldest    the same for the oldest tested Kubernetes (KUBE_VERSION exported
+#                             too), its cluster beside the first (E2E_STARTED_OLDEST_CLUSTER)
+#   e2e_cluster_cleanup       stops the clusters that e2e_environment* started
+
+e2e_oldest_version() { testenv_versions | awk '{print $NF}'; }
 
 e2e_prerequisites_start() {
   E2E_TESTENV_LOG="$(mktemp)"
   hack/testenv-build.sh >"${E2E_TESTENV_LOG}" &
   E2E_TESTENV_PID=$!
+  if [[ "${NMO_TEST_OLDEST:-0}" == 1 ]]; then
+    E2E_OLDEST_TESTENV_LOG="$(mktemp)"
+    KUBE_VERSION="$(e2e_oldest_version)" hack/testenv-build.sh >"${E2E_OLDEST_TESTENV_LOG}" &
+    E2E_OLDEST_TESTENV_PID=$!
+  fi
   # The strict Prometheus exposition checker the e2e tests pipe /metrics through (Go, cached).
   E2E_PROMCHECK_LOG="$(mktemp)"
   hack/promcheck-build.sh >"${E2E_PROMCHECK_LOG}" &
@@ -29,21 +39,43 @@ e2e_prerequisites_start() {
 }
 
 E2E_STARTED_CLUSTER=0
+E2E_STARTED_OLDEST_CLUSTER=0
+
+# e2e_wait_build <pid> <log>: waits for a background testenv-build (in this shell: a subshell
+# cannot wait for it) and sets E2E_BIN_DIR to the bin directory it printed last.
+e2e_wait_build() {
+  wait "$1" || { rm -f "$2"; die "building the control-plane binaries failed"; }
+  E2E_BIN_DIR="$(tail -n 1 "$2")"
+  rm -f "$2"
+}
+
+# e2e_use_cluster <bin dir>: the selected version's cluster up (E2E_CLUSTER_WAS_DOWN=1 when it
+# was not running before) and the variables the tests read pointing at it.
+e2e_use_cluster() {
+  E2E_CLUSTER_WAS_DOWN=0
+  if ! hack/cluster-status.sh >/dev/null 2>&1; then
+    hack/cluster-up.sh >/dev/null
+    E2E_CLUSTER_WAS_DOWN=1
+  fi
+  export KUBECONFIG="$(cluster_dir)/admin.kubeconfig"
+  NMO_ETCD_URL="http://127.0.0.1:$(sed -n 's/^ETCD_PORT=//p' "$(cluster_dir)/ports.env")"
+  export NMO_ETCD_URL
+  export PATH="$1:$(repo_root)/build/bin:${PATH}"
+  # The RBAC proof: the e2e tests run the operator with a token of its ServiceAccount, bound
+  # only to deploy/rbac's roles (applied here with the CRD and namespaces).
+  NMO_OPERATOR_KUBECONFIG="$(hack/operator-kubeconfig.sh)"
+  export NMO_OPERATOR_KUBECONFIG
+}
 
 e2e_environment() {
-  wait "${E2E_TESTENV_PID}" || { rm -f "${E2E_TESTENV_LOG}"; die "building the control-plane binaries failed"; }
-  local bin_dir
-  bin_dir="$(tail -n 1 "${E2E_TESTENV_LOG}")"
-  rm -f "${E2E_TESTENV_LOG}"
+  e2e_wait_build "${E2E_TESTENV_PID}" "${E2E_TESTENV_LOG}"
   wait "${E2E_PROMCHECK_PID}" || { rm -f "${E2E_PROMCHECK_LOG}"; die "building test/tools/promcheck failed"; }
   NMO_PROMCHECK="$(tail -n 1 "${E2E_PROMCHECK_LOG}")"
   rm -f "${E2E_PROMCHECK_LOG}"
   export NMO_PROMCHECK
 
-  if ! hack/cluster-status.sh >/dev/null 2>&1; then
-    hack/cluster-up.sh >/dev/null
-    E2E_STARTED_CLUSTER=1
-  fi
+  e2e_use_cluster "${E2E_BIN_DIR}"
+  E2E_STARTED_CLUSTER=${E2E_CLUSTER_WAS_DOWN}
   if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
     hack/real-node.sh up
     if ! wait "${E2E_IMAGE_PID}"; then
@@ -54,20 +86,24 @@ e2e_environment() {
     grep -E '^\[image' "${E2E_IMAGE_LOG}" >&2 || true
     rm -f "${E2E_IMAGE_LOG}"
   fi
-  export KUBECONFIG="$(cluster_dir)/admin.kubeconfig"
-  NMO_ETCD_URL="http://127.0.0.1:$(sed -n 's/^ETCD_PORT=//p' "$(cluster_dir)/ports.env")"
-  export NMO_ETCD_URL
-  export PATH="${bin_dir}:$(repo_root)/build/bin:${PATH}"
-  # The RBAC proof: the e2e tests run the operator with a token of its ServiceAccount, bound
-  # only to deploy/rbac's roles (applied here with the CRD and namespaces).
-  NMO_OPERATOR_KUBECONFIG="$(hack/operator-kubeconfig.sh)"
-  export NMO_OPERATOR_KUBECONFIG
+}
+
+e2e_environment_oldest() {
+  e2e_wait_build "${E2E_OLDEST_TESTENV_PID}" "${E2E_OLDEST_TESTENV_LOG}"
+  KUBE_VERSION="$(e2e_oldest_version)"
+  export KUBE_VERSION
+  e2e_use_cluster "${E2E_BIN_DIR}"
+  E2E_STARTED_OLDEST_CLUSTER=${E2E_CLUSTER_WAS_DOWN}
 }
 
 e2e_cluster_cleanup() {
   [[ -n "${NMO_IMAGE_ARCHIVE:-}" ]] && rm -f "${NMO_IMAGE_ARCHIVE}"
+  if ((E2E_STARTED_OLDEST_CLUSTER == 1)); then
+    KUBE_VERSION="$(e2e_oldest_version)" hack/cluster-down.sh >/dev/null || true
+    E2E_STARTED_OLDEST_CLUSTER=0
+  fi
   if ((E2E_STARTED_CLUSTER == 1)); then
-    hack/cluster-down.sh >/dev/null || true
+    KUBE_VERSION= hack/cluster-down.sh >/dev/null || true
     E2E_STARTED_CLUSTER=0
   fi
 }

@@ -3,7 +3,9 @@
 # end-to-end tests (with the short form of the chaos experiments, and the integration tests again
 # from the ASan+UBSan build) against the real local control plane, which it brings up (or
 # reuses) and tears down if it started it, and last the install of the operator's image on the
-# cluster's real kubelet node (NMO_REAL_NODE=0 leaves that out). Ends with one summary line:
+# cluster's real kubelet node (NMO_REAL_NODE=0 leaves that out), then the e2e-oldest preset
+# on a second cluster of the oldest tested Kubernetes (NMO_TEST_OLDEST=0 leaves that out; with
+# KUBE_VERSION=1.27 only that preset runs, on that version). Ends with one summary line:
 # "tests: N passed, N failed".
 #   --e2e-only   skip the unit tests
 set -euo pipefail
@@ -45,6 +47,14 @@ run_ctest() {
 # The control-plane binaries take tens of minutes to build the first time, the image minutes:
 # build them in the background while the C++ code compiles and the unit tests run.
 export NMO_REAL_NODE="${NMO_REAL_NODE:-1}"
+export NMO_TEST_OLDEST="${NMO_TEST_OLDEST:-1}"
+e2e_preset=e2e
+if ! testenv_default_version; then
+  # KUBE_VERSION=1.27 make e2e-test: that version's suite on its cluster, no real node.
+  NMO_REAL_NODE=0
+  NMO_TEST_OLDEST=0
+  e2e_preset=e2e-oldest
+fi
 e2e_prerequisites_start
 
 if ((e2e_only == 0)); then
@@ -77,13 +87,13 @@ fi
 log "waiting for the control-plane binaries"
 e2e_environment
 cleanup() {
-  if ((E2E_STARTED_CLUSTER == 1)); then log "stopping the local cluster"; fi
+  if ((E2E_STARTED_CLUSTER + E2E_STARTED_OLDEST_CLUSTER > 0)); then log "stopping the local clusters"; fi
   e2e_cluster_cleanup
 }
 trap cleanup EXIT
 
-log "end-to-end tests against the local cluster (NMO_OPERATOR_KUBECONFIG=${NMO_OPERATOR_KUBECONFIG}, NMO_PROMCHECK=${NMO_PROMCHECK})"
-run_ctest --preset e2e
+log "end-to-end tests against the local cluster, Kubernetes $(testenv_k8s_version) (NMO_OPERATOR_KUBECONFIG=${NMO_OPERATOR_KUBECONFIG}, NMO_PROMCHECK=${NMO_PROMCHECK})"
+run_ctest --preset "${e2e_preset}"
 if ((e2e_only == 0)) && [[ "${NMO_SKIP_SANITIZERS:-0}" != 1 ]]; then
   log "integration tests of the client and runtime under ASan+UBSan, against the local cluster"
   run_ctest --preset asan-ubsan-integration
@@ -91,6 +101,11 @@ fi
 if [[ "${NMO_REAL_NODE}" == 1 ]]; then
   log "the install on the real node (image ${NMO_IMAGE_ARCHIVE})"
   NMO_REQUIRE_REAL_NODE=1 run_ctest --preset real-node
+fi
+if [[ "${NMO_TEST_OLDEST}" == 1 ]]; then
+  log "the story scenarios, the webhook, the CRD, the client and the plugin on Kubernetes $(KUBE_VERSION="$(e2e_oldest_version)" testenv_k8s_version), a second cluster"
+  e2e_environment_oldest
+  run_ctest --preset e2e-oldest
 fi
 
 cleanup

@@ -29,6 +29,7 @@
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
+#include "kube/api/version.h"
 #include "operator/budget/published_budget.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/budget.h"
@@ -496,6 +497,13 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
       stuck.pdbs = op::covering_pdbs(*decoded, pdbs_by_namespace[ref.namespace_]);
     }
     input.pods.push_back(std::move(stuck));
+  }
+
+  // The server's version only adds context: a failure to read it leaves the section out.
+  if (auto version = co_await session.get(std::string(kube::kVersionPath)); version) {
+    if (auto decoded = kube::decode_server_version(*version); decoded) {
+      input.server = std::move(*decoded);
+    }
   }
 
   if (prints_document(options.output)) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <string>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "cli/maintenance_text.h"
+#include "operator/api/server_support.h"
 #include "operator/gates/node_lease.h"
 
 namespace nmo::cli {
@@ -260,6 +262,16 @@ std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events
       }
     }
   }
+  if (input.server) {
+    out += fmt::format("\nAPI server: Kubernetes {} (tested: 1.{} to 1.{})\n",
+                       input.server->git_version, op::kOldestTestedMinor, op::kNewestTestedMinor);
+    if (std::string warning = op::untested_version_warning(*input.server); !warning.empty()) {
+      out += "  warning: " + warning + "\n";
+    }
+    for (const op::MissingFeature& missing : op::missing_features(*input.server)) {
+      out += fmt::format("  lacks {} ({}+): {}\n", missing.feature, missing.since, missing.instead);
+    }
+  }
   out += "\nVerdict: " + diagnosis_verdict(input) + "\n";
   return out;
 }
@@ -305,6 +317,17 @@ boost::json::value diagnosis_to_json(const DiagnosisInput& input) {
         {"exists", pod.exists},
         {"pdbs", std::move(pdbs)}});
   }
+  boost::json::object server;
+  if (input.server) {
+    boost::json::array lacks;
+    for (const op::MissingFeature& missing : op::missing_features(*input.server)) {
+      lacks.push_back(boost::json::object{
+          {"feature", missing.feature}, {"since", missing.since}, {"instead", missing.instead}});
+    }
+    server = {{"version", input.server->git_version},
+              {"warning", op::untested_version_warning(*input.server)},
+              {"lacks", std::move(lacks)}};
+  }
   return boost::json::object{
       {"name", nm.meta.name},
       {"node", nm.spec.node_name},
@@ -322,6 +345,7 @@ boost::json::value diagnosis_to_json(const DiagnosisInput& input) {
       {"slots", std::move(slots)},
       {"nodeState", std::move(node)},
       {"pendingPods", std::move(pods)},
+      {"apiServer", std::move(server)},
       {"verdict", diagnosis_verdict(input)}};
 }
 

@@ -19,6 +19,7 @@
 #include "kube/api/node.h"
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
+#include "kube/api/version.h"
 #include "operator/api/node_maintenance.h"
 
 namespace nmo::cli {
@@ -54,6 +55,7 @@ struct DiagnosisInput {
   int max_parallel = 1;
   std::optional<kube::Node> node;  // std::nullopt: the node does not exist
   std::vector<StuckPod> pods;
+  std::optional<kube::ServerVersion> server;  // GET /version; std::nullopt when unreadable
 };
 
 // The Events about a NodeMaintenance in an EventList (other kinds are skipped), oldest first.

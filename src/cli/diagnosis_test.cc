@@ -108,6 +108,25 @@ TEST(DiagnosisReport, HasEverySection) {
   EXPECT_LT(report.find("BeginMaintenance"), report.find("DrainError"));
 }
 
+TEST(DiagnosisReport, NamesAnUntestedServerAndWhatItLacks) {
+  DiagnosisInput input = blocked_input();
+  EXPECT_EQ(diagnosis_report(input, 10).find("API server:"), std::string::npos);
+  input.server = kube::ServerVersion{.major = 1, .minor = 26, .git_version = "v1.26.15"};
+  const std::string report = diagnosis_report(input, 10);
+  for (const char* expected :
+       {"\nAPI server: Kubernetes v1.26.15 (tested: 1.27 to 1.34)\n",
+        "  warning: Kubernetes v1.26.15 is older than 1.27, the oldest version this operator is "
+        "tested on; it works as far as the server's API allows\n",
+        "  lacks matchConditions in admission webhooks (1.28+): the API server calls the webhook",
+        "  lacks field selectors on custom resources (CRD selectableFields) (1.31+): install the "
+        "CRD without selectableFields (deploy/before-1.31)"}) {
+    EXPECT_NE(report.find(expected), std::string::npos) << expected << "\n" << report;
+  }
+  const boost::json::value json = diagnosis_to_json(input);
+  EXPECT_EQ(json.at("apiServer").at("version"), "v1.26.15");
+  EXPECT_EQ(json.at("apiServer").at("lacks").as_array().size(), 2U);
+}
+
 TEST(DiagnosisJson, CarriesTheFacts) {
   const boost::json::value json = diagnosis_to_json(blocked_input());
   EXPECT_EQ(json.at("pendingPods").at(0).at("pdbs").at(0).at("name"), "vms/db-pdb");

@@ -1,4 +1,4 @@
-// The exit statuses of kubectl-maintenance, documented in its --help (SPEC §7: meaningful exit
+// The exit statuses of kubectl-maintenance, documented in its --help (docs/cli.md: meaningful exit
 // codes a script can branch on).
 //
 // Threading: compile-time constants.

@@ -330,6 +330,11 @@ TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
     EXPECT_TRUE(contains(report, expected)) << "missing: " << expected << "\n" << report;
   }
   EXPECT_LT(report.find("BeginMaintenance"), report.find("DrainError")) << report;
+  // The server's version, and on one before 1.31 what it lacks (docs/operations.md).
+  const int minor = server_minor(kubectl_);
+  EXPECT_TRUE(contains(report, "\nAPI server: Kubernetes v1." + std::to_string(minor) + "."))
+      << report;
+  EXPECT_EQ(contains(report, "  lacks field selectors on custom resources"), minor < 31) << report;
   const ProcessResult diagnosed_json = cli({"diagnose", name, "-o", "json"});
   ASSERT_EQ(diagnosed_json.exit_code, 0) << describe(diagnosed_json);
   const json::value diagnosis = json::parse(diagnosed_json.out);

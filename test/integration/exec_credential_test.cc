@@ -114,9 +114,10 @@ current-context: local
 
   // Who the API server says we are (SelfSubjectReview), or the error's description.
   std::string whoami(Client& client) {
-    const std::string path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
-    json::value review =
-        json::object{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}};
+    const e2e::Kubectl kubectl;
+    const std::string path = e2e::self_subject_review_path(kubectl);
+    json::value review = json::object{{"apiVersion", e2e::self_subject_review_api_version(kubectl)},
+                                      {"kind", "SelfSubjectReview"}};
     auto answer = run(io_, [&](auto) { return client.create(path, review); });
     if (!answer) return "<" + answer.error().describe() + ">";
     return e2e::string_at(*answer, "/status/userInfo/username");

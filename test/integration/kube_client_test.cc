@@ -389,12 +389,11 @@ TEST_F(KubeClientTest, RotatedTokenFileIsPickedUp) {
   ASSERT_TRUE(client) << client.error().describe();
 
   // SelfSubjectReview answers "who am I" for whatever credentials the request carried.
+  const std::string review_path = e2e::self_subject_review_path(kubectl_);
+  const json::object review{{"apiVersion", e2e::self_subject_review_api_version(kubectl_)},
+                            {"kind", "SelfSubjectReview"}};
   auto who_am_i = [&]() {
-    auto r = run(io_, [&](auto) {
-      return (*client)->create(
-          "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-          json::object{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}});
-    });
+    auto r = run(io_, [&](auto) { return (*client)->create(review_path, review); });
     return r ? e2e::string_at(*r, "/status/userInfo/username") : r.error().describe();
   };
   EXPECT_EQ(who_am_i(), "system:serviceaccount:" + ns.name() + ":first");

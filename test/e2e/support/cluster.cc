@@ -82,6 +82,14 @@ std::string crd_kustomization(const Kubectl& kubectl) {
   return server_minor(kubectl) < 31 ? "deploy/before-1.31/crd" : "deploy/crd";
 }
 
+std::string self_subject_review_api_version(const Kubectl& kubectl) {
+  return server_minor(kubectl) < 28 ? "authentication.k8s.io/v1beta1" : "authentication.k8s.io/v1";
+}
+
+std::string self_subject_review_path(const Kubectl& kubectl) {
+  return "/apis/" + self_subject_review_api_version(kubectl) + "/selfsubjectreviews";
+}
+
 bool wait_until(const std::string& what, std::chrono::milliseconds timeout,
                 const std::function<bool()>& condition,
                 const std::function<std::string()>& describe) {

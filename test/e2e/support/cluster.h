@@ -61,6 +61,11 @@ int server_minor(const Kubectl& kubectl);
 /// deploy/before-1.31/crd for a server without field selectors on custom resources.
 std::string crd_kustomization(const Kubectl& kubectl);
 
+/// authentication.k8s.io's SelfSubjectReview ("who am I") on the test cluster: the apiVersion
+/// (authentication.k8s.io/v1 from 1.28, v1beta1 before) and its collection path.
+std::string self_subject_review_api_version(const Kubectl& kubectl);
+std::string self_subject_review_path(const Kubectl& kubectl);
+
 /// Base fixture of every end-to-end test: fails the test at once (instead of letting it time
 /// out) when KUBECONFIG is not set, so a test never falls back to whatever cluster kubectl
 /// would pick by default.
