@@ -118,6 +118,10 @@ wait_for etcd 60 bash -c "curl -sf http://127.0.0.1:${etcd_port}/health | grep -
 
 # --- kube-apiserver ---------------------------------------------------------------------
 log "starting kube-apiserver"
+# Before 1.28, SelfSubjectReview ("who am I", which the client tests ask) is a beta API, and new
+# beta APIs are off by default.
+extra_apiserver_flags=()
+testenv_default_version || extra_apiserver_flags+=(--runtime-config=authentication.k8s.io/v1beta1=true)
 # ConfigMaps bypass the watch cache so that, once etcd is compacted, a watch from an old
 # version is answered 410 at once instead of from the cache's history (the fault tests use it).
 start kube-apiserver "${bin}/kube-apiserver" \
@@ -133,7 +137,7 @@ start kube-apiserver "${bin}/kube-apiserver" \
   --service-account-signing-key-file="${dir}/pki/sa.key" --service-account-key-file="${dir}/pki/sa.pub" \
   --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
   --default-not-ready-toleration-seconds=300 --default-unreachable-toleration-seconds=300 \
-  --watch-cache-sizes=configmaps#0 --profiling=false --v=1
+  --watch-cache-sizes=configmaps#0 --profiling=false --v=1 "${extra_apiserver_flags[@]}"
 wait_for kube-apiserver 120 curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0.0.1:${api_port}/readyz"
 
 # --- controller-manager, scheduler, kwok ------------------------------------------------

@@ -324,6 +324,35 @@ TEST_F(WebhookTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
   EXPECT_TRUE(create(unique_name("maintenance-b"), node_b_).ok());
 }
 
+// The CRD replaced by the variant without selectableFields while the operator runs (as applying
+// deploy/before-1.31 would): the first review whose field selector the API server refuses switches
+// the webhook to its watched cache, and a second maintenance of a node is still denied.
+TEST_F(WebhookTest, CrdWithoutSelectableFieldsSwitchesTheLookupToItsCache) {
+  const std::string first = unique_name("maintenance-a");
+  ASSERT_TRUE(create(first, node_a_).ok());
+  struct RestoreCrd {
+    const Kubectl& kubectl;
+    ~RestoreCrd() {
+      (void)kubectl.run({"apply", "-k", (source_dir() / crd_kustomization(kubectl)).string()});
+    }
+  } restore{kubectl_};
+  kubectl_.must({"apply", "-k", (source_dir() / "deploy/before-1.31/crd").string()});
+  ASSERT_TRUE(wait_until("the API server to refuse the spec.nodeName field selector", 30s, [&] {
+    const ProcessResult r =
+        kubectl_.run({"get", "nm", "--field-selector", "spec.nodeName=" + node_a_});
+    return r.err.find("field label not supported: spec.nodeName") != std::string::npos;
+  }));
+  const ProcessResult second = create(unique_name("maintenance-a-again"), node_a_);
+  EXPECT_EQ(error_line(second.err),
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
+            "\"nodemaintenance-validation.medik8s.io\" denied the request: node \"" +
+                node_a_ + "\" is already under maintenance by NodeMaintenance \"" + first + "\"");
+  EXPECT_TRUE(operator_->wait_for_log(
+      "the webhook finds a node's NodeMaintenances in a watched cache instead", 10s))
+      << operator_->log_tail(20);
+  EXPECT_TRUE(create(unique_name("maintenance-b"), node_b_).ok());
+}
+
 TEST_F(WebhookTest, MaintenanceBeingDeletedStillBlocksItsNode) {
   const std::string first = unique_name("maintenance-a");
   ASSERT_TRUE(create(first, node_a_).ok());
