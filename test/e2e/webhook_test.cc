@@ -324,6 +324,32 @@ TEST_F(WebhookTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
   EXPECT_TRUE(create(unique_name("maintenance-b"), node_b_).ok());
 }
 
+// At start the operator names the server's version and, on an older one, what it lacks and what
+// it does instead (docs/operations.md, "Supported Kubernetes versions").
+TEST_F(WebhookTest, StartLogsTheServersVersionAndWhatItLacks) {
+  const int minor = server_minor(kubectl_);
+  EXPECT_TRUE(operator_->wait_for_log(
+      "API server controller=manager kubernetes=v1." + std::to_string(minor) + ".", 10s))
+      << operator_->log_tail(20);
+  if (minor < 28) {
+    EXPECT_TRUE(operator_->wait_for_log(
+        "the API server lacks matchConditions in admission webhooks controller=manager "
+        "since=1.28",
+        10s));
+  }
+  if (minor < 31) {
+    EXPECT_TRUE(operator_->wait_for_log(
+        "the API server lacks field selectors on custom resources (CRD selectableFields) "
+        "controller=manager since=1.31",
+        10s));
+    EXPECT_TRUE(operator_->wait_for_log(
+        "the webhook finds a node's NodeMaintenances in a watched cache instead", 10s));
+  } else {
+    EXPECT_TRUE(
+        operator_->wait_for_log("the API server filters NodeMaintenances by spec.nodeName", 10s));
+  }
+}
+
 // The CRD replaced by the variant without selectableFields while the operator runs (as applying
 // deploy/before-1.31 would): the first review whose field selector the API server refuses switches
 // the webhook to its watched cache, and a second maintenance of a node is still denied.
