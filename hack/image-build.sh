@@ -30,6 +30,11 @@ podman build --quiet --pull=never --network=host "${ulimits[@]}" \
   --build-arg VERSION="${version}" --build-arg REVISION="${revision}" \
   --build-arg SOURCE="${source_url}" -f Containerfile -t "${image}" . >/dev/null ||
   die "podman build failed"
+# Upstream NMO's manifests run /manager: the image must answer there too.
+answer="$(podman run --rm --network=none "${ulimits[@]}" --entrypoint /manager "${image}" --version)" ||
+  die "the image does not run /manager --version"
+[[ "${answer}" == "node-maintenance-operator ${version}" ]] ||
+  die "/manager --version in the image says \"${answer}\", not \"node-maintenance-operator ${version}\""
 size="$(podman image inspect --format '{{.Size}}' "${image}")"
 log "${image}: $((size / 1024 / 1024)) MiB, built in $((SECONDS - started))s"
 if [[ -n "${archive}" ]]; then

@@ -53,6 +53,7 @@
 #include "runtime/manager.h"
 #include "runtime/metrics.h"
 #include "runtime/metrics_authorizer.h"
+#include "runtime/upstream_flags.h"
 
 #ifndef NMO_VERSION
 #error "NMO_VERSION must be defined by the build (cmd/node-maintenance-operator/CMakeLists.txt)"
@@ -391,7 +392,50 @@ int run(int argc, char** argv) {
       ->envname("NMO_LOG_LEVEL")
       ->check(CLI::Range(0, 10))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  // Upstream NMO's own flags (controller-runtime's), so its Deployment and CSV run this binary
+  // unchanged (runtime/upstream_flags.h says what each does here).
+  runtime::UpstreamFlags upstream;
+  bool zap_devel = false;
+  bool enable_http2 = false;
+  const std::string upstream_group = "Upstream NMO's flags (accepted; docs/operations.md)";
+  auto* zap_devel_flag =
+      app.add_flag("--zap-devel", zap_devel, "text logs at -v 1; =false: JSON logs")
+          ->group(upstream_group);
+  app.add_option("--zap-encoder", upstream.zap_encoder, "json|console: the log format")
+      ->group(upstream_group);
+  app.add_option("--zap-log-level", upstream.zap_log_level,
+                 "debug|info|error|dpanic|panic or N > 0: the verbosity")
+      ->group(upstream_group);
+  app.add_option("--zap-stacktrace-level", upstream.zap_stacktrace_level,
+                 "info|error|panic: ignored (no stack traces)")
+      ->group(upstream_group);
+  app.add_option("--zap-time-encoding", upstream.zap_time_encoding,
+                 "epoch|millis|nano|iso8601|rfc3339|rfc3339nano: ignored (RFC 3339 always)")
+      ->group(upstream_group);
+  auto* enable_http2_flag =
+      app.add_flag("--enable-http2", enable_http2, "ignored: the servers speak HTTP/1.1 only")
+          ->group(upstream_group);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    // One line naming the flag, and the exit status of every other usage error.
+    std::fprintf(stderr, "node-maintenance-operator: %s (see --help)\n", error.what());
+    return kExitUsage;
+  }
+  if (zap_devel_flag->count() > 0) upstream.zap_devel = zap_devel;
+  if (enable_http2_flag->count() > 0) upstream.enable_http2 = enable_http2;
+  auto upstream_effects = runtime::map_upstream_flags(upstream);
+  if (!upstream_effects) {
+    std::fprintf(stderr, "node-maintenance-operator: %s\n",
+                 upstream_effects.error().message.c_str());
+    return kExitUsage;
+  }
+  // Ours win over the zap flags.
+  if (flags.log_format.empty()) flags.log_format = upstream_effects->log_format;
+  if (app.get_option("--log-level")->count() == 0 && upstream_effects->verbosity) {
+    flags.verbosity = *upstream_effects->verbosity;
+  }
 
   flags.options.max_parallel_maintenances = flags.max_parallel;
   flags.options.etcd_quorum_check = flags.etcd_quorum_check == "auto";
@@ -406,6 +450,20 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   const bool in_cluster = rest->origin.rfind("in-cluster", 0) == 0;
+  // The namespace: --namespace (or NMO_NAMESPACE), else upstream's OPERATOR_NAMESPACE, else the
+  // pod's own namespace in a cluster, else the default.
+  std::string namespace_source = "--namespace";
+  if (app.get_option("--namespace")->count() == 0) {
+    namespace_source = "default";
+    if (const char* from_env = std::getenv("OPERATOR_NAMESPACE");
+        from_env != nullptr && *from_env != '\0') {
+      flags.options.namespace_ = from_env;
+      namespace_source = "OPERATOR_NAMESPACE";
+    } else if (in_cluster && !rest->default_namespace.empty()) {
+      flags.options.namespace_ = rest->default_namespace;
+      namespace_source = "the pod's namespace";
+    }
+  }
   const bool json = flags.log_format.empty() ? in_cluster : flags.log_format == "json";
   log::configure(json ? log::Format::kJson : log::Format::kText, flags.verbosity);
   const log::Logger logger = log::root().with({{"controller", "manager"}});
@@ -447,10 +505,14 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   flags.options.events_client = events_client->get();
+  for (const std::string& note : upstream_effects->notes) {
+    logger.info("upstream flag", {{"effect", note}});
+  }
   logger.info("starting", {{"version", NMO_VERSION},
                            {"api_server", rest->server},
                            {"config", rest->origin},
                            {"namespace", flags.options.namespace_},
+                           {"namespace_from", namespace_source},
                            {"max_parallel_maintenances", flags.max_parallel},
                            {"leader_elect", flags.leader_elect}});
   // Before the controller and leader election: every replica answers reviews at once.

@@ -8,6 +8,7 @@
 // pods the gate reads (created here when the cluster has none).
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <set>
@@ -896,6 +897,37 @@ spec:
   EXPECT_TRUE(op.wait_for_log(
       "deployment=" + ns.name() + "/node-maintenance-operator-controller-manager", kReact))
       << op.log_tail(20);
+}
+
+// Upstream NMO's Deployment arguments (its flag names; loopback addresses here) and its
+// OPERATOR_NAMESPACE: the operator starts, says what each upstream flag does here, takes the
+// namespace from the variable, leads and drains (docs/operations.md, "Flags").
+TEST_F(NodeMaintenanceTest, UpstreamsDeploymentArgumentsAndNamespaceVariableRunUnchanged) {
+  const std::string node = "node-worker-05";
+  const std::string cr = "maintenance-upstream-args";
+  restore_node_at_end(node);
+  ::setenv("OPERATOR_NAMESPACE", kOperatorNamespace, 1);
+  OperatorProcess& op = start(
+      {"--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
+       "--leader-elect", "--enable-http2=false", "--zap-encoder=console", "--zap-log-level=debug",
+       "--zap-stacktrace-level=error", "--zap-time-encoding=rfc3339nano"});
+  ::unsetenv("OPERATOR_NAMESPACE");
+  for (const char* effect :
+       {"--enable-http2=false: ignored, the servers speak HTTP/1.1 only",
+        "--zap-encoder=console: text logs (--log-format=text)", "--zap-log-level=debug: -v 1",
+        "--zap-stacktrace-level=error: ignored, these logs carry no stack traces",
+        "--zap-time-encoding=rfc3339nano: ignored, times are RFC 3339 with milliseconds in UTC"}) {
+    EXPECT_TRUE(op.wait_for_log(
+        std::string("upstream flag controller=manager effect=\"") + effect + "\"", kReact))
+        << effect << "\n"
+        << op.log_tail(30);
+  }
+  EXPECT_TRUE(op.wait_for_log(
+      std::string("namespace=") + kOperatorNamespace + " namespace_from=OPERATOR_NAMESPACE",
+      kReact))
+      << op.log_tail(30);
+  ASSERT_FALSE(create(cr, node).empty());
+  EXPECT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain)) << op.log_tail(30);
 }
 
 TEST_F(NodeMaintenanceTest, SecondMaintenanceForTheSameNodeFails) {
