@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -93,6 +94,11 @@ struct Flags {
   int webhook_port = 9443;
   // controller-runtime's default, so manifests written for upstream NMO mount the Secret there.
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
+  // Where OLM mounts the webhook's certificate (apiserver.crt, apiserver.key); used when it exists
+  // and --webhook-cert-dir is not given.
+  std::string olm_cert_dir = "/apiserver.local.config/certificates";
+  std::string webhook_cert_file = "tls.crt";
+  std::string webhook_key_file = "tls.key";
   std::string webhook_bind_address = "0.0.0.0";
   bool webhook_reject_unsafe_control_plane = false;
   std::string metrics_bind_address = ":8443";
@@ -258,6 +264,8 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   server_options.bind_address = flags.webhook_bind_address;
   server_options.port = static_cast<std::uint16_t>(flags.webhook_port);
   server_options.cert_dir = flags.webhook_cert_dir;
+  server_options.cert_file = flags.webhook_cert_file;
+  server_options.key_file = flags.webhook_key_file;
   server_options.max_body_bytes = kWebhookMaxBody;
   op::webhook::AdmissionHandler* handler = webhook.handler.get();
   NMO_TRY_ASSIGN(webhook.server, http::Server::start(io.get_executor(), server_options,
@@ -348,6 +356,11 @@ int run(int argc, char** argv) {
                  "directory with the webhook's tls.crt and tls.key (reloaded when they change)")
       ->envname("NMO_WEBHOOK_CERT_DIR")
       ->capture_default_str();
+  app.add_option("--olm-cert-dir", flags.olm_cert_dir,
+                 "where OLM mounts the webhook's apiserver.crt and apiserver.key; used when they "
+                 "exist and --webhook-cert-dir is not given")
+      ->envname("NMO_OLM_CERT_DIR")
+      ->capture_default_str();
   app.add_flag("--webhook-reject-unsafe-control-plane", flags.webhook_reject_unsafe_control_plane,
                "refuse to create a NodeMaintenance for a control-plane node whose loss would "
                "break etcd quorum (upstream's behaviour), instead of keeping it Pending")
@@ -422,6 +435,13 @@ int run(int argc, char** argv) {
     // One line naming the flag, and the exit status of every other usage error.
     std::fprintf(stderr, "node-maintenance-operator: %s (see --help)\n", error.what());
     return kExitUsage;
+  }
+  // OLM's certificate mount, when there is one and no other directory was asked for.
+  if (app.get_option("--webhook-cert-dir")->count() == 0 &&
+      std::filesystem::exists(std::filesystem::path(flags.olm_cert_dir) / "apiserver.crt")) {
+    flags.webhook_cert_dir = flags.olm_cert_dir;
+    flags.webhook_cert_file = "apiserver.crt";
+    flags.webhook_key_file = "apiserver.key";
   }
   if (zap_devel_flag->count() > 0) upstream.zap_devel = zap_devel;
   if (enable_http2_flag->count() > 0) upstream.enable_http2 = enable_http2;
@@ -526,9 +546,11 @@ int run(int argc, char** argv) {
                     {"cert_dir", flags.webhook_cert_dir},
                     {"port", flags.webhook_port},
                     {"hint", unusable_certificate
-                                 ? "put the serving certificate there (tls.crt, tls.key), or "
-                                   "pass --webhook-port=0 to run without the webhook"
-                                 : "choose another --webhook-port or --webhook-bind-address"}});
+                                 ? "put the serving certificate there (" + flags.webhook_cert_file +
+                                       ", " + flags.webhook_key_file +
+                                       "), or pass --webhook-port=0 to run without the webhook"
+                                 : std::string("choose another --webhook-port or "
+                                               "--webhook-bind-address")}});
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     webhook.emplace(std::move(started).value());

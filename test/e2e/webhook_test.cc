@@ -105,9 +105,9 @@ class WebhookTest : public ClusterTest {
     port_ = free_port();
     ASSERT_NE(port_, 0);
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::vector<std::string> flags{"--webhook-port",         std::to_string(port_),
-                                   "--webhook-bind-address", "127.0.0.1",
-                                   "--webhook-cert-dir",     certificate_.dir().string()};
+    std::vector<std::string> flags{"--webhook-port", std::to_string(port_),
+                                   "--webhook-bind-address", "127.0.0.1"};
+    for (const std::string& flag : certificate_flags()) flags.push_back(flag);
     for (const std::string& flag : extra_flags()) flags.push_back(flag);
     operator_ = std::make_unique<OperatorProcess>(
         std::string(info->test_suite_name()) + "." + info->name(), flags);
@@ -170,6 +170,11 @@ class WebhookTest : public ClusterTest {
 
   // Flags the operator gets besides the webhook's.
   virtual std::vector<std::string> extra_flags() const { return {}; }
+
+  // Where the operator finds the serving certificate.
+  virtual std::vector<std::string> certificate_flags() {
+    return {"--webhook-cert-dir", certificate_.dir().string()};
+  }
 
   // A NodeMaintenance carrying this run's label (so the webhook sees it).
   std::string manifest(const std::string& name, const std::string& node,
@@ -281,6 +286,42 @@ TEST_F(WebhookTest, MaintenanceForANodeThatDoesNotExistIsDenied) {
             "\"nodemaintenance-validation.medik8s.io\" denied the request: node "
             "\"node-that-does-not-exist\" not found in cluster");
   EXPECT_THAT(remaining(), ::testing::IsEmpty());
+}
+
+// The certificate where OLM mounts it (apiserver.crt and apiserver.key in
+// /apiserver.local.config/certificates; --olm-cert-dir points at a copy), no --webhook-cert-dir.
+class OlmCertificateWebhookTest : public WebhookTest {
+ protected:
+  std::vector<std::string> certificate_flags() override {
+    const std::filesystem::path& dir = certificate_.dir();
+    std::filesystem::copy_file(dir / "tls.crt", dir / "apiserver.crt");
+    std::filesystem::copy_file(dir / "tls.key", dir / "apiserver.key");
+    std::filesystem::remove(dir / "tls.crt");
+    std::filesystem::remove(dir / "tls.key");
+    return {"--olm-cert-dir", dir.string()};
+  }
+};
+
+TEST_F(OlmCertificateWebhookTest, ServesWithTheCertificateOlmMounts) {
+  const ProcessResult missing = create(unique_name("maintenance-nowhere"), "node-nowhere");
+  EXPECT_EQ(error_line(missing.err),
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
+            "\"nodemaintenance-validation.medik8s.io\" denied the request: node \"node-nowhere\" "
+            "not found in cluster");
+}
+
+// An OLM certificate path that exists but cannot be read stops the start, naming the file.
+TEST(OlmCertificateTest, UnreadableKeyIsAnErrorAtStartNamingTheFile) {
+  const ServingCertificate certificate;
+  const std::filesystem::path& dir = certificate.dir();
+  std::filesystem::copy_file(dir / "tls.crt", dir / "apiserver.crt");
+  std::filesystem::create_directory(dir / "apiserver.key");  // there, but not a readable file
+  OperatorProcess op("OlmCertificateTest.UnreadableKeyIsAnErrorAtStartNamingTheFile",
+                     {"--webhook-port", std::to_string(free_port()), "--webhook-bind-address",
+                      "127.0.0.1", "--olm-cert-dir", dir.string()});
+  EXPECT_TRUE(wait_until("the operator to exit", 30s, [&] { return !op.running(); }));
+  EXPECT_EQ(op.stop(), 2);
+  EXPECT_NE(op.log().find((dir / "apiserver.key").string()), std::string::npos) << op.log_tail(10);
 }
 
 // --webhook-reject-unsafe-control-plane asks the controller's quorum rule, on OpenShift too.
