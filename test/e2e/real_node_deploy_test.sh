@@ -278,12 +278,12 @@ spec: {nodeName: $3}
 EOF
 }
 check "story ch. 8: changing spec.nodeName is refused with the story's message" \
-  denied "nodeName is immutable and cannot be changed after creation" \
+  denied "nodeName is immutable and cannot be changed after creation; updating spec.NodeName isn't allowed" \
   patch nm "${nm}" --type merge -p '{"spec":{"nodeName":"node-worker-05"}}'
 check "a maintenance for a node that does not exist is refused" \
-  refuses_create 'node "node-that-does-not-exist" not found in cluster' "rn-missing-${suffix}" node-that-does-not-exist
+  refuses_create 'node "node-that-does-not-exist" not found in cluster; invalid nodeName, no node with name node-that-does-not-exist found' "rn-missing-${suffix}" node-that-does-not-exist
 check "a second maintenance of the same node is refused" \
-  refuses_create "node \"${worker}\" is already under maintenance by NodeMaintenance \"${nm}\"" "rn-second-${suffix}" "${worker}"
+  refuses_create "node \"${worker}\" is already under maintenance by NodeMaintenance \"${nm}\"; invalid nodeName, a NodeMaintenance for node ${worker} already exists" "rn-second-${suffix}" "${worker}"
 
 # --- 6. leader failover mid-drain -------------------------------------------------------
 # The leader-election id, upstream NMO's (docs/operations.md).

@@ -49,6 +49,18 @@ constexpr const char* kValidatePath =
     "/validate-nodemaintenance-medik8s-io-v1beta1-nodemaintenance";
 constexpr const char* kDenied =
     "admission webhook \"nodemaintenance-validation.medik8s.io\" denied the request: ";
+// The denials: the story's words, then upstream NMO's (docs/design.md §4).
+constexpr const char* kImmutable =
+    "nodeName is immutable and cannot be changed after creation; updating spec.NodeName isn't "
+    "allowed";
+std::string missing_node(const std::string& node) {
+  return "node \"" + node + "\" not found in cluster; invalid nodeName, no node with name " + node +
+         " found";
+}
+std::string already_held(const std::string& node, const std::string& other) {
+  return "node \"" + node + "\" is already under maintenance by NodeMaintenance \"" + other +
+         "\"; invalid nodeName, a NodeMaintenance for node " + node + " already exists";
+}
 // Marks the configurations this test registers (stale ones are removed at start).
 constexpr const char* kConfigLabel = "test.node-maintenance/webhook-e2e";
 // Carried by this test's NodeMaintenances; the configuration selects on it (value: the run).
@@ -258,9 +270,7 @@ TEST_F(WebhookTest, ChangingNodeNameIsDeniedWithTheStorysMessage) {
       {"patch", "nm", name, "--type", "merge", "-p", R"({"spec":{"nodeName":"node-worker-05"}})"});
   EXPECT_EQ(patch.exit_code, 1);
   EXPECT_EQ(error_line(patch.err),
-            "Error from server (Forbidden): admission webhook "
-            "\"nodemaintenance-validation.medik8s.io\" denied the request: nodeName is immutable "
-            "and cannot be changed after creation");
+            std::string("Error from server (Forbidden): ") + kDenied + kImmutable);
   EXPECT_EQ(node_name_of(name), node_a_);
 }
 
@@ -272,8 +282,7 @@ TEST_F(WebhookTest, ChangingNodeNameIsDeniedWhileTheMaintenanceIsBeingDeleted) {
   const ProcessResult patch = kubectl_.run(
       {"patch", "nm", name, "--type", "merge", "-p", R"({"spec":{"nodeName":"node-worker-05"}})"});
   EXPECT_EQ(error_line(patch.err),
-            std::string("Error from server (Forbidden): ") + kDenied +
-                "nodeName is immutable and cannot be changed after creation");
+            std::string("Error from server (Forbidden): ") + kDenied + kImmutable);
 }
 
 TEST_F(WebhookTest, MaintenanceForANodeThatDoesNotExistIsDenied) {
@@ -282,9 +291,8 @@ TEST_F(WebhookTest, MaintenanceForANodeThatDoesNotExistIsDenied) {
                    manifest(unique_name("maintenance-missing"), "node-that-does-not-exist"));
   EXPECT_EQ(apply.exit_code, 1);
   EXPECT_EQ(error_line(apply.err),
-            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
-            "\"nodemaintenance-validation.medik8s.io\" denied the request: node "
-            "\"node-that-does-not-exist\" not found in cluster");
+            std::string("Error from server (Forbidden): error when creating \"STDIN\": ") +
+                kDenied + missing_node("node-that-does-not-exist"));
   EXPECT_THAT(remaining(), ::testing::IsEmpty());
 }
 
@@ -305,9 +313,8 @@ class OlmCertificateWebhookTest : public WebhookTest {
 TEST_F(OlmCertificateWebhookTest, ServesWithTheCertificateOlmMounts) {
   const ProcessResult missing = create(unique_name("maintenance-nowhere"), "node-nowhere");
   EXPECT_EQ(error_line(missing.err),
-            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
-            "\"nodemaintenance-validation.medik8s.io\" denied the request: node \"node-nowhere\" "
-            "not found in cluster");
+            std::string("Error from server (Forbidden): error when creating \"STDIN\": ") +
+                kDenied + missing_node("node-nowhere"));
 }
 
 // An OLM certificate path that exists but cannot be read stops the start, naming the file.
@@ -358,9 +365,8 @@ TEST_F(WebhookTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
   const ProcessResult second = create(unique_name("maintenance-a-again"), node_a_);
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_EQ(error_line(second.err),
-            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
-            "\"nodemaintenance-validation.medik8s.io\" denied the request: node \"" +
-                node_a_ + "\" is already under maintenance by NodeMaintenance \"" + first + "\"");
+            std::string("Error from server (Forbidden): error when creating \"STDIN\": ") +
+                kDenied + already_held(node_a_, first));
   // Another node is not affected.
   EXPECT_TRUE(create(unique_name("maintenance-b"), node_b_).ok());
 }
@@ -411,9 +417,8 @@ TEST_F(WebhookTest, CrdWithoutSelectableFieldsSwitchesTheLookupToItsCache) {
   }));
   const ProcessResult second = create(unique_name("maintenance-a-again"), node_a_);
   EXPECT_EQ(error_line(second.err),
-            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook "
-            "\"nodemaintenance-validation.medik8s.io\" denied the request: node \"" +
-                node_a_ + "\" is already under maintenance by NodeMaintenance \"" + first + "\"");
+            std::string("Error from server (Forbidden): error when creating \"STDIN\": ") +
+                kDenied + already_held(node_a_, first));
   EXPECT_TRUE(operator_->wait_for_log(
       "the webhook finds a node's NodeMaintenances in a watched cache instead", 10s))
       << operator_->log_tail(20);
@@ -430,11 +435,9 @@ TEST_F(WebhookTest, MaintenanceBeingDeletedStillBlocksItsNode) {
     return nm && !string_at(*nm, "/metadata/deletionTimestamp").empty();
   }));
   const ProcessResult second = create(unique_name("maintenance-a-next"), node_a_);
-  EXPECT_EQ(error_line(second.err), std::string("Error from server (Forbidden): error when "
-                                                "creating \"STDIN\": ") +
-                                        kDenied + "node \"" + node_a_ +
-                                        "\" is already under maintenance by NodeMaintenance \"" +
-                                        first + "\"");
+  EXPECT_EQ(error_line(second.err),
+            std::string("Error from server (Forbidden): error when creating \"STDIN\": ") +
+                kDenied + already_held(node_a_, first));
 }
 
 TEST_F(WebhookTest, ChangingTheReasonIsAllowed) {
@@ -506,12 +509,9 @@ TEST_F(WebhookTest, TwentySimultaneousCreatesForOneNodeAdmitExactlyOne) {
     }
   }
   ASSERT_EQ(admitted.size(), 1U) << "admitted: " << ::testing::PrintToString(admitted);
-  const std::string expected = std::string(
-                                   "Error from server (Forbidden): error when creating "
-                                   "\"STDIN\": ") +
-                               kDenied + "node \"" + node_b_ +
-                               "\" is already under maintenance by NodeMaintenance \"" +
-                               admitted.front() + "\"";
+  const std::string expected =
+      std::string("Error from server (Forbidden): error when creating \"STDIN\": ") + kDenied +
+      already_held(node_b_, admitted.front());
   for (const std::string& denial : denials) EXPECT_EQ(denial, expected);
   EXPECT_EQ(remaining(), admitted);
 }

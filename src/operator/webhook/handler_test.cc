@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "http/testing/run.h"
+#include "operator/webhook/validator.h"
 
 namespace nmo::op::webhook {
 namespace {
@@ -68,7 +69,7 @@ TEST_F(AdmissionHandlerTest, DenialIsAnAnswerNotAnHttpError) {
   EXPECT_EQ(answer.at_pointer("/response/status/code"), 403);
   EXPECT_EQ(answer.at_pointer("/response/status/reason"), "Forbidden");
   EXPECT_EQ(answer.at_pointer("/response/status/message"),
-            "node \"node-that-does-not-exist\" not found in cluster");
+            boost::json::value(node_not_found_message("node-that-does-not-exist")));
 }
 
 TEST_F(AdmissionHandlerTest, MalformedJsonGets400) {

@@ -21,12 +21,16 @@ bool is_dns_subdomain(std::string_view name) {
 }  // namespace
 
 std::string node_not_found_message(std::string_view node) {
-  return "node \"" + std::string(node) + "\" not found in cluster";
+  const std::string name(node);
+  return "node \"" + name + "\" not found in cluster; invalid nodeName, no node with name " + name +
+         " found";
 }
 
 std::string already_under_maintenance_message(std::string_view node, std::string_view other) {
-  return "node \"" + std::string(node) + "\" is already under maintenance by NodeMaintenance \"" +
-         std::string(other) + "\"";
+  const std::string name(node);
+  return "node \"" + name + "\" is already under maintenance by NodeMaintenance \"" +
+         std::string(other) + "\"; invalid nodeName, a NodeMaintenance for node " + name +
+         " already exists";
 }
 
 std::string etcd_quorum_violation_message(std::string_view node) {

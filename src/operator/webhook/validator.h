@@ -1,10 +1,15 @@
 // Validator: the NodeMaintenance admission rules of docs/design.md §4.
 //
-//   CREATE  no such node                      node "<node>" not found in cluster
+//   CREATE  no such node                      node "<node>" not found in cluster; invalid
+//                                               nodeName, no node with name <node> found
 //   CREATE  another NodeMaintenance names     node "<node>" is already under maintenance by
-//           the node (even one being deleted)   NodeMaintenance "<other>"
+//           the node (even one being deleted)   NodeMaintenance "<other>"; invalid nodeName, a
+//                                               NodeMaintenance for node <node> already exists
 //   UPDATE  spec.nodeName changed (also while nodeName is immutable and cannot be changed after
-//           the object is being deleted)        creation
+//           the object is being deleted)        creation; updating spec.NodeName isn't allowed
+//
+// Each message starts with the story's words and ends, after "; ", with upstream NMO's exact
+// words for the same refusal, so that scripts written for either keep matching.
 //
 // Everything else is allowed. Denials are 403 Forbidden; when the cluster cannot be asked the
 // answer is a 500 refusal that says so (the API server rejects the request either way, as
@@ -47,7 +52,8 @@ namespace nmo::op::webhook {
 
 // The denial messages (exact; kubectl prints them after "denied the request: ").
 inline constexpr std::string_view kNodeNameImmutableMessage =
-    "nodeName is immutable and cannot be changed after creation";
+    "nodeName is immutable and cannot be changed after creation; updating spec.NodeName isn't "
+    "allowed";
 [[nodiscard]] std::string node_not_found_message(std::string_view node);
 [[nodiscard]] std::string already_under_maintenance_message(std::string_view node,
                                                             std::string_view other);

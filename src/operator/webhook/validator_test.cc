@@ -86,14 +86,19 @@ class ValidatorTest : public ::testing::Test {
   Validator validator_{lookup_, {.reservation_ttl = seconds(10), .clock = &clock_}};
 };
 
-TEST_F(ValidatorTest, MessagesAreTheSpecsWords) {
+// The story's words first, then upstream NMO's exact words for the same refusal.
+TEST_F(ValidatorTest, MessagesAreTheStorysWordsThenUpstreams) {
   EXPECT_EQ(kNodeNameImmutableMessage,
-            "nodeName is immutable and cannot be changed after creation");
+            "nodeName is immutable and cannot be changed after creation; updating spec.NodeName "
+            "isn't allowed");
   EXPECT_EQ(node_not_found_message("node-that-does-not-exist"),
-            "node \"node-that-does-not-exist\" not found in cluster");
-  EXPECT_EQ(already_under_maintenance_message("node-worker-01", "maintenance-worker-01"),
-            "node \"node-worker-01\" is already under maintenance by NodeMaintenance "
-            "\"maintenance-worker-01\"");
+            "node \"node-that-does-not-exist\" not found in cluster; invalid nodeName, no node "
+            "with name node-that-does-not-exist found");
+  EXPECT_EQ(
+      already_under_maintenance_message("node-worker-01", "maintenance-worker-01"),
+      "node \"node-worker-01\" is already under maintenance by NodeMaintenance "
+      "\"maintenance-worker-01\"; invalid nodeName, a NodeMaintenance for node node-worker-01 "
+      "already exists");
 }
 
 TEST_F(ValidatorTest, CreateForAnExistingNodeIsAllowed) {
@@ -102,15 +107,15 @@ TEST_F(ValidatorTest, CreateForAnExistingNodeIsAllowed) {
 
 TEST_F(ValidatorTest, CreateForAMissingNodeIsDenied) {
   EXPECT_EQ(validate(create("m", "node-that-does-not-exist")),
-            AdmissionVerdict::deny("node \"node-that-does-not-exist\" not found in cluster"));
+            AdmissionVerdict::deny(node_not_found_message("node-that-does-not-exist")));
   EXPECT_EQ(validator_.reservation_count(), 0U);
 }
 
 TEST_F(ValidatorTest, NodeNameThatCannotNameANodeIsNotLookedUp) {
   EXPECT_EQ(validate(create("m", "nodes/x?watch=true")),
-            AdmissionVerdict::deny("node \"nodes/x?watch=true\" not found in cluster"));
+            AdmissionVerdict::deny(node_not_found_message("nodes/x?watch=true")));
   EXPECT_EQ(validate(create("m", "Node-Worker-01")),
-            AdmissionVerdict::deny("node \"Node-Worker-01\" not found in cluster"));
+            AdmissionVerdict::deny(node_not_found_message("Node-Worker-01")));
   EXPECT_EQ(lookup_.node_lookups, 0);
 }
 
@@ -122,8 +127,8 @@ TEST_F(ValidatorTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
   lookup_.maintenances["node-worker-01"] = {
       {.name = "maintenance-worker-01", .created = at(0), .deleting = false}};
   EXPECT_EQ(validate(create("maintenance-worker-01-again", "node-worker-01")),
-            AdmissionVerdict::deny("node \"node-worker-01\" is already under maintenance by "
-                                   "NodeMaintenance \"maintenance-worker-01\""));
+            AdmissionVerdict::deny(
+                already_under_maintenance_message("node-worker-01", "maintenance-worker-01")));
 }
 
 TEST_F(ValidatorTest, MaintenanceBeingDeletedStillBlocksTheNode) {
@@ -149,7 +154,7 @@ TEST_F(ValidatorTest, OtherNodesAreNotAffected) {
 
 TEST_F(ValidatorTest, ChangingNodeNameIsDenied) {
   EXPECT_EQ(validate(update("node-worker-01", "node-worker-05")),
-            AdmissionVerdict::deny("nodeName is immutable and cannot be changed after creation"));
+            AdmissionVerdict::deny(std::string(kNodeNameImmutableMessage)));
 }
 
 TEST_F(ValidatorTest, ChangingNodeNameIsDeniedWhileTheObjectIsBeingDeleted) {
