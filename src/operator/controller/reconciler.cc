@@ -2,6 +2,7 @@
 // let the state machine (state_machine.h) decide, execute its actions in order, and decide again
 // when it asks to.
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <string>
 #include <utility>
@@ -139,7 +140,8 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name);
   // Whether the status of the last kWriteStatus is on record (written, or found so).
   bool on_record = false;
-  for (Action& action : actions) {
+  for (auto at = actions.begin(); at != actions.end(); ++at) {
+    Action& action = *at;
     switch (action.kind) {
       case ActionKind::kAddFinalizer: {
         auto added =
@@ -156,7 +158,15 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
         break;
       case ActionKind::kWriteStatus: {
         auto written = co_await write_status(nm, std::move(action.status));
-        if (!written) co_return Stop(written.error());
+        if (!written) {
+          // The status is believed and goes out with the next write: so do its Events.
+          for (auto next_action = std::next(at);
+               next_action != actions.end() && next_action->kind == ActionKind::kAnnounce;
+               ++next_action) {
+            announce(nm, std::move(next_action->event));
+          }
+          co_return Stop(written.error());
+        }
         on_record = !written->has_value();
         if (written->has_value() && action.wake_for_delayed_write) sooner(next, **written);
         break;

@@ -5,10 +5,11 @@
 // the inputs, calls decide() and executes the actions, like drain/eviction_policy.h decides one
 // eviction answer.
 //
-// The reconcile runs the actions in order and stops at the first that fails (a failed write): an
-// Event announcing a status (kAnnounce) therefore comes after the kWriteStatus that records it,
-// and is sent once that status is on record, so a successor leader that finds it there never
-// sends it again (docs/design.md §2.7).
+// The reconcile runs the actions in order and stops at the first that fails (a failed write). An
+// Event announcing a status (kAnnounce) comes after the kWriteStatus that records it and is sent
+// once that status is on record: at once when it is written, else with the later write that
+// carries it (a coalesced write, or the retry of a failed one, whose status stays believed). So
+// a successor leader that finds the status there never sends it again (docs/design.md §2.7).
 //
 // Some decisions depend on what an earlier action did (did the node patch change the node, was
 // the node lease renewed, what did the restore find) or on facts that cost I/O to gather (the
