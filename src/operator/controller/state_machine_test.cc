@@ -504,6 +504,27 @@ TEST_F(StateMachineTest, ANewcomerAfterSuccessIsEvictedAndSaidSo) {
                           "Event(BeginEviction)", "StartEviction(late)", "WriteStatus(Succeeded)"));
 }
 
+TEST_F(StateMachineTest, AfterARestartASucceededMaintenanceIsNeitherAnnouncedNorDrainedAgain) {
+  running({pod("web-1", "p1")});
+  in_.status.phase = Phase::kSucceeded;
+  in_.status.eviction_pods = 1;
+  in_.status.pending_pods.clear();
+  in_.status.pending_pods_refs.clear();
+  in_.status.drain_progress = 100;
+  set_condition(in_.status.conditions,
+                Condition{.type = std::string(kConditionDrained),
+                          .status = ConditionStatus::kTrue,
+                          .reason = "Drained"},
+                wall_);
+  in_.on_record = in_.status;
+  in_.pods->leaving.clear();
+  const Decision d = run();  // a fresh operator: no drain memory
+  EXPECT_EQ(d.status, in_.status);
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "WriteStatus(Succeeded)"));
+  ASSERT_TRUE(d.drain.ledger.has_value());
+  EXPECT_EQ(d.drain.ledger->eviction_pods(), 1);
+}
+
 // ---- -> Failed, for each kind (docs/design.md §2.4, §2.7, §3.1) ----
 
 TEST_F(StateMachineTest, ADrainTimeoutFailsLikeAnyFailureButKeepsTheNode) {
@@ -706,6 +727,18 @@ TEST_F(StateMachineTest, DeletionWithoutTheNodeReleasesOnlyWhatItHolds) {
   in_.status.phase = Phase::kFailed;
   in_.status.conditions.push_back(failure_condition(FailureKind::kNodeMissing, "gone"));
   in_.node.reset();
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
+                          "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
+}
+
+TEST_F(StateMachineTest, DeletionOfADuplicateLeavesTheWinnersLeaseAlone) {
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.status.phase = Phase::kFailed;
+  in_.status.conditions.push_back(
+      failure_condition(FailureKind::kDuplicate, duplicate_message(kNode, "nm-old")));
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  in_.done.restored = RestoreOutcome{};
   EXPECT_THAT(actions(run_deletion()),
               ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
                           "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
