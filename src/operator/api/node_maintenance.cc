@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstddef>
-#include <limits>
 #include <utility>
 
 #include <boost/json/array.hpp>
@@ -26,7 +25,6 @@ constexpr std::array<std::string_view, 4> kPhaseNames = {"Pending", "Running", "
 constexpr std::array<std::string_view, 7> kPendingPodReasonNames = {
     "Evicting",         "WaitingForTermination", "BlockedByPDB", "MultiplePDBs",
     "EvictionDeferred", "NamespaceTerminating",  "Error"};
-constexpr std::array<std::string_view, 3> kConditionStatusNames = {"True", "False", "Unknown"};
 
 // Longest piece of user input quoted in an error message (a sane drainTimeout is a few bytes).
 constexpr std::size_t kQuoteLimit = 64;
@@ -59,61 +57,6 @@ Result<Enum> parse_enum(std::string_view text, const std::array<std::string_view
   }
   return Error(ErrorCode::kInvalid, "unknown " + std::string(what) + " " + quoted(text) +
                                         " (expected " + one_of(names) + ")");
-}
-
-// ---- Go durations ----------------------------------------------------------------------------
-
-constexpr std::uint64_t kNanosPerMicro = 1000;
-constexpr std::uint64_t kNanosPerMilli = 1000 * kNanosPerMicro;
-constexpr std::uint64_t kNanosPerSecond = 1000 * kNanosPerMilli;
-constexpr std::uint64_t kNanosPerMinute = 60 * kNanosPerSecond;
-constexpr std::uint64_t kNanosPerHour = 60 * kNanosPerMinute;
-// 1 << 63: Go's bound for the magnitude of a duration while parsing.
-constexpr std::uint64_t kMagnitudeLimit = std::uint64_t{1} << 63U;
-
-constexpr std::string_view kUnitList = "h, m, s, ms, us or ns";
-
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-
-// Nanoseconds per `unit`, or 0 for an unknown unit. Go accepts both micro signs.
-std::uint64_t unit_nanos(std::string_view unit) noexcept {
-  if (unit == "ns") return 1;
-  if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") return kNanosPerMicro;
-  if (unit == "ms") return kNanosPerMilli;
-  if (unit == "s") return kNanosPerSecond;
-  if (unit == "m") return kNanosPerMinute;
-  if (unit == "h") return kNanosPerHour;
-  return 0;
-}
-
-// Go's fmtFrac: writes the fraction of v/10^precision (".5", ".123") in front of `end`, leaving
-// out trailing zeros and the point itself when the fraction is 0. Returns v/10^precision.
-std::uint64_t format_fraction(std::string& reversed, std::uint64_t v, int precision) {
-  bool print = false;
-  for (int i = 0; i < precision; ++i) {
-    const auto digit = static_cast<char>(v % 10);
-    print = print || digit != 0;
-    if (print) {
-      reversed += static_cast<char>('0' + digit);
-    }
-    v /= 10;
-  }
-  if (print) {
-    reversed += '.';
-  }
-  return v;
-}
-
-// Go's fmtInt: the decimal digits of v, appended in reverse.
-void format_integer(std::string& reversed, std::uint64_t v) {
-  if (v == 0) {
-    reversed += '0';
-    return;
-  }
-  while (v > 0) {
-    reversed += static_cast<char>('0' + static_cast<char>(v % 10));
-    v /= 10;
-  }
 }
 
 // ---- decoding --------------------------------------------------------------------------------
@@ -343,161 +286,6 @@ Result<PendingPodReason> parse_pending_pod_reason(std::string_view text) {
   return parse_enum<PendingPodReason>(text, kPendingPodReasonNames, "pending pod reason");
 }
 
-std::string_view to_string(ConditionStatus status) noexcept {
-  return kConditionStatusNames[static_cast<std::size_t>(status)];
-}
-
-Result<ConditionStatus> parse_condition_status(std::string_view text) {
-  return parse_enum<ConditionStatus>(text, kConditionStatusNames, "condition status");
-}
-
-Result<Duration> parse_duration(std::string_view text) {
-  const auto fail = [text](const std::string& why) {
-    return Error(ErrorCode::kInvalid, "invalid duration " + quoted(text) + ": " + why);
-  };
-  if (text.empty()) {
-    return fail(R"(empty (write a number and a unit, e.g. "90m" or "2h"))");
-  }
-  if (text.front() == '-') {
-    return fail("must not be negative");
-  }
-  if (text.front() == '+') {
-    return fail("must not have a sign");
-  }
-  const auto out_of_range = [&] {
-    return fail("out of range (the longest duration is " + format_duration(Duration::max()) + ")");
-  };
-  std::uint64_t total = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    // The whole part: Go's leadingInt.
-    const std::size_t number_start = pos;
-    std::uint64_t whole = 0;
-    for (; pos < text.size() && is_digit(text[pos]); ++pos) {
-      if (whole > kMagnitudeLimit / 10) {
-        return out_of_range();
-      }
-      whole = whole * 10 + static_cast<std::uint64_t>(text[pos] - '0');
-      if (whole > kMagnitudeLimit) {
-        return out_of_range();
-      }
-    }
-    if (pos == number_start) {
-      return fail("expected a number at offset " + std::to_string(pos));
-    }
-    // The fraction: Go's leadingFraction, which stops accumulating digits (but still consumes
-    // them) once more would overflow.
-    std::uint64_t fraction = 0;
-    double scale = 1;
-    if (pos < text.size() && text[pos] == '.') {
-      ++pos;
-      const std::size_t fraction_start = pos;
-      bool overflow = false;
-      for (; pos < text.size() && is_digit(text[pos]); ++pos) {
-        if (overflow) {
-          continue;
-        }
-        if (fraction > (kMagnitudeLimit - 1) / 10) {
-          overflow = true;
-          continue;
-        }
-        const std::uint64_t next = fraction * 10 + static_cast<std::uint64_t>(text[pos] - '0');
-        if (next > kMagnitudeLimit) {
-          overflow = true;
-          continue;
-        }
-        fraction = next;
-        scale *= 10;
-      }
-      if (pos == fraction_start) {
-        return fail("expected a digit after '.' at offset " + std::to_string(pos - 1));
-      }
-    }
-    const std::string_view number = text.substr(number_start, pos - number_start);
-    // The unit: everything up to the next digit or point.
-    const std::size_t unit_start = pos;
-    while (pos < text.size() && !is_digit(text[pos]) && text[pos] != '.') {
-      ++pos;
-    }
-    const std::string_view unit = text.substr(unit_start, pos - unit_start);
-    if (unit.empty()) {
-      return fail("missing unit after " + quoted(number) + " (use " + std::string(kUnitList) + ")");
-    }
-    const std::uint64_t nanos = unit_nanos(unit);
-    if (nanos == 0) {
-      return fail("unknown unit " + quoted(unit) + " (use " + std::string(kUnitList) + ")");
-    }
-    if (whole > kMagnitudeLimit / nanos) {
-      return out_of_range();
-    }
-    std::uint64_t value = whole * nanos;
-    if (fraction > 0) {
-      // Exactly Go's arithmetic, so "1.1h" means the same number of nanoseconds as in Go.
-      value += static_cast<std::uint64_t>(static_cast<double>(fraction) *
-                                          (static_cast<double>(nanos) / scale));
-      if (value > kMagnitudeLimit) {
-        return out_of_range();
-      }
-    }
-    total += value;
-    if (total > kMagnitudeLimit) {
-      return out_of_range();
-    }
-  }
-  if (total > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    return out_of_range();
-  }
-  return Duration(static_cast<std::int64_t>(total));
-}
-
-std::string format_duration(Duration duration) {
-  // A port of Go's time.Duration.String(): built back to front, then reversed.
-  const std::int64_t count = duration.count();
-  const bool negative = count < 0;
-  // Two's complement negation in unsigned arithmetic handles the minimum value too.
-  auto u = static_cast<std::uint64_t>(count);
-  if (negative) {
-    u = ~u + 1;
-  }
-  std::string reversed;
-  if (u < kNanosPerSecond) {
-    // Below one second a smaller unit is used: "1.5µs", "300ms".
-    if (u == 0) {
-      return "0s";
-    }
-    int precision = 0;
-    if (u < kNanosPerMicro) {
-      reversed = "sn";
-    } else if (u < kNanosPerMilli) {
-      precision = 3;
-      reversed = "s\xb5\xc2";  // "µs" (U+00B5), reversed byte by byte
-    } else {
-      precision = 6;
-      reversed = "sm";
-    }
-    u = format_fraction(reversed, u, precision);
-    format_integer(reversed, u);
-  } else {
-    reversed = "s";
-    u = format_fraction(reversed, u, 9);
-    format_integer(reversed, u % 60);
-    u /= 60;
-    if (u > 0) {
-      reversed += 'm';
-      format_integer(reversed, u % 60);
-      u /= 60;
-      if (u > 0) {
-        reversed += 'h';
-        format_integer(reversed, u);
-      }
-    }
-  }
-  if (negative) {
-    reversed += '-';
-  }
-  return {reversed.rbegin(), reversed.rend()};
-}
-
 std::string NodeMaintenanceSpec::validation_error() const {
   if (node_name.empty()) {
     return "spec.nodeName: must not be empty";
@@ -576,47 +364,6 @@ boost::json::object status_merge_patch(const NodeMaintenanceStatus& status) {
     }
   }
   return boost::json::object{{"status", std::move(fields)}};
-}
-
-const Condition* find_condition(const std::vector<Condition>& conditions,
-                                std::string_view type) noexcept {
-  for (const Condition& condition : conditions) {
-    if (condition.type == type) {
-      return &condition;
-    }
-  }
-  return nullptr;
-}
-
-bool set_condition(std::vector<Condition>& conditions, Condition condition, kube::Time now) {
-  const kube::Time stamp = std::chrono::floor<std::chrono::seconds>(now);
-  for (Condition& existing : conditions) {
-    if (existing.type != condition.type) {
-      continue;
-    }
-    bool changed = false;
-    if (existing.status != condition.status) {
-      existing.status = condition.status;
-      existing.last_transition_time = stamp;
-      changed = true;
-    }
-    if (existing.reason != condition.reason) {
-      existing.reason = std::move(condition.reason);
-      changed = true;
-    }
-    if (existing.message != condition.message) {
-      existing.message = std::move(condition.message);
-      changed = true;
-    }
-    if (existing.observed_generation != condition.observed_generation) {
-      existing.observed_generation = condition.observed_generation;
-      changed = true;
-    }
-    return changed;
-  }
-  condition.last_transition_time = stamp;
-  conditions.push_back(std::move(condition));
-  return true;
 }
 
 }  // namespace nmo::op

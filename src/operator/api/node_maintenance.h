@@ -1,6 +1,6 @@
 // NodeMaintenance (nodemaintenance.medik8s.io/v1beta1): the C++ projection of the operator's own
 // custom resource, its JSON codec, and the small value helpers around it (phases, pending-pod
-// reasons, Go-style durations, metav1.Condition bookkeeping).
+// reasons; Go durations and metav1.Conditions come from kube/api).
 //
 // The schema lives in deploy/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml; the two must
 // stay in step (docs/design.md §1). Decoding follows the kube/api conventions: an absent field and
@@ -29,11 +29,24 @@
 #include <boost/json/fwd.hpp>
 
 #include "base/result.h"
+#include "kube/api/condition.h"
+#include "kube/api/duration.h"
 #include "kube/api/meta.h"
 #include "kube/api/resource.h"
 #include "kube/api/time.h"
 
 namespace nmo::op {
+
+// metav1.Condition and Go durations live in kube/api; this API uses them by these names.
+using kube::Condition;
+using kube::ConditionStatus;
+using kube::Duration;
+using kube::find_condition;
+using kube::format_duration;
+using kube::parse_condition_status;
+using kube::parse_duration;
+using kube::set_condition;
+using kube::to_string;
 
 // The API identity (docs/design.md §1; upstream medik8s NMO's, unchanged).
 inline constexpr std::string_view kGroup = "nodemaintenance.medik8s.io";
@@ -86,37 +99,6 @@ enum class PendingPodReason {
 // The reason named `text` (exact). ErrorCode::kInvalid otherwise, listing the valid names.
 [[nodiscard]] Result<PendingPodReason> parse_pending_pod_reason(std::string_view text);
 
-// metav1.Condition's status.
-enum class ConditionStatus { kTrue, kFalse, kUnknown };
-
-// "True", "False", "Unknown".
-[[nodiscard]] std::string_view to_string(ConditionStatus status) noexcept;
-
-// The status named `text` (exact). ErrorCode::kInvalid otherwise.
-[[nodiscard]] Result<ConditionStatus> parse_condition_status(std::string_view text);
-
-// A Go time.Duration: signed nanoseconds in 64 bits.
-using Duration = std::chrono::nanoseconds;
-
-// Parses a duration as Go's time.ParseDuration does, restricted to what the CRD's pattern for
-// spec.drainTimeout accepts: one or more <decimal number><unit> pairs, e.g. "90m", "1h30m",
-// "2h", "45s", "1.5h", "300ms". Units: ns, us, µs (U+00B5 or U+03BC), ms, s, m, h. Fractions are
-// converted as Go converts them ("1.5h" is 90 minutes). Rejected with ErrorCode::kInvalid, the
-// message quoting the input:
-//   ""     invalid duration "": empty (write a number and a unit, e.g. "90m" or "2h")
-//   "-1m"  invalid duration "-1m": must not be negative
-//   "5"    invalid duration "5": missing unit after "5" (use h, m, s, ms, us or ns)
-//   "1d"   invalid duration "1d": unknown unit "d" (use h, m, s, ms, us or ns)
-// as are a "+" sign, ".5h" and "1.h" (a digit must stand on each side of the point), and
-// durations beyond Go's limit of 2562047h47m16.854775807s. "0s" is a valid duration; whether
-// zero makes sense is the caller's business.
-[[nodiscard]] Result<Duration> parse_duration(std::string_view text);
-
-// Formats `duration` exactly as Go's time.Duration.String(): "1h30m0s", "2h0m0s", "45s",
-// "1m30s", "1.5s", "300ms", "1.5µs" (U+00B5), "0s", "-2m0s". Messages quote drainTimeout this
-// way ("drain did not complete within 1h30m0s"), which is also what a Go client would print.
-[[nodiscard]] std::string format_duration(Duration duration);
-
 // The longest spec.drainTimeout accepted: 10 years, far beyond any real drain. Go's syntax allows
 // up to 2562047h (292 years), but the controller adds the timeout to a monotonic clock in
 // nanoseconds to schedule its next look, and a timeout that long would overflow that deadline.
@@ -149,18 +131,6 @@ struct NodeMaintenanceSpec {
   [[nodiscard]] std::string validation_error() const;
 
   friend bool operator==(const NodeMaintenanceSpec&, const NodeMaintenanceSpec&) = default;
-};
-
-// One entry of status.conditions: a metav1.Condition.
-struct Condition {
-  std::string type;  // CamelCase, e.g. kConditionReady
-  ConditionStatus status = ConditionStatus::kUnknown;
-  std::int64_t observed_generation = 0;  // 0 when unset; not written then
-  kube::Time last_transition_time{};
-  std::string reason;   // CamelCase, must not be empty (CRD schema)
-  std::string message;  // may be empty
-
-  friend bool operator==(const Condition&, const Condition&) = default;
 };
 
 // One entry of status.pendingPodsRefs. Objects written by medik8s NMO carry only namespace and
@@ -224,18 +194,6 @@ struct NodeMaintenance {
 // lastError or an emptied pendingPods would survive. Fields this projection does not know are
 // left untouched.
 [[nodiscard]] boost::json::object status_merge_patch(const NodeMaintenanceStatus& status);
-
-// The condition of `type`, or nullptr. Valid while `conditions` is alive and unmodified.
-[[nodiscard]] const Condition* find_condition(const std::vector<Condition>& conditions,
-                                              std::string_view type) noexcept;
-
-// Sets `condition` in `conditions`, with metav1 semantics (apimachinery's
-// meta.SetStatusCondition): a new type is appended with lastTransitionTime `now`; an existing
-// one gets the new status, reason, message and observedGeneration, and its lastTransitionTime
-// becomes `now` only when the status changes. condition.last_transition_time is ignored. `now`
-// is truncated to whole seconds, the precision metav1.Time keeps on the wire, so a status built
-// in memory compares equal to the one read back. Returns whether anything changed.
-bool set_condition(std::vector<Condition>& conditions, Condition condition, kube::Time now);
 
 }  // namespace nmo::op
 

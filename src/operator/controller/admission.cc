@@ -1,6 +1,6 @@
-// The gates of a Pending maintenance (docs/design.md §2.2): the per-node checks (node lease, etcd
-// quorum with its stability window), the cluster budget, oldest first, and the admission that
-// takes the slot and the node lease before Running.
+// The facts behind the gates of a Pending maintenance (docs/design.md §2.2): the per-node checks
+// (node lease, etcd quorum with its stability window) and the cluster budget, oldest first, as
+// the gates library judges them from the caches. The state machine decides on them.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,8 +13,6 @@
 
 namespace nmo::op::internal {
 namespace {
-
-using runtime::ReconcileAction;
 
 BudgetPhase budget_phase(const std::optional<Phase>& phase) {
   if (!phase) return BudgetPhase::kNew;
@@ -29,12 +27,6 @@ BudgetPhase budget_phase(const std::optional<Phase>& phase) {
       return BudgetPhase::kFailed;
   }
   return BudgetPhase::kNew;
-}
-
-// The Blocked condition's message during the stability window.
-std::string etcd_quorum_stabilizing_message(std::chrono::seconds stable_for) {
-  return "etcd quorum is safe; waiting until it has stayed so for " +
-         std::to_string(stable_for.count()) + "s";
 }
 
 }  // namespace
@@ -88,37 +80,16 @@ bool OperatorImpl::holds_its_node(const NodeMaintenance& nm) const {
   return phase == Phase::kRunning || phase == Phase::kSucceeded;
 }
 
-asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
-                                                             NodeMaintenanceStatus status) {
-  const log::Logger log = log_for(nm);
+GateFacts OperatorImpl::gate_facts(const NodeMaintenance& nm, const NodeMaintenanceStatus& status,
+                                   const kube::Node& own_node) {
   const kube::Time now = wall_now();
-  auto node_now = node(nm.spec.node_name);
-
-  // Gate 1: per-node checks, changing nothing.
+  GateFacts facts;
   std::optional<kube::Lease> lease;
   if (auto found = node_lease(nm.spec.node_name)) lease = *found;
-  const NodeLeaseState lease_state = classify_node_lease(lease, now);
-  const QuorumStabilityTracker::Verdict quorum = quorum_verdict(nm, *node_now);
-  if (!quorum.open) {
-    // While the stability window runs the condition says so, so that quorum turning unsafe
-    // again is a change of the status on record, and announced as such.
-    const std::string message =
-        quorum.recheck_at ? etcd_quorum_stabilizing_message(options_.etcd_quorum_stable_for)
-                          : etcd_quorum_blocked_message(nm.spec.node_name);
-    const bool changed = set_condition(
-        status.conditions, condition(kConditionBlocked, true, "EtcdQuorum", message), now);
-    if (!quorum.recheck_at && changed) {
-      announce(nm, events::blocked_by_etcd_quorum(message));
-      log.info("waiting: etcd quorum would be lost");
-    }
-    NMO_CO_TRY_ASSIGN(const auto written, co_await write_status(nm, status));
-    if (quorum.recheck_at) {
-      log.info("etcd quorum is safe; waiting for it to stay so",
-               {{"stable_for_seconds",
-                 static_cast<std::int64_t>(options_.etcd_quorum_stable_for.count())}});
-    }
-    co_return after_until(quorum.recheck_at ? quorum.recheck_at : written, clock_.now());
-  }
+  facts.lease = classify_node_lease(lease, now);
+  facts.quorum = quorum_verdict(nm, own_node);
+  if (!facts.quorum.open) return facts;
+  const NodeLeaseState lease_state = facts.lease;
 
   // Gate 2: the cluster budget, oldest eligible first.
   std::vector<BudgetCandidate> candidates;
@@ -161,65 +132,15 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::admit(NodeMaintenance nm,
   }
   const BudgetDecision decision =
       decide_admissions(candidates, foreign, options_.max_parallel_maintenances);
-  const bool admitted =
+  facts.admitted =
       std::find(decision.admit.begin(), decision.admit.end(), nm.meta.name) != decision.admit.end();
-  if (!admitted) {
-    events::Event blocked = events::blocked_by_node_health_check();
-    const bool changed =
-        set_condition(status.conditions,
-                      condition(kConditionBlocked, true, "WaitingForLease", blocked.message), now);
-    if (changed) {
-      announce(nm, std::move(blocked));
-      std::string users;
-      for (const SlotUse& use : decision.in_use) {
-        users += (users.empty() ? "" : ", ") + use.holder + " (node " + use.node + ")";
-      }
-      log.info("waiting for a maintenance slot or the node lease",
-               {{"slots_used", decision.slots_used},
-                {"max_parallel_maintenances", options_.max_parallel_maintenances},
-                {"in_use", users},
-                {"node_lease", to_string(lease_state)}});
-    }
-    NMO_CO_TRY_ASSIGN(const auto written, co_await write_status(nm, status));
-    co_return after_until(written, clock_.now());
+  facts.holds_slot = slot(nm.meta.name) != nullptr;
+  facts.slots_used = decision.slots_used;
+  for (const SlotUse& use : decision.in_use) {
+    facts.slots_in_use +=
+        (facts.slots_in_use.empty() ? "" : ", ") + use.holder + " (node " + use.node + ")";
   }
-
-  // Gate 3: take the slot, then the node lease; only then Running. Until the Running status is
-  // in memory (or this reconcile ends), other admissions see this node as held.
-  struct Admitting {
-    std::set<std::string>& names;
-    std::string name;
-    ~Admitting() { names.erase(name); }
-  } admitting{admitting_, nm.meta.name};
-  admitting_.insert(nm.meta.name);
-  // Held already when an earlier run took it and stopped before recording Running.
-  const bool resumed = slot(nm.meta.name) != nullptr;
-  NMO_CO_TRY(co_await take_slot(nm));
-  auto leased = co_await take_node_lease(nm.spec.node_name);
-  if (!leased || !*leased) {
-    auto released = co_await release_slot(nm.meta.name);
-    if (!released)
-      log.warn("could not give the slot back", {{"error", released.error().describe()}});
-    if (!leased) co_return leased.error();
-    co_return ReconcileAction::after(kConflictRetry);
-  }
-  // Announced by whoever took it: an earlier run that stopped before recording Running left
-  // both the slot and the lease to this one.
-  if (!resumed || lease_state != NodeLeaseState::kOurs) {
-    event(nm, events::lease_acquired(node_lease_ref(nm.spec.node_name), nm.spec.node_name));
-  }
-  NMO_CO_TRY(co_await watch_pods(nm.spec.node_name));
-  status.phase = Phase::kRunning;
-  status.totalpods = static_cast<std::int64_t>(pods_on(nm.spec.node_name).size());
-  status.last_error.clear();
-  set_condition(status.conditions, condition(kConditionBlocked, false, "Admitted", ""), now);
-  log.info("admitted: slot and node lease taken",
-           {{"slots_used", decision.slots_used + (resumed ? 0 : 1)}, {"resumed", resumed}});
-  quorum_.forget(nm.meta.name);
-  // Running is written by maintain() together with the first counters, so nobody sees
-  // "Running, 0 of 0"; until then it lives in memory.
-  state(nm).status = status;
-  co_return co_await maintain(std::move(nm), std::move(status));
+  return facts;
 }
 
 }  // namespace nmo::op::internal

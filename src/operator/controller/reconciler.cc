@@ -1,15 +1,15 @@
-// The reconcile of one NodeMaintenance (docs/design.md §2): first sight -> Pending -> gates ->
-// Running -> drain -> Succeeded, the promises kept while the CR exists, and the cleanup on
-// deletion.
+// The reconcile of one NodeMaintenance (docs/design.md §2): gather the inputs from the caches,
+// let the state machine (state_machine.h) decide, execute its actions in order, and decide again
+// when it asks to.
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <string>
 #include <utility>
 
+#include "base/check.h"
 #include "kube/api/resource.h"
-#include "operator/controller/failure.h"
 #include "operator/controller/internal/operator_impl.h"
-#include "operator/gates/budget.h"
-#include "operator/gates/node_lease.h"
 #include "runtime/finalizer.h"
 
 namespace nmo::op::internal {
@@ -17,17 +17,71 @@ namespace {
 
 using runtime::ReconcileAction;
 
-// How often a node lease found held by another holder is checked (and counted) again.
-constexpr std::chrono::seconds kLeaseConflictRecheck{5};
+// A decision asks to decide again at most once per step that needs an outcome or a fact (the
+// gates, the admission, the pods, the node patch, the node lease, the restore); more is a loop.
+constexpr int kMaxDecisions = 8;
 
-bool older_than(const NodeMaintenance& a, const NodeMaintenance& b) {
-  const kube::Time ta = a.meta.creation_timestamp.value_or(kube::Time{});
-  const kube::Time tb = b.meta.creation_timestamp.value_or(kube::Time{});
-  if (ta != tb) return ta < tb;
-  return a.meta.name < b.meta.name;
+// A failed `test` of the resourceVersion, or a write that raced another: look again shortly.
+bool conflicted(const Error& error) {
+  return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
 }
 
+ReconcileAction after_until(std::optional<Clock::time_point> when, Clock::time_point now) {
+  if (!when) return ReconcileAction::done();
+  return ReconcileAction::after(
+      std::max<Clock::duration>(*when - now, std::chrono::milliseconds(1)));
+}
+
+void sooner(std::optional<Clock::time_point>& next, Clock::time_point when) {
+  if (!next || when < *next) next = when;
+}
+
+// Releases the maintenance's admission mark when the reconcile ends.
+struct Admitting {
+  Admitting(std::set<std::string>& admitting, std::string cr)
+      : names(admitting), name(std::move(cr)) {}
+  Admitting(const Admitting&) = delete;
+  Admitting& operator=(const Admitting&) = delete;
+  ~Admitting() { names.erase(name); }
+
+  std::set<std::string>& names;
+  std::string name;
+};
+
 }  // namespace
+
+Inputs OperatorImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status,
+                            Outcomes done) {
+  Maintenance& m = state(nm);
+  Inputs in;
+  in.nm = nm;
+  in.status = std::move(status);
+  in.on_record = m.written ? *m.written : nm.status;
+  in.has_finalizer = runtime::has_finalizer(nm.meta, kFinalizer);
+  in.finalizer_in_flight = m.finalizer_added_to == nm.meta.resource_version;
+  const auto finalized = finalized_.find(nm.meta.name);
+  in.finalized = finalized != finalized_.end() && finalized->second == nm.meta.uid;
+  for (const auto& other : maintenances_->by_index(kNodeIndex, nm.spec.node_name)) {
+    if (other->meta.uid == nm.meta.uid) continue;
+    in.siblings.push_back(Sibling{.name = other->meta.name,
+                                  .uid = other->meta.uid,
+                                  .created = other->meta.creation_timestamp.value_or(kube::Time{}),
+                                  .status = believed_status(*other)});
+  }
+  in.node_synced = node_synced(nm.spec.node_name);
+  if (auto found = node(nm.spec.node_name)) in.node = *found;
+  if (auto found = node_lease(nm.spec.node_name)) in.node_lease = *found;
+  in.holds_slot = slot(nm.meta.name) != nullptr;
+  in.done = done;
+  in.drain = std::move(m.drain);
+  in.node_lease_renew_interval = options_.node_lease_renew_interval;
+  in.etcd_quorum_stable_for = options_.etcd_quorum_stable_for;
+  in.max_parallel_maintenances = options_.max_parallel_maintenances;
+  in.evictions_in_flight = options_.evictions_in_flight;
+  in.node_lease_ref = node_lease_ref(nm.spec.node_name);
+  in.now = Now{.tick = clock_.now(), .wall = wall_now()};
+  return in;
+}
 
 asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key) {
   if (key == kHousekeepingKey) co_return co_await housekeeping();
@@ -37,322 +91,240 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     finalized_.erase(key);
     co_return ReconcileAction::done();
   }
-  NodeMaintenance nm = *cached;
-  if (nm.meta.deletion_timestamp) co_return co_await finalize(std::move(nm));
-
-  if (!runtime::has_finalizer(nm.meta, kFinalizer)) {
-    // Added already, and the watch brings the updated object back with the next reconcile.
-    if (state(nm).finalizer_added_to == nm.meta.resource_version) co_return ReconcileAction::done();
-    const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name);
-    auto added = co_await runtime::add_finalizer(client_, path, nm.meta, std::string(kFinalizer));
-    if (!added) {
-      // A failed `test` of the resourceVersion: our cache was behind; look again shortly.
-      if (added.error().code == ErrorCode::kInvalid || added.error().code == ErrorCode::kConflict) {
-        co_return ReconcileAction::after(kConflictRetry);
-      }
-      co_return added.error();
-    }
-    state(nm).finalizer_added_to = nm.meta.resource_version;
-    co_return ReconcileAction::done();
-  }
-
-  NodeMaintenanceStatus status = current_status(nm);
-  const log::Logger log = log_for(nm);
-
-  if (!status.phase) {
-    status.phase = Phase::kPending;
-    announce(nm, events::begin_maintenance(nm.spec.node_name, nm.spec.reason));
-    log.info("maintenance requested", {{"reason", nm.spec.reason}});
-    // Recorded at once, so a reconcile that returns early below never announces it again.
-    NMO_CO_TRY(co_await write_status(nm, status));
-  }
-
-  if (std::string invalid = nm.spec.validation_error(); !invalid.empty()) {
-    if (status.phase == Phase::kPending) {
-      co_return co_await fail(std::move(nm), std::move(status), FailureKind::kInvalid, invalid,
-                              false);
-    }
-  }
-
-  // The controller is the final arbiter between two CRs for one node (docs/design.md §4): the older
-  // wins, unless a younger one was already admitted (the cache showed it first): a maintenance that
-  // touched the node keeps it. Duplicates never count as winners.
-  if (status.phase == Phase::kPending || failure_of(status) == FailureKind::kDuplicate) {
-    std::optional<NodeMaintenance> older;
-    bool admitted_sibling = false;
-    for (const auto& other : maintenances_->by_index(kNodeIndex, nm.spec.node_name)) {
-      if (other->meta.uid == nm.meta.uid) continue;
-      const NodeMaintenanceStatus& seen = believed_status(*other);
-      if (failure_of(seen) == FailureKind::kDuplicate) continue;
-      const bool admitted = seen.phase == Phase::kRunning || seen.phase == Phase::kSucceeded;
-      if (admitted && !admitted_sibling) {
-        admitted_sibling = true;
-        older = *other;
-      } else if (!admitted_sibling && older_than(*other, nm) &&
-                 (!older || older_than(*other, *older))) {
-        older = *other;
-      }
-    }
-    if (older) {
-      // The cache may have shown the winner only after another sibling: the message always
-      // names the current winner (fail() is a no-op when it already does).
-      std::string message = duplicate_message(nm.spec.node_name, older->meta.name);
-      co_return co_await fail(std::move(nm), std::move(status), FailureKind::kDuplicate,
-                              std::move(message), false);
-    }
-  }
-
-  if (!node_synced(nm.spec.node_name)) {
-    watch_node(nm.spec.node_name);
-    co_return ReconcileAction::after(std::chrono::milliseconds(200));
-  }
-  auto node_now = node(nm.spec.node_name);
-  const std::optional<FailureKind> failure = failure_of(status);
-  if (!node_now) {
-    if (failure == FailureKind::kNodeMissing) co_return ReconcileAction::done();
-    const bool touched = status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
-                         failure == FailureKind::kTimeout;
-    log.info("the node does not exist", {{"phase", to_string(*status.phase)}});
-    std::string message = node_not_found_message(nm.spec.node_name);
-    co_return co_await fail(std::move(nm), std::move(status), FailureKind::kNodeMissing,
-                            std::move(message), touched);
-  }
-  if (failure == FailureKind::kNodeMissing) {
-    log.info("the node exists again; the maintenance waits for its gates");
-    // A fresh start: the failure undid everything on the node, so nothing of the earlier drain
-    // is true any more (Pending means the node is untouched).
-    const NodeMaintenanceStatus failed = status;
-    status = NodeMaintenanceStatus{};
-    status.phase = Phase::kPending;
-    status.error_on_lease_count = failed.error_on_lease_count;
-    for (const Condition& c : failed.conditions) {
-      if (c.type == kConditionBlocked) status.conditions.push_back(c);
-    }
-    Maintenance& m = state(nm);
-    *m.alive = false;
-    m.alive = std::make_shared<bool>(true);
-    m.ledger.reset();
-    m.evictions.clear();
-    m.inbox.clear();
-    m.in_flight = 0;
-    m.last_drain_error.clear();
-  }
-
-  if (const std::optional<FailureKind> now_failed = failure_of(status);
-      now_failed && cleanup_finished(*now_failed)) {
-    // A failure that undid everything (or never touched anything): nothing more to do.
-    NMO_CO_TRY(co_await write_status(nm, status));
-    co_return ReconcileAction::done();
-  }
-
-  if (status.phase == Phase::kPending) co_return co_await admit(std::move(nm), std::move(status));
-  co_return co_await maintain(std::move(nm), std::move(status));
-}
-
-asio::awaitable<Result<ReconcileAction>> OperatorImpl::maintain(NodeMaintenance nm,
-                                                                NodeMaintenanceStatus status) {
-  const log::Logger log = log_for(nm);
-  Maintenance& m = state(nm);
-  const kube::Time now = wall_now();
+  const NodeMaintenance nm = *cached;
+  const bool deleting = nm.meta.deletion_timestamp.has_value();
+  const bool has_finalizer = runtime::has_finalizer(nm.meta, kFinalizer);
+  const auto finalized = finalized_.find(nm.meta.name);
+  const bool live = has_finalizer && !(deleting && finalized != finalized_.end() &&
+                                       finalized->second == nm.meta.uid);
+  NodeMaintenanceStatus status = live ? current_status(nm) : nm.status;
+  // Until the Running status is believed (or this reconcile ends), other admissions see this
+  // node as held: its slot Lease reaches the cache only later.
+  const Admitting admitting(admitting_, nm.meta.name);
+  Outcomes done;
   std::optional<Clock::time_point> next;
-  auto sooner = [&next](std::optional<Clock::time_point> when) {
-    if (when && (!next || *when < *next)) next = when;
-  };
-
-  // The node: cordoned and tainted, and kept so (docs/design.md §2.3, §2.5).
-  const bool first_time =
-      find_condition(status.conditions, kConditionCordoned) == nullptr ||
-      find_condition(status.conditions, kConditionCordoned)->status != ConditionStatus::kTrue;
-  auto patched = co_await apply_node_changes(nm);
-  if (!patched) {
-    if (patched.error().code == ErrorCode::kConflict ||
-        patched.error().code == ErrorCode::kInvalid) {
-      log.info("the node changed while we patched it; trying again",
-               {{"error", patched.error().describe()}});
-      co_return ReconcileAction::after(kConflictRetry);
+  std::optional<GateFacts> gates;
+  std::optional<PodFacts> pods;
+  for (int round = 0; round < kMaxDecisions; ++round) {
+    Inputs in = inputs(nm, std::move(status), done);
+    in.gates = gates;
+    in.pods = pods;
+    Decision decision = deleting ? decide_deletion(std::move(in)) : decide(std::move(in));
+    state(nm).drain = std::move(decision.drain);
+    status = std::move(decision.status);
+    done = decision.done;
+    const bool again =
+        !decision.actions.empty() && decision.actions.back().kind == ActionKind::kDecideAgain;
+    const Need need = again ? decision.actions.back().need : Need::kNothing;
+    if (auto stopped = co_await execute(nm, std::move(decision.actions), done, next)) {
+      co_return std::move(*stopped);
     }
-    co_return patched.error();
-  }
-  if (first_time) {
-    // Not patched: an earlier run of this maintenance cordoned it and stopped before recording
-    // that (and announced it, or not: at most once).
-    if (*patched) {
-      event(nm, events::node_cordoned(nm.spec.node_name));
-    }
-    set_condition(status.conditions, condition(kConditionCordoned, true, "Cordoned", ""), now);
-    log.info("node cordoned and tainted");
-  } else if (*patched) {
-    event(nm, events::maintenance_reapplied(nm.spec.node_name));
-    log.warn("someone undid the cordon or the taint; applied again");
-  }
-
-  // The node lease, renewed on time. Found held by another holder after draining started: one
-  // error per check (checks are kLeaseConflictRecheck apart, however many events arrive), and
-  // more than kMaxLeaseErrors fail the maintenance (docs/design.md §3.1). API errors are only
-  // retried.
-  auto lease = node_lease(nm.spec.node_name);
-  const bool foreign = lease && lease_holder(*lease) != kNodeLeaseHolder &&
-                       classify_node_lease(*lease, now) == NodeLeaseState::kHeldByOther;
-  if (foreign && clock_.now() < m.lease_recheck_at) {
-    sooner(m.lease_recheck_at);
-  } else if (!lease || foreign ||
-             should_renew_node_lease(*lease, now, options_.node_lease_renew_interval)) {
-    auto renewed = co_await take_node_lease(nm.spec.node_name);
-    if (!renewed) {
-      log.warn("could not renew the node lease; retrying", {{"error", renewed.error().describe()}});
-      sooner(clock_.now() + kNodeLeaseRetryInterval);
-    } else {
-      const LeaseCheck check = *renewed ? LeaseCheck::kAcquired : LeaseCheck::kHeldByOther;
-      status.error_on_lease_count =
-          next_error_on_lease_count(static_cast<int>(status.error_on_lease_count), check, true);
-      if (!*renewed) {
-        status.last_error = "the node lease is held by another holder";
-        log.warn("the node lease is held by another holder",
-                 {{"holder", lease ? lease_holder(*lease) : std::string()},
-                  {"error_on_lease_count", status.error_on_lease_count}});
-        if (lease_errors_exceeded(static_cast<int>(status.error_on_lease_count))) {
-          std::string message =
-              lease_failure_message(static_cast<int>(status.error_on_lease_count));
-          co_return co_await fail(std::move(nm), std::move(status), FailureKind::kLeaseLost,
-                                  std::move(message), true);
-        }
-        m.lease_recheck_at = clock_.now() + kLeaseConflictRecheck;
-        sooner(m.lease_recheck_at);
-      }
-    }
-  } else {
-    const auto until =
-        next_node_lease_renewal(*lease, now, options_.node_lease_renew_interval) - now;
-    sooner(clock_.now() + std::chrono::duration_cast<Clock::duration>(until));
-  }
-
-  // The drain.
-  const bool was_running = status.phase == Phase::kRunning;
-  NMO_CO_TRY_ASSIGN(const auto drained, co_await drain(nm, status));
-  sooner(drained);
-
-  if (was_running && m.ledger && m.ledger->all_gone()) {
-    status.phase = Phase::kSucceeded;
-    status.last_error.clear();
-    set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""), now);
-    set_condition(status.conditions, condition(kConditionReady, true, "Succeeded", ""), now);
-    set_condition(status.conditions, condition(kConditionBlocked, false, "Drained", ""), now);
-    if (options_.metrics != nullptr) {
-      const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
-      if (cordoned != nullptr) {
-        options_.metrics->on_drain_completed(std::chrono::duration_cast<std::chrono::nanoseconds>(
-            now - cordoned->last_transition_time));
-      }
-    }
-    announce(nm, events::succeed_maintenance(nm.spec.node_name, status.total_pods));
-    log.info("maintenance succeeded", {{"total_pods", status.total_pods}});
-  } else if (was_running && nm.spec.drain_timeout) {
-    const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
-    const kube::Time since = cordoned != nullptr ? cordoned->last_transition_time : now;
-    const auto elapsed = now - since;
-    if (elapsed >= *nm.spec.drain_timeout) {
-      // The same failure as any other, but the node stays cordoned and tainted and keeps its
-      // slot (the safe side), and the maintenance goes on being kept: no return here.
-      record_failure(
-          nm, status, FailureKind::kTimeout,
-          drain_timeout_message(*nm.spec.drain_timeout, status.total_pods - status.eviction_pods),
-          false);
-    } else {
-      sooner(clock_.now() +
-             std::chrono::duration_cast<Clock::duration>(*nm.spec.drain_timeout - elapsed));
+    if (!again) co_return after_until(next, clock_.now());
+    if (need == Need::kGates) {
+      // The node may have gone meanwhile; deciding again without gates sees that first.
+      if (auto n = node(nm.spec.node_name)) gates = gate_facts(nm, status, *n);
+    } else if (need == Need::kPods) {
+      NMO_CO_TRY_ASSIGN(pods, co_await pod_facts(nm));
+      // The lookups above may have let the deletion or a stop in: the drain is over.
+      if (!*state(nm).alive) co_return ReconcileAction::done();
     }
   }
-
-  NMO_CO_TRY_ASSIGN(const auto written, co_await write_status(nm, status));
-  sooner(written);
-  co_return after_until(next, clock_.now());
+  NMO_CHECK(false, "the state machine of " + nm.meta.name + " decided again without end");
+  co_return ReconcileAction::done();  // not reached
 }
 
-asio::awaitable<Result<ReconcileAction>> OperatorImpl::fail(NodeMaintenance nm,
-                                                            NodeMaintenanceStatus status,
-                                                            FailureKind kind, std::string message,
-                                                            bool undo) {
-  Maintenance& m = state(nm);
-  if (undo) {
-    *m.alive = false;
-    bool left_cordoned = false;
-    NMO_CO_TRY(co_await restore_node(nm, &left_cordoned));
-    NMO_CO_TRY(co_await release_node_lease(nm.spec.node_name));
-    NMO_CO_TRY(co_await release_slot(nm.meta.name));
-    set_condition(status.conditions,
-                  condition(kConditionCordoned, false, "Restored", "the maintenance was undone"),
-                  wall_now());
-  }
-  record_failure(nm, status, kind, std::move(message), undo);
-  NMO_CO_TRY_ASSIGN(const auto written, co_await write_status(nm, status));
-  co_return after_until(written, clock_.now());
-}
-
-void OperatorImpl::record_failure(const NodeMaintenance& nm, NodeMaintenanceStatus& status,
-                                  FailureKind kind, std::string message, bool undone) {
-  if (failure_of(status) == kind && status.last_error == message) return;
-  status.phase = Phase::kFailed;
-  status.last_error = message;
-  set_condition(status.conditions, failure_condition(kind, message), wall_now());
-  log_for(nm).warn("maintenance failed",
-                   {{"error", message}, {"reason", failure_reason(kind)}, {"undone", undone}});
-  announce(nm, events::failed_maintenance(std::move(message)));
-}
-
-asio::awaitable<Result<ReconcileAction>> OperatorImpl::finalize(NodeMaintenance nm) {
-  const log::Logger log = log_for(nm);
-  if (!runtime::has_finalizer(nm.meta, kFinalizer)) co_return ReconcileAction::done();
-  // The cache may still show the finalizer we removed a moment ago.
-  if (auto done = finalized_.find(nm.meta.name);
-      done != finalized_.end() && done->second == nm.meta.uid) {
-    co_return ReconcileAction::done();
-  }
-  NodeMaintenanceStatus status = current_status(nm);
-  Maintenance& m = state(nm);
-  *m.alive = false;
-
-  bool left_cordoned = false;
-  if (!node_synced(nm.spec.node_name)) {
-    watch_node(nm.spec.node_name);
-    co_return ReconcileAction::after(std::chrono::milliseconds(200));
-  }
-  if (node(nm.spec.node_name)) {
-    auto uncordoned = co_await restore_node(nm, &left_cordoned);
-    if (!uncordoned) {
-      if (uncordoned.error().code == ErrorCode::kConflict ||
-          uncordoned.error().code == ErrorCode::kInvalid) {
-        co_return ReconcileAction::after(kConflictRetry);
-      }
-      co_return uncordoned.error();
-    }
-    if (*uncordoned) {
-      const runtime::ObjectRef node_ref{.api_version = "v1",
-                                        .kind = "Node",
-                                        .namespace_ = "",
-                                        .name = nm.spec.node_name,
-                                        .uid = node(nm.spec.node_name)->meta.uid};
-      event(node_ref, events::uncordon_node(nm.spec.node_name, nm.meta.name));
-      log.info("node uncordoned");
-    }
-  }
-  // Only a maintenance that was admitted holds the node lease; a duplicate or one that never
-  // left Pending must not release the lease of the maintenance that has it.
-  const std::optional<FailureKind> failure = failure_of(status);
-  const bool admitted = slot(nm.meta.name) != nullptr || status.phase == Phase::kRunning ||
-                        status.phase == Phase::kSucceeded || failure == FailureKind::kTimeout;
-  auto lease = node_lease(nm.spec.node_name);
-  if (admitted && lease && lease_holder(*lease) == kNodeLeaseHolder) {
-    NMO_CO_TRY(co_await release_node_lease(nm.spec.node_name));
-    event(nm, events::lease_released(node_lease_ref(nm.spec.node_name)));
-  }
-  NMO_CO_TRY(co_await release_slot(nm.meta.name));
+asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
+    const NodeMaintenance& nm, std::vector<Action> actions, Outcomes& done,
+    std::optional<Clock::time_point>& next) {
+  using Stop = std::optional<Result<ReconcileAction>>;
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name);
-  NMO_CO_TRY(co_await runtime::remove_finalizer(client_, path, nm.meta, std::string(kFinalizer)));
-  event(nm, events::removed_maintenance(nm.spec.node_name, left_cordoned));
-  finalized_[nm.meta.name] = nm.meta.uid;
-  log.info("maintenance removed");
-  forget(nm.meta.name);
-  co_return ReconcileAction::done();
+  // Whether the status of the last kWriteStatus is on record (written, or found so).
+  bool on_record = false;
+  for (auto at = actions.begin(); at != actions.end(); ++at) {
+    Action& action = *at;
+    switch (action.kind) {
+      case ActionKind::kAddFinalizer: {
+        auto added =
+            co_await runtime::add_finalizer(client_, path, nm.meta, std::string(kFinalizer));
+        if (!added) {
+          if (conflicted(added.error())) co_return Stop(ReconcileAction::after(kConflictRetry));
+          co_return Stop(added.error());
+        }
+        state(nm).finalizer_added_to = nm.meta.resource_version;
+        break;
+      }
+      case ActionKind::kWatchNode:
+        watch_node(nm.spec.node_name);
+        break;
+      case ActionKind::kWriteStatus: {
+        auto written = co_await write_status(nm, std::move(action.status));
+        if (!written) {
+          // The status is believed and goes out with the next write: so do its Events.
+          for (auto next_action = std::next(at);
+               next_action != actions.end() && next_action->kind == ActionKind::kAnnounce;
+               ++next_action) {
+            announce(nm, std::move(next_action->event));
+          }
+          co_return Stop(written.error());
+        }
+        on_record = !written->has_value();
+        if (written->has_value() && action.wake_for_delayed_write) sooner(next, **written);
+        break;
+      }
+      case ActionKind::kBelieve:
+        state(nm).status = std::move(action.status);
+        break;
+      case ActionKind::kAnnounce:
+        if (on_record) {
+          event(nm, std::move(action.event));
+        } else {
+          announce(nm, std::move(action.event));
+        }
+        break;
+      case ActionKind::kEvent:
+        if (action.on_node) {
+          const auto n = node(nm.spec.node_name);
+          event(runtime::ObjectRef{.api_version = "v1",
+                                   .kind = "Node",
+                                   .namespace_ = "",
+                                   .name = nm.spec.node_name,
+                                   .uid = n != nullptr ? n->meta.uid : std::string()},
+                std::move(action.event));
+        } else if (action.pod) {
+          event(nm, std::move(action.event),
+                runtime::ObjectRef{.api_version = "v1",
+                                   .kind = "Pod",
+                                   .namespace_ = action.pod->meta.namespace_,
+                                   .name = action.pod->meta.name,
+                                   .uid = action.pod->meta.uid});
+        } else {
+          event(nm, std::move(action.event));
+        }
+        break;
+      case ActionKind::kCordon: {
+        auto patched = co_await apply_node_changes(nm);
+        if (!patched) {
+          if (conflicted(patched.error())) {
+            log_for(nm).info("the node changed while we patched it; trying again",
+                             {{"error", patched.error().describe()}});
+            co_return Stop(ReconcileAction::after(kConflictRetry));
+          }
+          co_return Stop(patched.error());
+        }
+        done.cordoned = *patched;
+        break;
+      }
+      case ActionKind::kRestoreNode: {
+        RestoreOutcome restored;
+        auto uncordoned = co_await restore_node(nm, &restored.left_cordoned);
+        if (!uncordoned) {
+          if (action.retry_conflicts && conflicted(uncordoned.error())) {
+            co_return Stop(ReconcileAction::after(kConflictRetry));
+          }
+          co_return Stop(uncordoned.error());
+        }
+        restored.uncordoned = *uncordoned;
+        done.restored = restored;
+        break;
+      }
+      case ActionKind::kTakeSlot:
+        admitting_.insert(nm.meta.name);
+        if (auto taken = co_await take_slot(nm); !taken) co_return Stop(taken.error());
+        break;
+      case ActionKind::kTakeNodeLease: {
+        auto leased = co_await take_node_lease(nm.spec.node_name);
+        if (!leased || !*leased) {
+          // A step of the admission that fails gives the slot back (docs/design.md §2.2).
+          if (auto released = co_await release_slot(nm.meta.name); !released) {
+            log_for(nm).warn("could not give the slot back",
+                             {{"error", released.error().describe()}});
+          }
+          if (!leased) co_return Stop(leased.error());
+          co_return Stop(ReconcileAction::after(kConflictRetry));
+        }
+        done.admitted = true;
+        break;
+      }
+      case ActionKind::kRenewNodeLease: {
+        auto renewed = co_await take_node_lease(nm.spec.node_name);
+        if (!renewed) {
+          log_for(nm).warn("could not renew the node lease; retrying",
+                           {{"error", renewed.error().describe()}});
+          done.renewal = LeaseRenewal::kFailed;
+        } else {
+          done.renewal = *renewed ? LeaseRenewal::kRenewed : LeaseRenewal::kHeldByOther;
+        }
+        break;
+      }
+      case ActionKind::kReleaseNodeLease:
+        if (auto released = co_await release_node_lease(nm.spec.node_name); !released) {
+          co_return Stop(released.error());
+        }
+        break;
+      case ActionKind::kReleaseSlot:
+        if (auto released = co_await release_slot(nm.meta.name); !released) {
+          co_return Stop(released.error());
+        }
+        break;
+      case ActionKind::kStopEvictions:
+        *state(nm).alive = false;
+        break;
+      case ActionKind::kResetEvictions: {
+        Maintenance& m = state(nm);
+        *m.alive = false;
+        m.alive = std::make_shared<bool>(true);
+        break;
+      }
+      case ActionKind::kStartEviction:
+        start_eviction(nm, *action.pod);
+        break;
+      case ActionKind::kWakeAfter:
+        controller_.enqueue_after(nm.meta.name, action.after);
+        break;
+      case ActionKind::kDrainCompleted:
+        if (options_.metrics != nullptr) {
+          options_.metrics->on_drain_completed(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(action.after));
+        }
+        break;
+      case ActionKind::kForgetQuorum:
+        quorum_.forget(nm.meta.name);
+        break;
+      case ActionKind::kRemoveFinalizer:
+        if (auto removed =
+                co_await runtime::remove_finalizer(client_, path, nm.meta, std::string(kFinalizer));
+            !removed) {
+          co_return Stop(removed.error());
+        }
+        finalized_[nm.meta.name] = nm.meta.uid;
+        break;
+      case ActionKind::kForget:
+        forget(nm.meta.name);
+        break;
+      case ActionKind::kLog:
+        log_note(nm, action.log);
+        break;
+      case ActionKind::kRequeue:
+        sooner(next, action.at);
+        break;
+      case ActionKind::kDecideAgain:
+        break;
+    }
+  }
+  co_return Stop();
+}
+
+void OperatorImpl::log_note(const NodeMaintenance& nm, const LogNote& note) const {
+  log::Logger log = log_for(nm);
+  for (const log::Field& field : note.fields) log = log.with({field});
+  switch (note.level) {
+    case LogNote::Level::kInfo:
+      log.info(note.message);
+      break;
+    case LogNote::Level::kWarn:
+      log.warn(note.message);
+      break;
+  }
 }
 
 }  // namespace nmo::op::internal

@@ -1,14 +1,15 @@
 // OperatorImpl: the state behind op::Operator (operator.h), one file per concern:
 //   operator.cc      the watches and the plumbing from changes to queued names
-//   reconciler.cc    the reconcile of one NodeMaintenance: first sight, the phases, the failures,
-//                    the promises kept while it exists, the finalizer cleanup
-//   admission.cc     the gates of a Pending maintenance and its admission
-//   drain.cc         the drain step and the evictions (answers through the inbox)
+//   reconciler.cc    the reconcile of one NodeMaintenance: gathers the inputs of the state
+//                    machine (state_machine.h), and executes the actions it decides
+//   admission.cc     the facts behind the gates of a Pending maintenance
+//   drain.cc         the pods that must leave, and the evictions (answers through the inbox)
 //   node_changes.cc  the node patches (cordon and taint, restore)
 //   leases.cc        the node lease, the budget slots and housekeeping
 //   status.cc        the per-maintenance state, the believed status, the coalesced status
 //                    writes and the Events they announce
-// and the pure pieces beside them: failure.h (typed failure kinds), events.h (every Event).
+// and the pure pieces beside them: state_machine.h (the lifecycle), failure.h (typed failure
+// kinds), events.h (every Event).
 //
 // Threading: everything runs on the one executor of the Operator (a single io_context thread in
 // the manager), so the members below are only touched between suspension points of coroutines
@@ -41,6 +42,7 @@
 #include "operator/controller/events.h"
 #include "operator/controller/failure.h"
 #include "operator/controller/operator.h"
+#include "operator/controller/state_machine.h"
 #include "operator/drain/ledger.h"
 #include "operator/drain/status_coalescer.h"
 #include "operator/gates/etcd_quorum.h"
@@ -67,43 +69,7 @@ inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot"
 inline constexpr std::string_view kNodeIndex = "node";
 inline constexpr std::string_view kLeaseIndex = "lease";
 
-// Retry pace of steps that wait on something without a watch event (a write that conflicted).
-inline constexpr std::chrono::seconds kConflictRetry{1};
-
-// A condition with a True or False status.
-inline Condition condition(std::string_view type, bool status, std::string reason,
-                           std::string message) {
-  return Condition{.type = std::string(type),
-                   .status = status ? ConditionStatus::kTrue : ConditionStatus::kFalse,
-                   .reason = std::move(reason),
-                   .message = std::move(message)};
-}
-
-// Done, or again at `when` (at least a millisecond from `now`).
-inline runtime::ReconcileAction after_until(std::optional<Clock::time_point> when,
-                                            Clock::time_point now) {
-  if (!when) return runtime::ReconcileAction::done();
-  return runtime::ReconcileAction::after(
-      std::max<Clock::duration>(*when - now, std::chrono::milliseconds(1)));
-}
-
 using kube::wall_now;
-
-// The eviction bookkeeping of one pod.
-struct PodEviction {
-  bool in_flight = false;
-  Clock::time_point retry_at{};  // no eviction before this
-  int refusals = 0;              // consecutive refusals (eviction_policy.h)
-};
-
-// An eviction's answer, as its coroutine reports it into the maintenance's inbox.
-struct EvictionReport {
-  kube::Pod pod;
-  // The API's answer; an error when it could not be asked.
-  Result<kube::EvictionResult> answer;
-  // The budgets covering the pod, for a refusal by one (they shape the message only).
-  std::vector<kube::PodDisruptionBudget> covering;
-};
 
 // What the operator remembers about one NodeMaintenance between reconciles. Memory only:
 // everything needed after a restart is in the cluster (status, node annotation, Leases).
@@ -124,18 +90,11 @@ struct Maintenance {
   // The resourceVersion our finalizer was added to: a cache still showing it has not seen the
   // patch yet (a reconcile queued while it was in flight), and the watch will bring it.
   std::string finalizer_added_to;
-  std::optional<DrainLedger> ledger;
-  std::map<std::string, PodEviction> evictions;  // by pod uid
-  int in_flight = 0;
-  // Answers of evictions in flight, applied by the next reconcile (apply_evictions()).
-  std::vector<EvictionReport> inbox;
+  // The drain's bookkeeping and the inbox of eviction answers (state_machine.h).
+  DrainMemory drain;
   // Set to false when the drain stops (deletion, failure): eviction coroutines still running
   // then drop their answers.
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
-  // The API's message of the last refused eviction, for status.lastError.
-  std::string last_drain_error;
-  // While another holder has the node lease: no new check (and count) before this.
-  Clock::time_point lease_recheck_at{};
   // Events announcing what the next status write records (BeginMaintenance, BlockedBy...,
   // BeginEviction, SucceedMaintenance, FailedMaintenance), sent once it is written: a successor
   // (after a crash or a failover) that finds the status on record does not announce them again.
@@ -195,24 +154,20 @@ class OperatorImpl {
 
   // ---- reconciler.cc ----
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string key);
-  asio::awaitable<Result<runtime::ReconcileAction>> finalize(NodeMaintenance nm);
-  asio::awaitable<Result<runtime::ReconcileAction>> maintain(NodeMaintenance nm,
-                                                             NodeMaintenanceStatus status);
-  // Fails the maintenance: phase Failed with `message`, the kind in the Ready condition;
-  // `undo` restores the node and releases the node lease and the slot first (lost lease, node
-  // gone), as upstream does.
-  asio::awaitable<Result<runtime::ReconcileAction>> fail(NodeMaintenance nm,
-                                                         NodeMaintenanceStatus status,
-                                                         FailureKind kind, std::string message,
-                                                         bool undo);
-  // The failure into `status` (unless it records it already), logged, and FailedMaintenance
-  // announced for when it is written.
-  void record_failure(const NodeMaintenance& nm, NodeMaintenanceStatus& status, FailureKind kind,
-                      std::string message, bool undone);
+  // The inputs of the state machine for `nm` as the caches show them now, with `status`.
+  Inputs inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status, Outcomes done);
+  // Runs one decision's actions in order, up to the first that fails; the outcomes go into
+  // `done`, the earliest requeue into `next`. std::nullopt when they all ran; else what the
+  // reconcile returns.
+  asio::awaitable<std::optional<Result<runtime::ReconcileAction>>> execute(
+      const NodeMaintenance& nm, std::vector<Action> actions, Outcomes& done,
+      std::optional<Clock::time_point>& next);
+  void log_note(const NodeMaintenance& nm, const LogNote& note) const;
 
   // ---- admission.cc ----
-  asio::awaitable<Result<runtime::ReconcileAction>> admit(NodeMaintenance nm,
-                                                          NodeMaintenanceStatus status);
+  // The gates of the Pending maintenance `nm` (believed `status`) on `node`.
+  GateFacts gate_facts(const NodeMaintenance& nm, const NodeMaintenanceStatus& status,
+                       const kube::Node& node);
   // Whether the etcd-quorum gate lets this CR's node go now (with the stability window).
   QuorumStabilityTracker::Verdict quorum_verdict(const NodeMaintenance& nm, const kube::Node& node);
   [[nodiscard]] bool quorum_safe(const kube::Node& node) const;
@@ -262,13 +217,9 @@ class OperatorImpl {
   [[nodiscard]] log::Logger log_for(const NodeMaintenance& nm) const;
 
   // ---- drain.cc ----
-  // One drain step: syncs the ledger with the pods on the node, starts the evictions that are
-  // due, and fills the status counters. Returns when the drain wants to look again.
-  asio::awaitable<Result<std::optional<Clock::time_point>>> drain(const NodeMaintenance& nm,
-                                                                  NodeMaintenanceStatus& status);
+  // Watches the pods of the node (synced) and tells which must leave.
+  asio::awaitable<Result<PodFacts>> pod_facts(const NodeMaintenance& nm);
   void start_eviction(const NodeMaintenance& nm, const kube::Pod& pod);
-  // Applies the answers in the inbox: the ledger, the retry times, lastError, DrainError.
-  void apply_evictions(const NodeMaintenance& nm, Maintenance& m);
   asio::awaitable<void> evict(std::string cr_name, std::string cr_uid, kube::Pod pod,
                               std::optional<std::int64_t> grace, std::shared_ptr<bool> alive);
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);

@@ -1,0 +1,660 @@
+#include "operator/controller/state_machine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "operator/controller/failure.h"
+#include "operator/drain/eviction_policy.h"
+#include "operator/drain/pod_policy.h"
+#include "operator/node/node_patch.h"
+
+namespace nmo::op {
+namespace {
+
+// How often a node lease found held by another holder is checked (and counted) again.
+constexpr std::chrono::seconds kLeaseConflictRecheck{5};
+// A pod whose eviction could not even be sent (connection, timeout) is tried again after this.
+constexpr std::chrono::seconds kTransportRetry{5};
+// After an accepted eviction, the pod is evicted again only if it is still there, not
+// terminating, this long after (an eviction whose deletion never came).
+constexpr std::chrono::seconds kAcceptedRecheck{30};
+// A terminating pod's message counts the seconds: look again while it lingers.
+constexpr std::chrono::seconds kTerminatingRecheck{5};
+
+Condition condition(std::string_view type, bool status, std::string reason, std::string message) {
+  return Condition{.type = std::string(type),
+                   .status = status ? ConditionStatus::kTrue : ConditionStatus::kFalse,
+                   .reason = std::move(reason),
+                   .message = std::move(message)};
+}
+
+bool older_than(const Sibling& a, const NodeMaintenance& b) {
+  const kube::Time tb = b.meta.creation_timestamp.value_or(kube::Time{});
+  if (a.created != tb) return a.created < tb;
+  return a.name < b.meta.name;
+}
+
+bool older_than(const Sibling& a, const Sibling& b) {
+  if (a.created != b.created) return a.created < b.created;
+  return a.name < b.name;
+}
+
+LedgerSeed seed_of(const NodeMaintenanceStatus& status) {
+  LedgerSeed seed;
+  seed.total_pods = status.total_pods;
+  seed.eviction_pods = status.eviction_pods;
+  if (!status.pending_pods_refs.empty()) {
+    for (const PendingPodRef& ref : status.pending_pods_refs) {
+      seed.pending.push_back(
+          LedgerSeed::PendingPod{.namespace_ = ref.namespace_,
+                                 .name = ref.name,
+                                 .reason = ref.reason.value_or(PendingPodReason::kEvicting),
+                                 .message = ref.message});
+    }
+  } else {
+    for (const std::string& name : status.pending_pods) {
+      seed.pending.push_back(LedgerSeed::PendingPod{.namespace_ = "", .name = name});
+    }
+  }
+  return seed;
+}
+
+std::string pod_key(const kube::Pod& pod) { return pod.meta.namespace_ + "/" + pod.meta.name; }
+
+// The Blocked condition's message during the stability window.
+std::string etcd_quorum_stabilizing_message(std::chrono::seconds stable_for) {
+  return "etcd quorum is safe; waiting until it has stayed so for " +
+         std::to_string(stable_for.count()) + "s";
+}
+
+// Builds one Decision. Events announcing a status wait in `announcements_` for the next
+// write(), and follow it.
+class Step {
+ public:
+  explicit Step(Inputs& in)
+      : in_(in),
+        d_{.status = in.status, .actions = {}, .drain = std::move(in.drain), .done = in.done} {}
+
+  Decision finish() && { return std::move(d_); }
+  NodeMaintenanceStatus& status() { return d_.status; }
+  DrainMemory& drain() { return d_.drain; }
+  Outcomes& done() { return d_.done; }
+
+  Action& add(ActionKind kind) {
+    d_.actions.push_back(Action{.kind = kind});
+    return d_.actions.back();
+  }
+  void event(events::Event what, std::optional<kube::Pod> related = std::nullopt) {
+    Action& a = add(ActionKind::kEvent);
+    a.event = std::move(what);
+    a.pod = std::move(related);
+  }
+  void announce(events::Event what) { announcements_.push_back(std::move(what)); }
+  void write(bool wake_for_delayed_write = true) {
+    Action& a = add(ActionKind::kWriteStatus);
+    a.status = d_.status;
+    a.wake_for_delayed_write = wake_for_delayed_write;
+    for (events::Event& what : announcements_) add(ActionKind::kAnnounce).event = std::move(what);
+    announcements_.clear();
+  }
+  void requeue(Clock::time_point at) { add(ActionKind::kRequeue).at = at; }
+  void decide_again(Need need = Need::kNothing) { add(ActionKind::kDecideAgain).need = need; }
+  void info(std::string message, std::vector<log::Field> fields = {}) {
+    add(ActionKind::kLog).log = LogNote{
+        .level = LogNote::Level::kInfo, .message = std::move(message), .fields = std::move(fields)};
+  }
+  void warn(std::string message, std::vector<log::Field> fields = {}) {
+    add(ActionKind::kLog).log = LogNote{
+        .level = LogNote::Level::kWarn, .message = std::move(message), .fields = std::move(fields)};
+  }
+
+  // The failure into the status (unless it records it already), logged, and FailedMaintenance
+  // announced for when it is written.
+  void record_failure(FailureKind kind, std::string message, bool undone) {
+    NodeMaintenanceStatus& status = d_.status;
+    if (failure_of(status) == kind && status.last_error == message) return;
+    status.phase = Phase::kFailed;
+    status.last_error = message;
+    set_condition(status.conditions, failure_condition(kind, message), in_.now.wall);
+    warn("maintenance failed",
+         {{"error", message}, {"reason", failure_reason(kind)}, {"undone", undone}});
+    announce(events::failed_maintenance(std::move(message)));
+  }
+
+  // Fails the maintenance (docs/design.md §2.7): `undo` restores the node and gives the node
+  // lease and the slot back first (lost lease, node gone), as upstream does.
+  void fail(FailureKind kind, std::string message, bool undo) {
+    if (undo) {
+      add(ActionKind::kStopEvictions);
+      add(ActionKind::kRestoreNode);
+      add(ActionKind::kReleaseNodeLease);
+      add(ActionKind::kReleaseSlot);
+      set_condition(d_.status.conditions,
+                    condition(kConditionCordoned, false, "Restored", "the maintenance was undone"),
+                    in_.now.wall);
+    }
+    record_failure(kind, std::move(message), undo);
+    write();
+  }
+
+ private:
+  Inputs& in_;
+  Decision d_;
+  std::vector<events::Event> announcements_;
+};
+
+// Applies the answers in the inbox: the ledger, the retry times, lastError, DrainError.
+void apply_evictions(const Inputs& in, Step& step) {
+  DrainMemory& drain = step.drain();
+  std::vector<EvictionReport> reports;
+  reports.swap(drain.inbox);
+  for (EvictionReport& report : reports) {
+    const kube::Pod& pod = report.pod;
+    PodEviction& eviction = drain.evictions[pod.meta.uid];
+    eviction.in_flight = false;
+    --drain.in_flight;
+    const log::Field pod_field("pod", pod_key(pod));
+    if (!report.answer) {
+      step.warn("could not send an eviction; retrying",
+                {pod_field, {"error", report.answer.error().describe()}});
+      eviction.retry_at = in.now.tick + kTransportRetry;
+      drain.ledger->set_pending(pod.meta.uid, PendingPodReason::kError,
+                                report.answer.error().describe());
+      continue;
+    }
+    const EvictionDecision decision =
+        decide_eviction(*report.answer, report.covering, eviction.refusals);
+    eviction.refusals = decision.refusals;
+    switch (decision.next) {
+      case EvictionNext::kGone:
+        drain.ledger->mark_gone(pod.meta.uid);
+        step.info("pod already gone", {pod_field});
+        break;
+      case EvictionNext::kWaitForDeletion:
+        drain.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
+        // The pod's deletion reaches the cache a moment later; don't ask twice meanwhile.
+        eviction.retry_at = in.now.tick + kAcceptedRecheck;
+        step.info("pod evicted", {pod_field});
+        break;
+      case EvictionNext::kRetry:
+        drain.ledger->set_pending(pod.meta.uid, decision.reason, decision.message);
+        eviction.retry_at = in.now.tick + decision.retry_after;
+        step.info("eviction refused; will retry",
+                  {pod_field,
+                   {"reason", to_string(decision.reason)},
+                   {"message", decision.message},
+                   {"retry_after_ms", static_cast<std::int64_t>(decision.retry_after.count())}});
+        // A pod waiting for a retry needs a reconcile at its time even without a watch event.
+        step.add(ActionKind::kWakeAfter).after = decision.retry_after;
+        break;
+    }
+    if (decision.drain_error) {
+      drain.last_drain_error = decision.api_message;
+      step.event(events::drain_error(decision.api_message), pod);
+    }
+  }
+}
+
+// One drain step (docs/design.md §2.4): syncs the ledger with the pods that must leave, starts
+// the evictions that are due, and fills the status counters.
+void drain_step(const Inputs& in, Step& step) {
+  const NodeMaintenance& nm = in.nm;
+  NodeMaintenanceStatus& status = step.status();
+  DrainMemory& drain = step.drain();
+  const std::vector<kube::Pod>& leaving = in.pods->leaving;
+
+  const bool fresh = !drain.ledger.has_value();
+  if (fresh) {
+    const bool restored =
+        status.total_pods > 0 || status.phase == Phase::kSucceeded || !status.pending_pods.empty();
+    drain.ledger = restored ? DrainLedger::restore(seed_of(status)) : DrainLedger();
+  }
+  apply_evictions(in, step);
+  DrainLedger& ledger = *drain.ledger;
+  const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
+  const LedgerChanges changes = ledger.sync(leaving);
+  if (!announced) {
+    step.announce(events::begin_eviction(ledger.total_pods(), nm.spec.node_name));
+    set_condition(status.conditions, condition(kConditionDrained, false, "Draining", ""),
+                  in.now.wall);
+    step.info("drain started", {{"pods_to_evict", ledger.total_pods()}});
+  } else if (!fresh) {
+    for (const LedgerPodRef& pod : changes.newcomers) {
+      const std::string key = pod.namespace_ + "/" + pod.name;
+      step.info("a pod arrived on the node; it will be evicted too", {{"pod", key}});
+      if (status.phase == Phase::kSucceeded) {
+        step.event(events::begin_newcomer_eviction(key, nm.spec.node_name));
+      }
+    }
+  }
+
+  // Evictions that are due, bounded per node; terminating pods are only watched. None before
+  // the drain's start (Running, totalPods) is on record: a successor must find the counters of
+  // pods already evicted, and must not announce the drain again.
+  const bool recorded = find_condition(in.on_record.conditions, kConditionDrained) != nullptr;
+  if (!recorded && !leaving.empty()) step.requeue(in.now.tick);
+  for (const kube::Pod& pod : leaving) {
+    const LedgerPod* entry = ledger.find(pod.meta.uid);
+    if (entry == nullptr || entry->gone) continue;
+    if (is_terminating(pod)) {
+      ledger.set_pending(pod.meta.uid, PendingPodReason::kWaitingForTermination,
+                         termination_message(pod, in.now.wall));
+      step.requeue(in.now.tick + kTerminatingRecheck);
+      continue;
+    }
+    PodEviction& eviction = drain.evictions[pod.meta.uid];
+    if (eviction.in_flight) continue;
+    if (eviction.retry_at > in.now.tick) {
+      step.requeue(eviction.retry_at);
+      continue;
+    }
+    if (drain.in_flight >= in.evictions_in_flight || !recorded) continue;
+    // A retry keeps the pod's last reason (BlockedByPDB, EvictionDeferred, ...) until the
+    // answer comes: the status must not flicker to Evicting on every attempt.
+    eviction.in_flight = true;
+    ++drain.in_flight;
+    step.add(ActionKind::kStartEviction).pod = pod;
+  }
+
+  // The counters.
+  status.total_pods = ledger.total_pods();
+  status.eviction_pods = ledger.eviction_pods();
+  status.drain_progress = ledger.drain_progress();
+  status.pending_pods = ledger.pending_pod_names();
+  status.pending_pods_refs.clear();
+  bool blocked = false;
+  std::string blocked_reason;
+  for (const LedgerPod& pod : ledger.pending_pods()) {
+    status.pending_pods_refs.push_back(PendingPodRef{.namespace_ = pod.namespace_,
+                                                     .name = pod.name,
+                                                     .reason = pod.reason,
+                                                     .message = pod.message});
+    if (pod.reason != PendingPodReason::kEvicting &&
+        pod.reason != PendingPodReason::kWaitingForTermination) {
+      blocked = true;
+      if (blocked_reason.empty()) blocked_reason = std::string(to_string(pod.reason));
+    }
+  }
+  // Once every pod is gone the refusals are history: a newcomer evicted later (after
+  // Succeeded) must not bring back an error it never met.
+  if (ledger.all_gone()) drain.last_drain_error.clear();
+  if (!drain.last_drain_error.empty()) status.last_error = drain.last_drain_error;
+  if (status.phase == Phase::kRunning) {
+    set_condition(status.conditions,
+                  condition(kConditionBlocked, blocked, blocked ? blocked_reason : "Draining",
+                            blocked ? status.last_error : ""),
+                  in.now.wall);
+  }
+}
+
+// The node: cordoned and tainted, and kept so (docs/design.md §2.3, §2.5). False when the
+// decision waits for the patch.
+bool node_step(const Inputs& in, Step& step) {
+  if (in.done.node_checked) return true;
+  NodeMaintenanceStatus& status = step.status();
+  bool patched = false;
+  if (in.done.cordoned) {
+    patched = *in.done.cordoned;
+  } else if (check_maintenance(*in.node, in.nm.meta.uid).needs_patch()) {
+    step.add(ActionKind::kCordon);
+    step.decide_again();
+    return false;
+  }
+  step.done().node_checked = true;
+  const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
+  if (cordoned == nullptr || cordoned->status != ConditionStatus::kTrue) {
+    // Not patched: an earlier run of this maintenance cordoned it and stopped before recording
+    // that (and announced it, or not: at most once).
+    if (patched) step.event(events::node_cordoned(in.nm.spec.node_name));
+    set_condition(status.conditions, condition(kConditionCordoned, true, "Cordoned", ""),
+                  in.now.wall);
+    step.info("node cordoned and tainted");
+  } else if (patched) {
+    step.event(events::maintenance_reapplied(in.nm.spec.node_name));
+    step.warn("someone undid the cordon or the taint; applied again");
+  }
+  return true;
+}
+
+// A node lease found held by another holder after the drain started: one error per check
+// (kLeaseConflictRecheck apart, however many events arrive), and more than kMaxLeaseErrors fail
+// the maintenance (docs/design.md §3.1). False when the decision ends here.
+bool lease_held_by_other(const Inputs& in, Step& step) {
+  NodeMaintenanceStatus& status = step.status();
+  status.error_on_lease_count = next_error_on_lease_count(
+      static_cast<int>(status.error_on_lease_count), LeaseCheck::kHeldByOther, true);
+  status.last_error = "the node lease is held by another holder";
+  step.warn("the node lease is held by another holder",
+            {{"holder", in.node_lease ? lease_holder(*in.node_lease) : std::string()},
+             {"error_on_lease_count", status.error_on_lease_count}});
+  if (lease_errors_exceeded(static_cast<int>(status.error_on_lease_count))) {
+    step.fail(FailureKind::kLeaseLost,
+              lease_failure_message(static_cast<int>(status.error_on_lease_count)), true);
+    return false;
+  }
+  step.drain().lease_recheck_at = in.now.tick + kLeaseConflictRecheck;
+  step.requeue(step.drain().lease_recheck_at);
+  return true;
+}
+
+// The node lease, renewed on time (docs/design.md §3.1). False when the decision ends here.
+bool lease_step(const Inputs& in, Step& step) {
+  if (in.done.lease_checked) return true;
+  if (in.done.renewal) {
+    step.done().lease_checked = true;
+    switch (*in.done.renewal) {
+      case LeaseRenewal::kRenewed:
+        step.status().error_on_lease_count = next_error_on_lease_count(
+            static_cast<int>(step.status().error_on_lease_count), LeaseCheck::kAcquired, true);
+        return true;
+      case LeaseRenewal::kFailed:
+        step.requeue(in.now.tick + kNodeLeaseRetryInterval);
+        return true;
+      case LeaseRenewal::kHeldByOther:
+        return lease_held_by_other(in, step);
+    }
+  }
+  const std::optional<kube::Lease>& lease = in.node_lease;
+  const bool foreign = lease && lease_holder(*lease) != kNodeLeaseHolder &&
+                       classify_node_lease(*lease, in.now.wall) == NodeLeaseState::kHeldByOther;
+  if (foreign && in.now.tick < step.drain().lease_recheck_at) {
+    step.done().lease_checked = true;
+    step.requeue(step.drain().lease_recheck_at);
+    return true;
+  }
+  if (foreign) {
+    step.done().lease_checked = true;
+    return lease_held_by_other(in, step);
+  }
+  if (!lease || should_renew_node_lease(*lease, in.now.wall, in.node_lease_renew_interval)) {
+    step.add(ActionKind::kRenewNodeLease);
+    step.decide_again();
+    return false;
+  }
+  step.done().lease_checked = true;
+  const auto until =
+      next_node_lease_renewal(*lease, in.now.wall, in.node_lease_renew_interval) - in.now.wall;
+  step.requeue(in.now.tick + std::chrono::duration_cast<Clock::duration>(until));
+  return true;
+}
+
+// A maintenance that holds its node: Running, Succeeded, or Failed by timeout (docs/design.md
+// §2.3 to §2.5).
+void maintain(const Inputs& in, Step& step) {
+  const NodeMaintenance& nm = in.nm;
+  NodeMaintenanceStatus& status = step.status();
+  if (!node_step(in, step) || !lease_step(in, step)) return;
+  if (!in.pods) {
+    step.decide_again(Need::kPods);
+    return;
+  }
+
+  const bool was_running = status.phase == Phase::kRunning;
+  drain_step(in, step);
+
+  if (was_running && step.drain().ledger->all_gone()) {
+    status.phase = Phase::kSucceeded;
+    status.last_error.clear();
+    set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""),
+                  in.now.wall);
+    set_condition(status.conditions, condition(kConditionReady, true, "Succeeded", ""),
+                  in.now.wall);
+    set_condition(status.conditions, condition(kConditionBlocked, false, "Drained", ""),
+                  in.now.wall);
+    if (const Condition* cordoned = find_condition(status.conditions, kConditionCordoned)) {
+      step.add(ActionKind::kDrainCompleted).after =
+          std::chrono::duration_cast<Clock::duration>(in.now.wall - cordoned->last_transition_time);
+    }
+    step.announce(events::succeed_maintenance(nm.spec.node_name, status.total_pods));
+    step.info("maintenance succeeded", {{"total_pods", status.total_pods}});
+  } else if (was_running && nm.spec.drain_timeout) {
+    const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
+    const kube::Time since = cordoned != nullptr ? cordoned->last_transition_time : in.now.wall;
+    const auto elapsed = in.now.wall - since;
+    if (elapsed >= *nm.spec.drain_timeout) {
+      // The same failure as any other, but the node stays cordoned and tainted and keeps its
+      // slot (the safe side), and the maintenance goes on being kept.
+      step.record_failure(
+          FailureKind::kTimeout,
+          drain_timeout_message(*nm.spec.drain_timeout, status.total_pods - status.eviction_pods),
+          false);
+    } else {
+      step.requeue(in.now.tick +
+                   std::chrono::duration_cast<Clock::duration>(*nm.spec.drain_timeout - elapsed));
+    }
+  }
+  step.write();
+}
+
+// The gates of a Pending maintenance (docs/design.md §2.2) and its admission.
+void admit(const Inputs& in, Step& step) {
+  const NodeMaintenance& nm = in.nm;
+  NodeMaintenanceStatus& status = step.status();
+  if (!in.gates) {
+    step.decide_again(Need::kGates);
+    return;
+  }
+  const GateFacts& gates = *in.gates;
+  if (in.done.admitted) {
+    if (!in.pods) {
+      step.decide_again(Need::kPods);
+      return;
+    }
+    // Running is written together with the first counters, so nobody sees "Running, 0 of 0";
+    // until then it is believed.
+    status.phase = Phase::kRunning;
+    status.totalpods = in.pods->bound;
+    status.last_error.clear();
+    set_condition(status.conditions, condition(kConditionBlocked, false, "Admitted", ""),
+                  in.now.wall);
+    step.info("admitted: slot and node lease taken",
+              {{"slots_used", gates.slots_used + (gates.holds_slot ? 0 : 1)},
+               {"resumed", gates.holds_slot}});
+    step.add(ActionKind::kForgetQuorum);
+    step.add(ActionKind::kBelieve).status = status;
+    maintain(in, step);
+    return;
+  }
+
+  // Gate 1: per-node checks, changing nothing.
+  if (!gates.quorum.open) {
+    // While the stability window runs the condition says so, so that quorum turning unsafe
+    // again is a change of the status on record, and announced as such.
+    const bool stabilizing = gates.quorum.recheck_at.has_value();
+    const std::string message = stabilizing
+                                    ? etcd_quorum_stabilizing_message(in.etcd_quorum_stable_for)
+                                    : etcd_quorum_blocked_message(nm.spec.node_name);
+    const bool changed = set_condition(
+        status.conditions, condition(kConditionBlocked, true, "EtcdQuorum", message), in.now.wall);
+    if (!stabilizing && changed) {
+      step.announce(events::blocked_by_etcd_quorum(message));
+      step.info("waiting: etcd quorum would be lost");
+    }
+    step.write(/*wake_for_delayed_write=*/!stabilizing);
+    if (stabilizing) {
+      step.info(
+          "etcd quorum is safe; waiting for it to stay so",
+          {{"stable_for_seconds", static_cast<std::int64_t>(in.etcd_quorum_stable_for.count())}});
+      step.requeue(*gates.quorum.recheck_at);
+    }
+    return;
+  }
+
+  // Gate 2: the cluster budget, oldest eligible first.
+  if (!gates.admitted) {
+    events::Event blocked = events::blocked_by_node_health_check();
+    const bool changed = set_condition(
+        status.conditions, condition(kConditionBlocked, true, "WaitingForLease", blocked.message),
+        in.now.wall);
+    if (changed) {
+      step.announce(std::move(blocked));
+      step.info("waiting for a maintenance slot or the node lease",
+                {{"slots_used", gates.slots_used},
+                 {"max_parallel_maintenances", in.max_parallel_maintenances},
+                 {"in_use", gates.slots_in_use},
+                 {"node_lease", to_string(gates.lease)}});
+    }
+    step.write();
+    return;
+  }
+
+  // Gate 3: take the slot, then the node lease; only then Running. Announced by whoever took
+  // the lease: an earlier run that stopped before recording Running left both to this one.
+  step.add(ActionKind::kTakeSlot);
+  step.add(ActionKind::kTakeNodeLease);
+  if (!gates.holds_slot || gates.lease != NodeLeaseState::kOurs) {
+    step.event(events::lease_acquired(in.node_lease_ref, nm.spec.node_name));
+  }
+  step.decide_again(Need::kPods);
+}
+
+}  // namespace
+
+std::optional<std::string> duplicate_winner(const NodeMaintenance& nm,
+                                            const std::vector<Sibling>& siblings) {
+  const Sibling* winner = nullptr;
+  bool admitted_sibling = false;
+  for (const Sibling& other : siblings) {
+    if (other.uid == nm.meta.uid) continue;
+    if (failure_of(other.status) == FailureKind::kDuplicate) continue;
+    const bool admitted =
+        other.status.phase == Phase::kRunning || other.status.phase == Phase::kSucceeded;
+    if (admitted && !admitted_sibling) {
+      admitted_sibling = true;
+      winner = &other;
+    } else if (!admitted_sibling && older_than(other, nm) &&
+               (winner == nullptr || older_than(other, *winner))) {
+      winner = &other;
+    }
+  }
+  if (winner == nullptr) return std::nullopt;
+  return winner->name;
+}
+
+Decision decide(Inputs in) {
+  Step step(in);
+  const NodeMaintenance& nm = in.nm;
+  NodeMaintenanceStatus& status = step.status();
+
+  // First sight (docs/design.md §2.1): the finalizer, then Pending.
+  if (!in.has_finalizer) {
+    // Added already, and the watch brings the updated object back with the next reconcile.
+    if (!in.finalizer_in_flight) step.add(ActionKind::kAddFinalizer);
+    return std::move(step).finish();
+  }
+  if (!status.phase) {
+    status.phase = Phase::kPending;
+    step.announce(events::begin_maintenance(nm.spec.node_name, nm.spec.reason));
+    step.info("maintenance requested", {{"reason", nm.spec.reason}});
+    // Recorded at once, so a reconcile that ends early below never announces it again.
+    step.write();
+  }
+
+  if (std::string invalid = nm.spec.validation_error();
+      !invalid.empty() && status.phase == Phase::kPending) {
+    step.fail(FailureKind::kInvalid, std::move(invalid), false);
+    return std::move(step).finish();
+  }
+
+  // The controller is the final arbiter between two maintenances of one node (docs/design.md
+  // §2.7). The cache may show the winner only after another sibling: the message always names
+  // the current winner (recording the same failure again changes nothing).
+  if (status.phase == Phase::kPending || failure_of(status) == FailureKind::kDuplicate) {
+    if (std::optional<std::string> winner = duplicate_winner(nm, in.siblings)) {
+      step.fail(FailureKind::kDuplicate, duplicate_message(nm.spec.node_name, *winner), false);
+      return std::move(step).finish();
+    }
+  }
+
+  if (!in.node_synced) {
+    step.add(ActionKind::kWatchNode);
+    step.requeue(in.now.tick + kNodeSyncRetry);
+    return std::move(step).finish();
+  }
+  const std::optional<FailureKind> failure = failure_of(status);
+  if (!in.node) {
+    if (failure == FailureKind::kNodeMissing) return std::move(step).finish();
+    const bool touched = status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
+                         failure == FailureKind::kTimeout;
+    step.info("the node does not exist", {{"phase", to_string(*status.phase)}});
+    step.fail(FailureKind::kNodeMissing, node_not_found_message(nm.spec.node_name), touched);
+    return std::move(step).finish();
+  }
+  if (failure == FailureKind::kNodeMissing) {
+    step.info("the node exists again; the maintenance waits for its gates");
+    // A fresh start: the failure undid everything on the node, so nothing of the earlier drain
+    // is true any more (Pending means the node is untouched).
+    NodeMaintenanceStatus fresh;
+    fresh.phase = Phase::kPending;
+    fresh.error_on_lease_count = status.error_on_lease_count;
+    for (const Condition& c : status.conditions) {
+      if (c.type == kConditionBlocked) fresh.conditions.push_back(c);
+    }
+    status = std::move(fresh);
+    step.add(ActionKind::kResetEvictions);
+    DrainMemory& drain = step.drain();
+    drain.ledger.reset();
+    drain.evictions.clear();
+    drain.inbox.clear();
+    drain.in_flight = 0;
+    drain.last_drain_error.clear();
+  }
+
+  if (const std::optional<FailureKind> now_failed = failure_of(status);
+      now_failed && cleanup_finished(*now_failed)) {
+    // A failure that undid everything (or never touched anything): nothing more to do.
+    step.write(/*wake_for_delayed_write=*/false);
+    return std::move(step).finish();
+  }
+
+  if (status.phase == Phase::kPending) {
+    admit(in, step);
+  } else {
+    maintain(in, step);
+  }
+  return std::move(step).finish();
+}
+
+Decision decide_deletion(Inputs in) {
+  Step step(in);
+  const NodeMaintenance& nm = in.nm;
+  const NodeMaintenanceStatus& status = step.status();
+  // The cache may still show the finalizer we removed a moment ago.
+  if (!in.has_finalizer || in.finalized) return std::move(step).finish();
+  step.add(ActionKind::kStopEvictions);
+  if (!in.node_synced) {
+    step.add(ActionKind::kWatchNode);
+    step.requeue(in.now.tick + kNodeSyncRetry);
+    return std::move(step).finish();
+  }
+  if (in.node && !in.done.restored) {
+    Action& restore = step.add(ActionKind::kRestoreNode);
+    restore.retry_conflicts = true;
+    step.decide_again();
+    return std::move(step).finish();
+  }
+  const RestoreOutcome restored = in.done.restored.value_or(RestoreOutcome{});
+  if (restored.uncordoned) {
+    Action& uncordon = step.add(ActionKind::kEvent);
+    uncordon.event = events::uncordon_node(nm.spec.node_name, nm.meta.name);
+    uncordon.on_node = true;
+    step.info("node uncordoned");
+  }
+  // Only a maintenance that was admitted holds the node lease; a duplicate or one that never
+  // left Pending must not release the lease of the maintenance that has it.
+  const std::optional<FailureKind> failure = failure_of(status);
+  const bool admitted = in.holds_slot || status.phase == Phase::kRunning ||
+                        status.phase == Phase::kSucceeded || failure == FailureKind::kTimeout;
+  if (admitted && in.node_lease && lease_holder(*in.node_lease) == kNodeLeaseHolder) {
+    step.add(ActionKind::kReleaseNodeLease);
+    step.event(events::lease_released(in.node_lease_ref));
+  }
+  step.add(ActionKind::kReleaseSlot);
+  step.add(ActionKind::kRemoveFinalizer);
+  step.event(events::removed_maintenance(nm.spec.node_name, restored.left_cordoned));
+  step.info("maintenance removed");
+  step.add(ActionKind::kForget);
+  return std::move(step).finish();
+}
+
+}  // namespace nmo::op

@@ -1,0 +1,236 @@
+// The lifecycle of one NodeMaintenance as a pure function (docs/design.md §2): from what the
+// controller knows (the object, the status it believes, the node and its lease as cached, the
+// gates' verdicts, the pods that must leave, the eviction answers in the inbox, the clock) to the
+// next status and the ordered actions that make it true. The reconcile (reconciler.cc) gathers
+// the inputs, calls decide() and executes the actions, like drain/eviction_policy.h decides one
+// eviction answer.
+//
+// The reconcile runs the actions in order and stops at the first that fails (a failed write). An
+// Event announcing a status (kAnnounce) comes after the kWriteStatus that records it and is sent
+// once that status is on record: at once when it is written, else with the later write that
+// carries it (a coalesced write, or the retry of a failed one, whose status stays believed). So
+// a successor leader that finds the status there never sends it again (docs/design.md §2.7).
+//
+// Some decisions depend on what an earlier action did (did the node patch change the node, was
+// the node lease renewed, what did the restore find) or on facts that cost I/O to gather (the
+// gates, the pods of the node). Then the action list ends with kDecideAgain: the reconcile records
+// the outcomes in Inputs::done, gathers what `need` names, and calls decide() again with the
+// status of the previous decision.
+//
+// Threading: pure functions; safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/result.h"
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "kube/api/time.h"
+#include "kube/client/eviction.h"
+#include "operator/api/node_maintenance.h"
+#include "operator/controller/events.h"
+#include "operator/drain/ledger.h"
+#include "operator/gates/etcd_quorum.h"
+#include "operator/gates/node_lease.h"
+
+namespace nmo::op {
+
+// Retry pace of steps that wait on something without a watch event (a write that conflicted).
+inline constexpr std::chrono::seconds kConflictRetry{1};
+// How soon a maintenance whose node cache is not synced yet looks again.
+inline constexpr std::chrono::milliseconds kNodeSyncRetry{200};
+
+// The eviction bookkeeping of one pod.
+struct PodEviction {
+  bool in_flight = false;
+  Clock::time_point retry_at{};  // no eviction before this
+  int refusals = 0;              // consecutive refusals (eviction_policy.h)
+};
+
+// An eviction's answer, as its coroutine reports it into the maintenance's inbox.
+struct EvictionReport {
+  kube::Pod pod;
+  // The API's answer; an error when it could not be asked.
+  Result<kube::EvictionResult> answer;
+  // The budgets covering the pod, for a refusal by one (they shape the message only).
+  std::vector<kube::PodDisruptionBudget> covering;
+};
+
+// What the drain remembers between reconciles (memory only: after a restart the ledger is
+// rebuilt from the status, docs/design.md §2.7). decide() takes it and returns the next one.
+struct DrainMemory {
+  std::optional<DrainLedger> ledger;
+  std::map<std::string, PodEviction> evictions;  // by pod uid
+  int in_flight = 0;
+  // Answers of evictions in flight, applied by the next drain step.
+  std::vector<EvictionReport> inbox;
+  // The API's message of the last refused eviction, for status.lastError.
+  std::string last_drain_error;
+  // While another holder has the node lease: no new check (and count) before this.
+  Clock::time_point lease_recheck_at{};
+};
+
+// The gates of a Pending maintenance (docs/design.md §2.2), as the gates library judged them.
+struct GateFacts {
+  NodeLeaseState lease = NodeLeaseState::kFree;  // this node's lease
+  QuorumStabilityTracker::Verdict quorum{.open = true, .recheck_at = std::nullopt};
+  bool admitted = false;    // decide_admissions() admits this maintenance now
+  bool holds_slot = false;  // its slot Lease exists (an earlier run took it)
+  int slots_used = 0;
+  std::string slots_in_use;  // "holder (node n), ..." for the log
+};
+
+// The pods of the node under maintenance (its pod cache is synced).
+struct PodFacts {
+  std::vector<kube::Pod> leaving;  // the pods that must leave (pod_policy.h)
+  std::int64_t bound = 0;          // every pod bound to the node
+};
+
+// What the node restore found (docs/design.md §2.6).
+struct RestoreOutcome {
+  bool uncordoned = false;     // the patch really uncordoned the node
+  bool left_cordoned = false;  // cordoned before the maintenance, and stays so
+};
+
+// What a kRenewNodeLease found.
+enum class LeaseRenewal {
+  kRenewed,      // taken or renewed
+  kHeldByOther,  // another holder has it (the cache changed meanwhile)
+  kFailed,       // an API error: retried after kNodeLeaseRetryInterval, not counted
+};
+
+// What earlier steps of this reconcile did. decide() returns it with the steps it has taken
+// marked, so that deciding again never takes a step twice; the reconcile adds the outcomes of
+// the actions it runs.
+struct Outcomes {
+  bool admitted = false;                // kTakeNodeLease succeeded
+  bool node_checked = false;            // the node step of a held maintenance has run
+  bool lease_checked = false;           // its lease step has run
+  std::optional<bool> cordoned;         // kCordon ran: it patched an uncordoned or untainted node
+  std::optional<LeaseRenewal> renewal;  // kRenewNodeLease ran
+  std::optional<RestoreOutcome> restored;  // kRestoreNode ran on deletion
+};
+
+// Another NodeMaintenance of the same node, with the status the controller believes it has.
+struct Sibling {
+  std::string name;
+  std::string uid;
+  kube::Time created;
+  NodeMaintenanceStatus status;
+};
+
+// The clock, read once by the caller: the monotonic one for timers, the wall for the status.
+struct Now {
+  Clock::time_point tick;
+  kube::Time wall;
+};
+
+struct Inputs {
+  NodeMaintenance nm;  // as cached
+  // The status the controller believes (ahead of the cache), and the last one on record.
+  NodeMaintenanceStatus status;
+  NodeMaintenanceStatus on_record;
+  bool has_finalizer = false;
+  // Our finalizer patch went to exactly this resourceVersion (the cache has not caught up).
+  bool finalizer_in_flight = false;
+  // Its finalizer was removed by us already (the cache may still show it).
+  bool finalized = false;
+  std::vector<Sibling> siblings;
+  bool node_synced = false;
+  std::optional<kube::Node> node;         // std::nullopt: the node does not exist
+  std::optional<kube::Lease> node_lease;  // the node's medik8s node lease, as cached
+  bool holds_slot = false;                // its slot Lease is in the cache
+  std::optional<GateFacts> gates;         // gathered on kNeed::kGates
+  std::optional<PodFacts> pods;           // gathered on kNeed::kPods
+  Outcomes done;
+  DrainMemory drain;
+  // Configuration (OperatorOptions).
+  std::chrono::seconds node_lease_renew_interval = kNodeLeaseRenewInterval;
+  std::chrono::seconds etcd_quorum_stable_for{30};
+  int max_parallel_maintenances = 1;
+  int evictions_in_flight = 32;
+  std::string node_lease_ref;  // "<namespace>/<name>" of the node lease, as Events name it
+  Now now;
+};
+
+// What the reconcile gathers before deciding again.
+enum class Need { kNothing, kGates, kPods };
+
+enum class ActionKind {
+  kAddFinalizer,      // our finalizer onto the object; a conflict: again after kConflictRetry
+  kWatchNode,         // start the node's cache (a kRequeue follows)
+  kWriteStatus,       // `status` through /status: at once on a phase change, else coalesced
+  kBelieve,           // hold `status` as the believed one before it is written
+  kAnnounce,          // `event`, once the status of the preceding kWriteStatus is on record
+  kEvent,             // `event` now: about the Node when `on_node`; `pod` is the related object
+  kCordon,            // cordon and taint the node (docs/design.md §2.3); conflict: kConflictRetry
+  kRestoreNode,       // undo kCordon; `retry_conflicts`: a conflict means again after 1 s
+  kTakeSlot,          // the budget slot Lease
+  kReleaseSlot,       //
+  kTakeNodeLease,     // admission: refused or failed, the slot goes back; again after 1 s
+  kRenewNodeLease,    // best effort: a failure is an outcome, not a stop
+  kReleaseNodeLease,  // when we hold it
+  kStopEvictions,     // evictions in flight drop their answers
+  kResetEvictions,    // the same, and later ones report again (a fresh drain)
+  kStartEviction,     // evict `pod` (its bookkeeping is in the returned DrainMemory)
+  kWakeAfter,         // queue the maintenance again after `after`, whatever the reconcile returns
+  kDrainCompleted,    // metrics: the drain took `after`
+  kForgetQuorum,      // the etcd quorum window of this maintenance is over
+  kRemoveFinalizer,   // our finalizer off the object; it is finalized
+  kForget,            // drop everything remembered about the maintenance
+  kLog,               // `log` (every decision is explained, docs/design.md §6)
+  kRequeue,           // reconcile again at `at` (the earliest wins; none: done)
+  kDecideAgain,       // gather `need`, record the outcomes, decide again
+};
+
+// A log line of a decision.
+struct LogNote {
+  enum class Level { kInfo, kWarn } level = Level::kInfo;
+  std::string message;
+  std::vector<log::Field> fields;
+};
+
+struct Action {
+  ActionKind kind = ActionKind::kRequeue;
+  NodeMaintenanceStatus status;  // kWriteStatus, kBelieve
+  // kWriteStatus: a write delayed by the coalescer requeues for then (else the requeue of the
+  // decision stands alone).
+  bool wake_for_delayed_write = true;
+  events::Event event;           // kAnnounce, kEvent
+  bool on_node = false;          // kEvent
+  std::optional<kube::Pod> pod;  // kStartEviction; kEvent: the related pod
+  bool retry_conflicts = false;  // kRestoreNode
+  Clock::time_point at{};        // kRequeue
+  Clock::duration after{};       // kWakeAfter, kDrainCompleted
+  Need need = Need::kNothing;    // kDecideAgain
+  LogNote log;                   // kLog
+};
+
+struct Decision {
+  NodeMaintenanceStatus status;  // the status the controller believes next
+  std::vector<Action> actions;   // in order
+  DrainMemory drain;             // the drain's memory next
+  Outcomes done;                 // Inputs::done for deciding again
+};
+
+// The next step of the maintenance `in.nm` (not being deleted).
+[[nodiscard]] Decision decide(Inputs in);
+
+// The next step of the deletion of `in.nm` (docs/design.md §2.6).
+[[nodiscard]] Decision decide_deletion(Inputs in);
+
+// The maintenance that keeps the node against `nm` (docs/design.md §2.7): an admitted sibling
+// (Running or Succeeded) first, else the oldest older one; never a sibling failed as duplicate.
+[[nodiscard]] std::optional<std::string> duplicate_winner(const NodeMaintenance& nm,
+                                                          const std::vector<Sibling>& siblings);
+
+}  // namespace nmo::op

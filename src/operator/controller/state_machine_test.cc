@@ -1,0 +1,760 @@
+#include "operator/controller/state_machine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "base/clock.h"
+#include "operator/controller/failure.h"
+#include "operator/node/node_patch.h"
+
+namespace nmo::op {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr std::string_view kNode = "worker-1";
+constexpr std::string_view kUid = "uid-a";
+constexpr std::string_view kLeaseRef = "medik8s-leases/node-worker-1";
+
+const kube::Time kStart = std::chrono::sys_days{std::chrono::year{2026} / 3 / 1};
+
+std::string phase_name(const NodeMaintenanceStatus& status) {
+  return status.phase ? std::string(to_string(*status.phase)) : "-";
+}
+
+// One line per action, for exact comparisons of the whole list.
+std::string describe(const Action& a, Clock::time_point tick) {
+  const auto ms = [](auto d) {
+    return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + "ms";
+  };
+  switch (a.kind) {
+    case ActionKind::kAddFinalizer:
+      return "AddFinalizer";
+    case ActionKind::kWatchNode:
+      return "WatchNode";
+    case ActionKind::kWriteStatus:
+      return "WriteStatus(" + phase_name(a.status) + (a.wake_for_delayed_write ? "" : ", no wake") +
+             ")";
+    case ActionKind::kBelieve:
+      return "Believe(" + phase_name(a.status) + ")";
+    case ActionKind::kAnnounce:
+      return "Announce(" + a.event.reason + ")";
+    case ActionKind::kEvent:
+      return "Event(" + a.event.reason + (a.on_node ? " on Node" : "") +
+             (a.pod ? " about " + a.pod->meta.name : "") + ")";
+    case ActionKind::kCordon:
+      return "Cordon";
+    case ActionKind::kRestoreNode:
+      return a.retry_conflicts ? "RestoreNode(retry conflicts)" : "RestoreNode";
+    case ActionKind::kTakeSlot:
+      return "TakeSlot";
+    case ActionKind::kReleaseSlot:
+      return "ReleaseSlot";
+    case ActionKind::kTakeNodeLease:
+      return "TakeNodeLease";
+    case ActionKind::kRenewNodeLease:
+      return "RenewNodeLease";
+    case ActionKind::kReleaseNodeLease:
+      return "ReleaseNodeLease";
+    case ActionKind::kStopEvictions:
+      return "StopEvictions";
+    case ActionKind::kResetEvictions:
+      return "ResetEvictions";
+    case ActionKind::kStartEviction:
+      return "StartEviction(" + a.pod->meta.name + ")";
+    case ActionKind::kWakeAfter:
+      return "WakeAfter(" + ms(a.after) + ")";
+    case ActionKind::kDrainCompleted:
+      return "DrainCompleted(" + ms(a.after) + ")";
+    case ActionKind::kForgetQuorum:
+      return "ForgetQuorum";
+    case ActionKind::kRemoveFinalizer:
+      return "RemoveFinalizer";
+    case ActionKind::kForget:
+      return "Forget";
+    case ActionKind::kLog:
+      return "Log(" + a.log.message + ")";
+    case ActionKind::kRequeue:
+      return "Requeue(+" + ms(a.at - tick) + ")";
+    case ActionKind::kDecideAgain:
+      switch (a.need) {
+        case Need::kNothing:
+          return "DecideAgain";
+        case Need::kGates:
+          return "DecideAgain(gates)";
+        case Need::kPods:
+          return "DecideAgain(pods)";
+      }
+  }
+  return "?";
+}
+
+kube::Pod pod(std::string name, std::string uid) {
+  kube::Pod p;
+  p.meta.namespace_ = "apps";
+  p.meta.name = std::move(name);
+  p.meta.uid = std::move(uid);
+  p.node_name = std::string(kNode);
+  p.phase = "Running";
+  return p;
+}
+
+// A node cordoned and tainted by the maintenance with uid kUid (docs/design.md §2.3).
+kube::Node maintained_node() {
+  kube::Node node;
+  node.meta.name = std::string(kNode);
+  node.meta.uid = "node-uid";
+  node.ready_status = "True";
+  node.unschedulable = true;
+  node.taints = {{.key = std::string(kUnschedulableTaintKey), .effect = "NoSchedule"},
+                 {.key = std::string(kDrainTaintKey),
+                  .value = std::string(kDrainTaintValue),
+                  .effect = "NoSchedule"}};
+  node.meta.labels.set(std::string(kExcludeFromRemediationLabel), "true");
+  node.meta.annotations.set(
+      std::string(kPriorStateAnnotation),
+      encode_prior_state(PriorState{.cr_name = "nm-a", .cr_uid = std::string(kUid)}));
+  return node;
+}
+
+kube::Lease lease_of(std::string holder, kube::Time renewed) {
+  kube::Lease lease;
+  lease.meta.name = "node-" + std::string(kNode);
+  lease.meta.namespace_ = "medik8s-leases";
+  lease.holder_identity = std::move(holder);
+  lease.lease_duration_seconds = kNodeLeaseDurationSeconds;
+  lease.acquire_time = renewed;
+  lease.renew_time = renewed;
+  return lease;
+}
+
+std::vector<std::string> reasons(const std::vector<Condition>& conditions, std::string_view type) {
+  const Condition* c = find_condition(conditions, type);
+  if (c == nullptr) return {};
+  return {std::string(to_string(c->status)), c->reason, c->message};
+}
+
+class StateMachineTest : public ::testing::Test {
+ protected:
+  StateMachineTest() : clock_(Clock::time_point{hours(100)}) {
+    in_.nm.meta.name = "nm-a";
+    in_.nm.meta.uid = std::string(kUid);
+    in_.nm.meta.resource_version = "10";
+    in_.nm.meta.creation_timestamp = kStart;
+    in_.nm.meta.finalizers = {std::string(kFinalizer)};
+    in_.nm.spec.node_name = std::string(kNode);
+    in_.nm.spec.reason = "kernel update";
+    in_.has_finalizer = true;
+    in_.node_synced = true;
+    kube::Node node;
+    node.meta.name = std::string(kNode);
+    node.meta.uid = "node-uid";
+    node.ready_status = "True";
+    in_.node = node;
+    in_.node_lease_ref = std::string(kLeaseRef);
+    sync_clock();
+  }
+
+  void sync_clock() { in_.now = Now{.tick = clock_.now(), .wall = wall_}; }
+  void advance(Clock::duration d) {
+    clock_.advance(d);
+    wall_ += std::chrono::duration_cast<std::chrono::microseconds>(d);
+    sync_clock();
+  }
+
+  // A Pending maintenance whose gates were gathered.
+  void pending(GateFacts gates) {
+    in_.status.phase = Phase::kPending;
+    in_.on_record = in_.status;
+    in_.gates = gates;
+  }
+
+  // A Running maintenance whose node is cordoned, whose drain's start is on record and whose
+  // node lease is ours and fresh; `pods` must leave.
+  void running(std::vector<kube::Pod> pods) {
+    in_.status.phase = Phase::kRunning;
+    in_.status.total_pods = static_cast<std::int64_t>(pods.size());
+    for (const kube::Pod& p : pods) {
+      in_.status.pending_pods.push_back(p.meta.name);
+      in_.status.pending_pods_refs.push_back(PendingPodRef{.namespace_ = p.meta.namespace_,
+                                                           .name = p.meta.name,
+                                                           .reason = PendingPodReason::kEvicting});
+    }
+    set_condition(in_.status.conditions,
+                  Condition{.type = std::string(kConditionCordoned),
+                            .status = ConditionStatus::kTrue,
+                            .reason = "Cordoned"},
+                  wall_);
+    set_condition(in_.status.conditions,
+                  Condition{.type = std::string(kConditionDrained),
+                            .status = ConditionStatus::kFalse,
+                            .reason = "Draining"},
+                  wall_);
+    in_.on_record = in_.status;
+    in_.node = maintained_node();
+    in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+    in_.holds_slot = true;
+    in_.pods = PodFacts{.leaving = std::move(pods), .bound = 0};
+  }
+
+  std::vector<std::string> actions(const Decision& d) const {
+    std::vector<std::string> out;
+    for (const Action& a : d.actions) out.push_back(describe(a, in_.now.tick));
+    return out;
+  }
+
+  Decision run() { return decide(in_); }
+  Decision run_deletion() { return decide_deletion(in_); }
+
+  FakeClock clock_;
+  kube::Time wall_ = kStart + hours(1);
+  Inputs in_;
+};
+
+// ---- First sight (docs/design.md §2.1) ----
+
+TEST_F(StateMachineTest, FirstTheFinalizer) {
+  in_.has_finalizer = false;
+  const Decision d = run();
+  EXPECT_THAT(actions(d), ElementsAre("AddFinalizer"));
+  EXPECT_FALSE(d.status.phase.has_value());
+}
+
+TEST_F(StateMachineTest, AFinalizerInFlightIsNotAddedAgain) {
+  in_.has_finalizer = false;
+  in_.finalizer_in_flight = true;
+  EXPECT_THAT(actions(run()), IsEmpty());
+}
+
+TEST_F(StateMachineTest, FirstSightWritesPendingThenAnnouncesItThenAsksForTheGates) {
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kPending);
+  EXPECT_THAT(actions(d), ElementsAre("Log(maintenance requested)", "WriteStatus(Pending)",
+                                      "Announce(BeginMaintenance)", "DecideAgain(gates)"));
+  EXPECT_EQ(d.actions[2].event, events::begin_maintenance(kNode, "kernel update"));
+}
+
+TEST_F(StateMachineTest, AnUnsyncedNodeCacheIsWatchedAndLookedAtAgainSoon) {
+  in_.status.phase = Phase::kPending;
+  in_.node_synced = false;
+  EXPECT_THAT(actions(run()), ElementsAre("WatchNode", "Requeue(+200ms)"));
+}
+
+TEST_F(StateMachineTest, AnInvalidSpecFailsAPendingMaintenanceWithoutTouchingAnything) {
+  in_.status.phase = Phase::kPending;
+  in_.nm.spec.drain_timeout_error = "spec.drainTimeout: invalid duration \"1d\"";
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kFailed);
+  EXPECT_EQ(failure_of(d.status), FailureKind::kInvalid);
+  EXPECT_EQ(d.status.last_error, "spec.drainTimeout: invalid duration \"1d\"");
+  EXPECT_THAT(actions(d), ElementsAre("Log(maintenance failed)", "WriteStatus(Failed)",
+                                      "Announce(FailedMaintenance)"));
+}
+
+// ---- Pending: the gates (docs/design.md §2.2) ----
+
+TEST_F(StateMachineTest, PendingWaitsOnUnsafeEtcdQuorumAndAnnouncesItOnce) {
+  pending(GateFacts{.quorum = {.open = false, .recheck_at = std::nullopt}});
+  Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kPending);
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked),
+              ElementsAre("True", "EtcdQuorum", etcd_quorum_blocked_message(kNode)));
+  EXPECT_THAT(actions(d), ElementsAre("Log(waiting: etcd quorum would be lost)",
+                                      "WriteStatus(Pending)", "Announce(BlockedByEtcdQuorum)"));
+  EXPECT_EQ(d.actions[2].event.type, runtime::EventType::kWarning);
+
+  in_.status = d.status;
+  advance(seconds(3));
+  EXPECT_THAT(actions(run()), ElementsAre("WriteStatus(Pending)"));
+}
+
+TEST_F(StateMachineTest, PendingWaitsForTheQuorumWindowWithoutAnnouncing) {
+  in_.etcd_quorum_stable_for = seconds(30);
+  pending(GateFacts{.quorum = {.open = false, .recheck_at = in_.now.tick + seconds(30)}});
+  const Decision d = run();
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked),
+              ElementsAre("True", "EtcdQuorum",
+                          "etcd quorum is safe; waiting until it has stayed so for 30s"));
+  EXPECT_THAT(actions(d), ElementsAre("WriteStatus(Pending, no wake)",
+                                      "Log(etcd quorum is safe; waiting for it to stay so)",
+                                      "Requeue(+30000ms)"));
+}
+
+TEST_F(StateMachineTest, PendingWaitsForASlotOrTheNodeLeaseAndAnnouncesItOnce) {
+  pending(GateFacts{.lease = NodeLeaseState::kHeldByOther, .admitted = false, .slots_used = 1});
+  const Decision d = run();
+  EXPECT_THAT(
+      reasons(d.status.conditions, kConditionBlocked),
+      ElementsAre("True", "WaitingForLease", events::blocked_by_node_health_check().message));
+  EXPECT_THAT(actions(d),
+              ElementsAre("Log(waiting for a maintenance slot or the node lease)",
+                          "WriteStatus(Pending)", "Announce(BlockedByNodeHealthCheck)"));
+
+  in_.status = d.status;
+  EXPECT_THAT(actions(run()), ElementsAre("WriteStatus(Pending)"));
+}
+
+TEST_F(StateMachineTest, AnAdmittedMaintenanceTakesTheSlotThenTheLeaseAndAnnouncesTheLease) {
+  pending(GateFacts{.admitted = true});
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kPending);  // Running only once the leases are taken
+  EXPECT_THAT(actions(d), ElementsAre("TakeSlot", "TakeNodeLease", "Event(LeaseAcquired)",
+                                      "DecideAgain(pods)"));
+  EXPECT_EQ(d.actions[2].event, events::lease_acquired(kLeaseRef, kNode));
+}
+
+TEST_F(StateMachineTest, AResumedAdmissionDoesNotAnnounceTheLeaseAgain) {
+  pending(GateFacts{.lease = NodeLeaseState::kOurs, .admitted = true, .holds_slot = true});
+  EXPECT_THAT(actions(run()), ElementsAre("TakeSlot", "TakeNodeLease", "DecideAgain(pods)"));
+}
+
+// ---- Pending -> Running (docs/design.md §2.3) ----
+
+TEST_F(StateMachineTest, AdmittedItIsBelievedRunningAndCordonsTheNode) {
+  pending(GateFacts{.admitted = true, .slots_used = 0});
+  in_.done.admitted = true;
+  in_.pods = PodFacts{.leaving = {pod("web-1", "p1")}, .bound = 3};
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kRunning);
+  EXPECT_EQ(d.status.totalpods, 3);
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked),
+              ElementsAre("False", "Admitted", ""));
+  EXPECT_THAT(actions(d), ElementsAre("Log(admitted: slot and node lease taken)", "ForgetQuorum",
+                                      "Believe(Running)", "Cordon", "DecideAgain"));
+}
+
+TEST_F(StateMachineTest, TheCordonIsAnnouncedAfterThePatchThenTheDrainAfterItsStatus) {
+  pending(GateFacts{.admitted = true});
+  in_.done.admitted = true;
+  in_.done.cordoned = true;
+  in_.node = maintained_node();
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  in_.pods = PodFacts{.leaving = {pod("web-1", "p1"), pod("web-2", "p2")}, .bound = 4};
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kRunning);
+  EXPECT_EQ(d.status.total_pods, 2);
+  EXPECT_EQ(d.status.eviction_pods, 0);
+  EXPECT_THAT(d.status.pending_pods, ElementsAre("web-1", "web-2"));
+  EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
+              ElementsAre("True", "Cordoned", ""));
+  EXPECT_THAT(reasons(d.status.conditions, kConditionDrained),
+              ElementsAre("False", "Draining", ""));
+  // No eviction before the drain's start is on record; a look again right after the write.
+  EXPECT_THAT(actions(d), ElementsAre("Log(admitted: slot and node lease taken)", "ForgetQuorum",
+                                      "Believe(Running)", "Event(NodeCordoned)",
+                                      "Log(node cordoned and tainted)", "Requeue(+900000ms)",
+                                      "Log(drain started)", "Requeue(+0ms)", "WriteStatus(Running)",
+                                      "Announce(BeginEviction)"));
+  EXPECT_EQ(d.actions.back().event, events::begin_eviction(2, kNode));
+  EXPECT_TRUE(d.done.node_checked);
+  EXPECT_TRUE(d.done.lease_checked);
+}
+
+TEST_F(StateMachineTest, ANodeCordonedByAnEarlierRunIsNotAnnouncedAgain) {
+  running({pod("web-1", "p1")});
+  in_.status.conditions.clear();  // the earlier run stopped before recording the cordon
+  in_.on_record = in_.status;
+  in_.done.cordoned = false;
+  const Decision d = run();
+  EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
+              ElementsAre("True", "Cordoned", ""));
+  const auto list = actions(d);
+  EXPECT_EQ(std::count(list.begin(), list.end(), "Event(NodeCordoned)"), 0);
+  EXPECT_EQ(std::count(list.begin(), list.end(), "Log(node cordoned and tainted)"), 1);
+}
+
+TEST_F(StateMachineTest, DecidingAgainNeverTakesTheNodeStepTwice) {
+  running({pod("web-1", "p1")});
+  in_.done.cordoned = true;
+  in_.done.node_checked = true;
+  const auto list = actions(run());
+  EXPECT_EQ(std::count(list.begin(), list.end(), "Event(MaintenanceReapplied)"), 0);
+}
+
+// ---- While the object exists (docs/design.md §2.5) ----
+
+TEST_F(StateMachineTest, AnUndoneCordonIsPutBackAndAnnouncedAsAWarning) {
+  running({pod("web-1", "p1")});
+  in_.node->unschedulable = false;
+  EXPECT_THAT(actions(run()), ElementsAre("Cordon", "DecideAgain"));
+  in_.done.cordoned = true;
+  const Decision d = run();
+  EXPECT_EQ(actions(d).front(), "Event(MaintenanceReapplied)");
+  EXPECT_EQ(d.actions.front().event.type, runtime::EventType::kWarning);
+}
+
+TEST_F(StateMachineTest, TheNodeLeaseIsRenewedOnTimeAndAFailedRenewalIsRetried) {
+  running({pod("web-1", "p1")});
+  advance(minutes(15));
+  EXPECT_THAT(actions(run()), ElementsAre("RenewNodeLease", "DecideAgain"));
+
+  in_.done.renewal = LeaseRenewal::kFailed;
+  const auto list = actions(run());
+  EXPECT_EQ(list.front(), "Requeue(+30000ms)");
+}
+
+TEST_F(StateMachineTest, ARenewedLeaseResetsTheErrorCount) {
+  running({pod("web-1", "p1")});
+  in_.status.error_on_lease_count = 2;
+  in_.done.renewal = LeaseRenewal::kRenewed;
+  EXPECT_EQ(run().status.error_on_lease_count, 0);
+}
+
+TEST_F(StateMachineTest, AForeignNodeLeaseIsCountedOncePerCheck) {
+  running({pod("web-1", "p1")});
+  in_.node_lease = lease_of("NodeHealthCheck-x", wall_);
+  Decision d = run();
+  EXPECT_EQ(d.status.error_on_lease_count, 1);
+  EXPECT_EQ(d.status.last_error, "the node lease is held by another holder");
+  EXPECT_EQ(d.drain.lease_recheck_at, in_.now.tick + seconds(5));
+  EXPECT_EQ(actions(d)[0], "Log(the node lease is held by another holder)");
+  EXPECT_EQ(actions(d)[1], "Requeue(+5000ms)");
+
+  // An event a second later changes nothing; the next check counts again.
+  in_.status = d.status;
+  in_.drain = d.drain;
+  advance(seconds(1));
+  EXPECT_EQ(run().status.error_on_lease_count, 1);
+  advance(seconds(4));
+  EXPECT_EQ(run().status.error_on_lease_count, 2);
+}
+
+// ---- Running -> Succeeded (docs/design.md §2.4) ----
+
+TEST_F(StateMachineTest, DueEvictionsStartOnceTheDrainIsOnRecord) {
+  running({pod("web-1", "p1"), pod("web-2", "p2")});
+  const Decision d = run();
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "StartEviction(web-1)",
+                                      "StartEviction(web-2)", "WriteStatus(Running)"));
+  EXPECT_EQ(d.drain.in_flight, 2);
+  EXPECT_TRUE(d.drain.evictions.at("p1").in_flight);
+}
+
+TEST_F(StateMachineTest, EvictionsInFlightAreBoundedPerNode) {
+  running({pod("web-1", "p1"), pod("web-2", "p2"), pod("web-3", "p3")});
+  in_.evictions_in_flight = 2;
+  const Decision d = run();
+  int started = 0;
+  for (const Action& a : d.actions) started += a.kind == ActionKind::kStartEviction ? 1 : 0;
+  EXPECT_EQ(started, 2);
+}
+
+TEST_F(StateMachineTest, ARefusalFromTheInboxBlocksThePodAndIsReportedWithThePod) {
+  running({pod("web-1", "p1")});
+  Decision first = run();
+  in_.status = first.status;
+  in_.drain = first.drain;
+  kube::EvictionResult refused{.outcome = kube::EvictionOutcome::kBlockedByPdb,
+                               .status = Error(ErrorCode::kTooManyRequests,
+                                               "Cannot evict pod as it would violate the pod's "
+                                               "disruption budget.")};
+  in_.drain.inbox.push_back(EvictionReport{.pod = pod("web-1", "p1"), .answer = refused});
+  advance(seconds(1));
+  const Decision d = run();
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+899000ms)", "Log(eviction refused; will retry)",
+                                      "WakeAfter(5000ms)", "Event(DrainError about web-1)",
+                                      "Requeue(+5000ms)", "WriteStatus(Running)"));
+  EXPECT_EQ(d.status.pending_pods_refs.at(0).reason, PendingPodReason::kBlockedByPdb);
+  EXPECT_EQ(d.status.last_error,
+            "Cannot evict pod as it would violate the pod's disruption budget.");
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked),
+              ElementsAre("True", "BlockedByPDB", d.status.last_error));
+  EXPECT_TRUE(d.drain.inbox.empty());
+  EXPECT_EQ(d.drain.in_flight, 0);
+}
+
+TEST_F(StateMachineTest, EveryPodGoneSucceedsAndAnnouncesItAfterTheWrite) {
+  running({pod("web-1", "p1")});
+  in_.pods->leaving.clear();  // the pod left
+  advance(minutes(2));
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kSucceeded);
+  EXPECT_EQ(d.status.eviction_pods, 1);
+  EXPECT_EQ(d.status.drain_progress, 100);
+  EXPECT_THAT(reasons(d.status.conditions, kConditionReady), ElementsAre("True", "Succeeded", ""));
+  EXPECT_THAT(reasons(d.status.conditions, kConditionDrained), ElementsAre("True", "Drained", ""));
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "DrainCompleted(120000ms)",
+                                      "Log(maintenance succeeded)", "WriteStatus(Succeeded)",
+                                      "Announce(SucceedMaintenance)"));
+}
+
+TEST_F(StateMachineTest, ANewcomerAfterSuccessIsEvictedAndSaidSo) {
+  running({});
+  in_.status.phase = Phase::kSucceeded;
+  in_.on_record = in_.status;
+  in_.drain.ledger = DrainLedger();
+  in_.pods->leaving = {pod("late", "p9")};
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kSucceeded);
+  EXPECT_THAT(actions(d),
+              ElementsAre("Requeue(+900000ms)",
+                          "Log(a pod arrived on the node; it will be "
+                          "evicted too)",
+                          "Event(BeginEviction)", "StartEviction(late)", "WriteStatus(Succeeded)"));
+}
+
+TEST_F(StateMachineTest, AfterARestartASucceededMaintenanceIsNeitherAnnouncedNorDrainedAgain) {
+  running({pod("web-1", "p1")});
+  in_.status.phase = Phase::kSucceeded;
+  in_.status.eviction_pods = 1;
+  in_.status.pending_pods.clear();
+  in_.status.pending_pods_refs.clear();
+  in_.status.drain_progress = 100;
+  set_condition(in_.status.conditions,
+                Condition{.type = std::string(kConditionDrained),
+                          .status = ConditionStatus::kTrue,
+                          .reason = "Drained"},
+                wall_);
+  in_.on_record = in_.status;
+  in_.pods->leaving.clear();
+  const Decision d = run();  // a fresh operator: no drain memory
+  EXPECT_EQ(d.status, in_.status);
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "WriteStatus(Succeeded)"));
+  ASSERT_TRUE(d.drain.ledger.has_value());
+  EXPECT_EQ(d.drain.ledger->eviction_pods(), 1);
+}
+
+// ---- -> Failed, for each kind (docs/design.md §2.4, §2.7, §3.1) ----
+
+TEST_F(StateMachineTest, ADrainTimeoutFailsLikeAnyFailureButKeepsTheNode) {
+  running({pod("web-1", "p1")});
+  in_.nm.spec.drain_timeout = minutes(10);
+  advance(minutes(9));
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kRunning);
+  const auto list = actions(d);
+  EXPECT_EQ(list.back(), "WriteStatus(Running)");
+  EXPECT_NE(std::find(list.begin(), list.end(), "Requeue(+60000ms)"), list.end());
+
+  in_.status = d.status;
+  in_.drain = d.drain;
+  advance(minutes(1));
+  d = run();
+  EXPECT_EQ(d.status.phase, Phase::kFailed);
+  EXPECT_EQ(failure_of(d.status), FailureKind::kTimeout);
+  EXPECT_THAT(
+      reasons(d.status.conditions, kConditionReady),
+      ElementsAre("False", "DrainTimeout", "drain did not complete within 10m0s: 1 pods pending"));
+  EXPECT_EQ(d.status.last_error, "drain did not complete within 10m0s: 1 pods pending");
+  // Cordoned, tainted, slot and lease kept: no restore, no release.
+  EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
+              ElementsAre("True", "Cordoned", ""));
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+840000ms)", "Log(maintenance failed)",
+                                      "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
+
+  // The timed-out maintenance is still kept: an undone cordon is put back.
+  in_.status = d.status;
+  in_.node->unschedulable = false;
+  EXPECT_THAT(actions(run()), ElementsAre("Cordon", "DecideAgain"));
+}
+
+TEST_F(StateMachineTest, ALostNodeLeaseUndoesTheMaintenanceAndFails) {
+  running({pod("web-1", "p1")});
+  in_.status.error_on_lease_count = 3;
+  in_.node_lease = lease_of("NodeHealthCheck-x", wall_);
+  const Decision d = run();
+  EXPECT_EQ(d.status.error_on_lease_count, 4);
+  EXPECT_EQ(failure_of(d.status), FailureKind::kLeaseLost);
+  EXPECT_EQ(d.status.last_error,
+            "maintenance failed: lease could not be extended after 4 attempts");
+  EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
+              ElementsAre("False", "Restored", "the maintenance was undone"));
+  EXPECT_THAT(actions(d), ElementsAre("Log(the node lease is held by another holder)",
+                                      "StopEvictions", "RestoreNode", "ReleaseNodeLease",
+                                      "ReleaseSlot", "Log(maintenance failed)",
+                                      "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
+}
+
+TEST_F(StateMachineTest, ANodeDeletedMidMaintenanceUndoesItAndFails) {
+  running({pod("web-1", "p1")});
+  in_.node.reset();
+  const Decision d = run();
+  EXPECT_EQ(failure_of(d.status), FailureKind::kNodeMissing);
+  EXPECT_EQ(d.status.last_error, "node \"worker-1\" not found");
+  EXPECT_THAT(actions(d),
+              ElementsAre("Log(the node does not exist)", "StopEvictions", "RestoreNode",
+                          "ReleaseNodeLease", "ReleaseSlot", "Log(maintenance failed)",
+                          "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
+
+  // Failed so already: nothing more.
+  in_.status = d.status;
+  EXPECT_THAT(actions(run()), IsEmpty());
+}
+
+TEST_F(StateMachineTest, AMissingNodeFailsAPendingMaintenanceWithoutUndoing) {
+  in_.status.phase = Phase::kPending;
+  in_.node.reset();
+  EXPECT_THAT(actions(run()), ElementsAre("Log(the node does not exist)", "Log(maintenance failed)",
+                                          "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
+}
+
+TEST_F(StateMachineTest, ANodeThatReturnsSendsTheMaintenanceBackToPending) {
+  in_.status.phase = Phase::kFailed;
+  in_.status.last_error = node_not_found_message(kNode);
+  in_.status.total_pods = 4;
+  in_.status.error_on_lease_count = 1;
+  set_condition(in_.status.conditions, failure_condition(FailureKind::kNodeMissing, "gone"), wall_);
+  set_condition(in_.status.conditions,
+                Condition{.type = std::string(kConditionBlocked),
+                          .status = ConditionStatus::kFalse,
+                          .reason = "Admitted"},
+                wall_);
+  in_.drain.ledger = DrainLedger();
+  in_.drain.in_flight = 3;
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kPending);
+  EXPECT_EQ(d.status.total_pods, 0);
+  EXPECT_EQ(d.status.last_error, "");
+  EXPECT_EQ(d.status.error_on_lease_count, 1);
+  ASSERT_EQ(d.status.conditions.size(), 1U);
+  EXPECT_EQ(d.status.conditions[0].type, kConditionBlocked);
+  EXPECT_FALSE(d.drain.ledger.has_value());
+  EXPECT_EQ(d.drain.in_flight, 0);
+  EXPECT_THAT(actions(d),
+              ElementsAre("Log(the node exists again; the maintenance waits for its gates)",
+                          "ResetEvictions", "DecideAgain(gates)"));
+}
+
+// ---- Duplicates (docs/design.md §2.7) ----
+
+TEST_F(StateMachineTest, TheOlderOfTwoMaintenancesWins) {
+  in_.status.phase = Phase::kPending;
+  in_.siblings.push_back(Sibling{.name = "nm-old",
+                                 .uid = "uid-old",
+                                 .created = kStart - hours(1),
+                                 .status = NodeMaintenanceStatus{.phase = Phase::kPending}});
+  const Decision d = run();
+  EXPECT_EQ(failure_of(d.status), FailureKind::kDuplicate);
+  EXPECT_EQ(d.status.last_error, duplicate_message(kNode, "nm-old"));
+  EXPECT_THAT(actions(d), ElementsAre("Log(maintenance failed)", "WriteStatus(Failed)",
+                                      "Announce(FailedMaintenance)"));
+}
+
+TEST_F(StateMachineTest, AnAdmittedYoungerMaintenanceKeepsTheNode) {
+  in_.status.phase = Phase::kPending;
+  in_.siblings.push_back(Sibling{.name = "nm-old",
+                                 .uid = "uid-old",
+                                 .created = kStart - hours(1),
+                                 .status = NodeMaintenanceStatus{.phase = Phase::kPending}});
+  in_.siblings.push_back(Sibling{.name = "nm-young",
+                                 .uid = "uid-young",
+                                 .created = kStart + hours(1),
+                                 .status = NodeMaintenanceStatus{.phase = Phase::kRunning}});
+  EXPECT_EQ(duplicate_winner(in_.nm, in_.siblings), "nm-young");
+  EXPECT_EQ(run().status.last_error, duplicate_message(kNode, "nm-young"));
+}
+
+TEST_F(StateMachineTest, AYoungerOrDuplicateSiblingDoesNotWin) {
+  NodeMaintenanceStatus duplicate{.phase = Phase::kFailed};
+  duplicate.conditions.push_back(failure_condition(FailureKind::kDuplicate, "dup"));
+  in_.siblings.push_back(
+      Sibling{.name = "nm-dup", .uid = "u1", .created = kStart - hours(2), .status = duplicate});
+  in_.siblings.push_back(Sibling{.name = "nm-young",
+                                 .uid = "u2",
+                                 .created = kStart + hours(1),
+                                 .status = NodeMaintenanceStatus{.phase = Phase::kPending}});
+  EXPECT_EQ(duplicate_winner(in_.nm, in_.siblings), std::nullopt);
+  in_.status.phase = Phase::kPending;
+  EXPECT_THAT(actions(run()), ElementsAre("DecideAgain(gates)"));
+}
+
+// ---- Deletion at each phase (docs/design.md §2.6) ----
+
+TEST_F(StateMachineTest, DeletionOfAPendingMaintenanceTouchesNoLeaseItDoesNotHold) {
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.status.phase = Phase::kPending;
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);  // another maintenance's
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "RestoreNode(retry conflicts)", "DecideAgain"));
+  in_.done.restored = RestoreOutcome{};
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
+                          "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
+}
+
+TEST_F(StateMachineTest, DeletionOfARunningMaintenanceUncordonsAndGivesTheLeasesBack) {
+  running({pod("web-1", "p1")});
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
+  const Decision d = run_deletion();
+  EXPECT_THAT(
+      actions(d),
+      ElementsAre("StopEvictions", "Event(UncordonNode on Node)", "Log(node uncordoned)",
+                  "ReleaseNodeLease", "Event(LeaseReleased)", "ReleaseSlot", "RemoveFinalizer",
+                  "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
+  EXPECT_EQ(d.actions[1].event, events::uncordon_node(kNode, "nm-a"));
+  EXPECT_EQ(d.actions[7].event, events::removed_maintenance(kNode, false));
+}
+
+TEST_F(StateMachineTest, DeletionSaysWhenTheNodeStaysCordoned) {
+  running({});
+  in_.status.phase = Phase::kSucceeded;
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.done.restored = RestoreOutcome{.uncordoned = false, .left_cordoned = true};
+  const Decision d = run_deletion();
+  EXPECT_THAT(actions(d), ElementsAre("StopEvictions", "ReleaseNodeLease", "Event(LeaseReleased)",
+                                      "ReleaseSlot", "RemoveFinalizer", "Event(RemovedMaintenance)",
+                                      "Log(maintenance removed)", "Forget"));
+  EXPECT_EQ(d.actions[5].event, events::removed_maintenance(kNode, true));
+}
+
+TEST_F(StateMachineTest, DeletionAfterATimeoutGivesTheKeptLeaseBack) {
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.status.phase = Phase::kFailed;
+  in_.status.conditions.push_back(failure_condition(FailureKind::kTimeout, "t"));
+  in_.node.reset();
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "ReleaseNodeLease", "Event(LeaseReleased)",
+                          "ReleaseSlot", "RemoveFinalizer", "Event(RemovedMaintenance)",
+                          "Log(maintenance removed)", "Forget"));
+}
+
+TEST_F(StateMachineTest, DeletionWithoutTheNodeReleasesOnlyWhatItHolds) {
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.status.phase = Phase::kFailed;
+  in_.status.conditions.push_back(failure_condition(FailureKind::kNodeMissing, "gone"));
+  in_.node.reset();
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
+                          "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
+}
+
+TEST_F(StateMachineTest, DeletionOfADuplicateLeavesTheWinnersLeaseAlone) {
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.status.phase = Phase::kFailed;
+  in_.status.conditions.push_back(
+      failure_condition(FailureKind::kDuplicate, duplicate_message(kNode, "nm-old")));
+  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  in_.done.restored = RestoreOutcome{};
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
+                          "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
+}
+
+TEST_F(StateMachineTest, DeletionWaitsForTheNodeCacheAndEndsOnceFinalized) {
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.node_synced = false;
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "WatchNode", "Requeue(+200ms)"));
+  in_.finalized = true;
+  EXPECT_THAT(actions(run_deletion()), IsEmpty());
+  in_.finalized = false;
+  in_.has_finalizer = false;
+  EXPECT_THAT(actions(run_deletion()), IsEmpty());
+}
+
+}  // namespace
+}  // namespace nmo::op
