@@ -250,16 +250,18 @@ class Proxy final : public FaultProxy {
     return stall_until_;
   }
 
-  // Takes one injected answer, if fail_next() asked for more.
+  // Takes one injected answer, if fail_next() asked for more. Counted now, before it is written,
+  // so a client that has read the answer finds it counted.
   std::optional<Injection> take_injection() {
     if (injection_.remaining <= 0) return std::nullopt;
     --injection_.remaining;
+    ++counters_.responses_injected;
+    last_injected_at_ = SteadyClock::now();
     return injection_;
   }
 
+  // An injected answer was written (`delivered`) or failed to be.
   void injected(const Request& request, unsigned status, bool delivered) {
-    ++counters_.responses_injected;
-    last_injected_at_ = SteadyClock::now();
     record_eviction(request, status, /*injected=*/true, delivered);
   }
 
