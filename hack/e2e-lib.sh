@@ -14,15 +14,13 @@
 #                             too), its cluster beside the first (E2E_STARTED_OLDEST_CLUSTER)
 #   e2e_cluster_cleanup       stops the clusters that e2e_environment* started
 
-e2e_oldest_version() { testenv_versions | awk '{print $NF}'; }
-
 e2e_prerequisites_start() {
   E2E_TESTENV_LOG="$(mktemp)"
   hack/testenv-build.sh >"${E2E_TESTENV_LOG}" &
   E2E_TESTENV_PID=$!
   if [[ "${NMO_TEST_OLDEST:-0}" == 1 ]]; then
     E2E_OLDEST_TESTENV_LOG="$(mktemp)"
-    KUBE_VERSION="$(e2e_oldest_version)" hack/testenv-build.sh >"${E2E_OLDEST_TESTENV_LOG}" &
+    KUBE_VERSION="$(testenv_oldest_version)" hack/testenv-build.sh >"${E2E_OLDEST_TESTENV_LOG}" &
     E2E_OLDEST_TESTENV_PID=$!
   fi
   # The strict Prometheus exposition checker the e2e tests pipe /metrics through (Go, cached).
@@ -90,7 +88,7 @@ e2e_environment() {
 
 e2e_environment_oldest() {
   e2e_wait_build "${E2E_OLDEST_TESTENV_PID}" "${E2E_OLDEST_TESTENV_LOG}"
-  KUBE_VERSION="$(e2e_oldest_version)"
+  KUBE_VERSION="$(testenv_oldest_version)"
   export KUBE_VERSION
   e2e_use_cluster "${E2E_BIN_DIR}"
   E2E_STARTED_OLDEST_CLUSTER=${E2E_CLUSTER_WAS_DOWN}
@@ -99,7 +97,7 @@ e2e_environment_oldest() {
 e2e_cluster_cleanup() {
   [[ -n "${NMO_IMAGE_ARCHIVE:-}" ]] && rm -f "${NMO_IMAGE_ARCHIVE}"
   if ((E2E_STARTED_OLDEST_CLUSTER == 1)); then
-    KUBE_VERSION="$(e2e_oldest_version)" hack/cluster-down.sh >/dev/null || true
+    KUBE_VERSION="$(testenv_oldest_version)" hack/cluster-down.sh >/dev/null || true
     E2E_STARTED_OLDEST_CLUSTER=0
   fi
   if ((E2E_STARTED_CLUSTER == 1)); then

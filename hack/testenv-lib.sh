@@ -13,11 +13,13 @@ testenv_cache_root() {
 # The Kubernetes minors the tests run against, the default (newest) first. Each has its own
 # module in testenv/k8s-<minor>; etcd and kwok are shared.
 testenv_versions() { echo "1.34 1.27"; }
+testenv_newest_version() { testenv_versions | awk '{print $1}'; }
+testenv_oldest_version() { testenv_versions | awk '{print $NF}'; }
 
 # The minor selected by KUBE_VERSION (default: the newest); dies on one that is not pinned.
 testenv_kube_version() {
   local want="${KUBE_VERSION:-}" v
-  [[ -n "${want}" ]] || want="$(testenv_versions | cut -d' ' -f1)"
+  [[ -n "${want}" ]] || want="$(testenv_newest_version)"
   for v in $(testenv_versions); do
     if [[ "${v}" == "${want}" ]]; then
       echo "${v}"
@@ -27,13 +29,13 @@ testenv_kube_version() {
   die "KUBE_VERSION=${want} is not one of the pinned versions: $(testenv_versions)"
 }
 
-testenv_default_version() { [[ "$(testenv_kube_version)" == "$(testenv_versions | cut -d' ' -f1)" ]]; }
+testenv_default_version() { [[ "$(testenv_kube_version)" == "$(testenv_newest_version)" ]]; }
 
 # The selected version's Kubernetes module directory.
 testenv_k8s_dir() {
   local v
   v="$(testenv_kube_version)" || return 1
-  echo "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testenv/k8s-${v}"
+  echo "$(repo_root)/testenv/k8s-${v}"
 }
 
 # The full Kubernetes version pinned for the selected minor, e.g. v1.34.4.
@@ -46,7 +48,7 @@ testenv_k8s_version() {
 # The pins of the selected version: its wrapper go.mod/go.sum files.
 testenv_key() {
   local t k8s
-  t="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testenv"
+  t="$(repo_root)/testenv"
   k8s="$(testenv_k8s_dir)" || return 1
   k8s="$(basename "${k8s}")"
   cat "${t}/etcd/go.mod" "${t}/${k8s}/go.mod" "${t}/kwok/go.mod" \
