@@ -286,9 +286,7 @@ asio::awaitable<void> log_server_support(kube::Client& client, const log::Logger
     logger.warn("could not read the API server's version", {{"error", version.error().describe()}});
     co_return;
   }
-  logger.info("API server", {{"kubernetes", version->git_version},
-                             {"tested", "1." + std::to_string(op::kOldestTestedMinor) + " to 1." +
-                                            std::to_string(op::kNewestTestedMinor)}});
+  logger.info("API server", {{"kubernetes", version->git_version}, {"tested", op::tested_range()}});
   if (std::string warning = op::untested_version_warning(*version); !warning.empty()) {
     logger.warn(warning, {{"kubernetes", version->git_version}});
   }
@@ -301,9 +299,8 @@ asio::awaitable<void> log_server_support(kube::Client& client, const log::Logger
 int run(int argc, char** argv) {
   CLI::App app{
       "Kubernetes Node Maintenance Operator: cordons and drains nodes requested by "
-      "NodeMaintenance objects. Tested on Kubernetes 1." +
-          std::to_string(op::kOldestTestedMinor) + " to 1." +
-          std::to_string(op::kNewestTestedMinor) +
+      "NodeMaintenance objects. Tested on Kubernetes " +
+          op::tested_range() +
           "; at start it logs the API server's version and what an older one lacks.",
       "node-maintenance-operator"};
   app.set_version_flag("--version", std::string("node-maintenance-operator ") + NMO_VERSION);

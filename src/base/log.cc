@@ -136,10 +136,19 @@ std::string format_line(Format format, std::string_view timestamp, std::string_v
   return out;
 }
 
-Logger Logger::with(std::initializer_list<Field> fields) const {
+template <typename Iterator>
+Logger Logger::with_range(Iterator first, Iterator last) const {
   Logger copy = *this;
-  copy.fields_.insert(copy.fields_.end(), fields.begin(), fields.end());
+  copy.fields_.insert(copy.fields_.end(), first, last);
   return copy;
+}
+
+Logger Logger::with(std::initializer_list<Field> fields) const {
+  return with_range(fields.begin(), fields.end());
+}
+
+Logger Logger::with(const std::vector<Field>& fields) const {
+  return with_range(fields.begin(), fields.end());
 }
 
 void Logger::error(std::string_view msg, std::initializer_list<Field> fields) const {

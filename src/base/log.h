@@ -58,6 +58,8 @@ class Logger {
 
   /// A logger that adds `fields` (after this logger's own) to every line.
   [[nodiscard]] Logger with(std::initializer_list<Field> fields) const;
+  /// The same for fields chosen at run time (a decision's log note).
+  [[nodiscard]] Logger with(const std::vector<Field>& fields) const;
 
   void error(std::string_view msg, std::initializer_list<Field> fields = {}) const;
   void warn(std::string_view msg, std::initializer_list<Field> fields = {}) const;
@@ -71,6 +73,8 @@ class Logger {
  private:
   void write(std::string_view level, std::string_view msg,
              std::initializer_list<Field> fields) const;
+  template <typename Iterator>
+  Logger with_range(Iterator first, Iterator last) const;
 
   std::vector<Field> fields_;
 };

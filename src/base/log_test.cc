@@ -1,5 +1,6 @@
 #include "base/log.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,15 @@ TEST_F(LogTest, BoundFieldsComeFirstAndVerbosityFilters) {
   EXPECT_THAT(lines_[1], HasSubstr(R"("level":"debug","msg":"shown")"));
   EXPECT_TRUE(Logger::enabled(1));
   EXPECT_FALSE(Logger::enabled(2));
+}
+
+TEST_F(LogTest, FieldsChosenAtRunTimeAreBoundInOrder) {
+  configure(Format::kJson, 0);
+  const std::vector<Field> fields{{"pod", "ns/p"}, {"retry_after_ms", std::int64_t{500}}};
+  root().with({{"controller", "nm"}}).with(fields).info("eviction refused");
+  ASSERT_EQ(lines_.size(), 1U);
+  EXPECT_THAT(lines_[0], HasSubstr(R"("msg":"eviction refused","controller":"nm","pod":"ns/p",)"
+                                   R"("retry_after_ms":500})"));
 }
 
 TEST_F(LogTest, LevelsAreNamed) {

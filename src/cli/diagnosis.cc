@@ -263,8 +263,8 @@ std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events
     }
   }
   if (input.server) {
-    out += fmt::format("\nAPI server: Kubernetes {} (tested: 1.{} to 1.{})\n",
-                       input.server->git_version, op::kOldestTestedMinor, op::kNewestTestedMinor);
+    out += fmt::format("\nAPI server: Kubernetes {} (tested: {})\n", input.server->git_version,
+                       op::tested_range());
     if (std::string warning = op::untested_version_warning(*input.server); !warning.empty()) {
       out += "  warning: " + warning + "\n";
     }

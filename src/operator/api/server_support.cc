@@ -1,6 +1,13 @@
 #include "operator/api/server_support.h"
 
+#include <string>
+#include <vector>
+
 namespace nmo::op {
+
+std::string tested_range() {
+  return "1." + std::to_string(kOldestTestedMinor) + " to 1." + std::to_string(kNewestTestedMinor);
+}
 
 std::vector<MissingFeature> missing_features(const kube::ServerVersion& version) {
   std::vector<MissingFeature> missing;

@@ -17,6 +17,9 @@ namespace nmo::op {
 inline constexpr int kOldestTestedMinor = 27;
 inline constexpr int kNewestTestedMinor = 34;
 
+// "1.27 to 1.34".
+[[nodiscard]] std::string tested_range();
+
 // A feature of newer API servers that `version` lacks.
 struct MissingFeature {
   std::string feature;  // "field selectors on custom resources (CRD selectableFields)"

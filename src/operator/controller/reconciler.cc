@@ -59,8 +59,7 @@ Inputs OperatorImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus sta
   in.on_record = m.written ? *m.written : nm.status;
   in.has_finalizer = runtime::has_finalizer(nm.meta, kFinalizer);
   in.finalizer_in_flight = m.finalizer_added_to == nm.meta.resource_version;
-  const auto finalized = finalized_.find(nm.meta.name);
-  in.finalized = finalized != finalized_.end() && finalized->second == nm.meta.uid;
+  in.finalized = finalized(nm);
   for (const auto& other : maintenances_->by_index(kNodeIndex, nm.spec.node_name)) {
     if (other->meta.uid == nm.meta.uid) continue;
     in.siblings.push_back(Sibling{.name = other->meta.name,
@@ -93,10 +92,7 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
   }
   const NodeMaintenance nm = *cached;
   const bool deleting = nm.meta.deletion_timestamp.has_value();
-  const bool has_finalizer = runtime::has_finalizer(nm.meta, kFinalizer);
-  const auto finalized = finalized_.find(nm.meta.name);
-  const bool live = has_finalizer && !(deleting && finalized != finalized_.end() &&
-                                       finalized->second == nm.meta.uid);
+  const bool live = runtime::has_finalizer(nm.meta, kFinalizer) && !(deleting && finalized(nm));
   NodeMaintenanceStatus status = live ? current_status(nm) : nm.status;
   // Until the Running status is believed (or this reconcile ends), other admissions see this
   // node as held: its slot Lease reaches the cache only later.
@@ -107,8 +103,8 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
   std::optional<PodFacts> pods;
   for (int round = 0; round < kMaxDecisions; ++round) {
     Inputs in = inputs(nm, std::move(status), done);
-    in.gates = gates;
-    in.pods = pods;
+    in.gates = gates ? &*gates : nullptr;
+    in.pods = pods ? &*pods : nullptr;
     Decision decision = deleting ? decide_deletion(std::move(in)) : decide(std::move(in));
     state(nm).drain = std::move(decision.drain);
     status = std::move(decision.status);
@@ -314,9 +310,13 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
   co_return Stop();
 }
 
+bool OperatorImpl::finalized(const NodeMaintenance& nm) const {
+  const auto found = finalized_.find(nm.meta.name);
+  return found != finalized_.end() && found->second == nm.meta.uid;
+}
+
 void OperatorImpl::log_note(const NodeMaintenance& nm, const LogNote& note) const {
-  log::Logger log = log_for(nm);
-  for (const log::Field& field : note.fields) log = log.with({field});
+  const log::Logger log = log_for(nm).with(note.fields);
   switch (note.level) {
     case LogNote::Level::kInfo:
       log.info(note.message);

@@ -592,12 +592,7 @@ Decision decide(Inputs in) {
     }
     status = std::move(fresh);
     step.add(ActionKind::kResetEvictions);
-    DrainMemory& drain = step.drain();
-    drain.ledger.reset();
-    drain.evictions.clear();
-    drain.inbox.clear();
-    drain.in_flight = 0;
-    drain.last_drain_error.clear();
+    step.drain() = DrainMemory{.lease_recheck_at = step.drain().lease_recheck_at};
   }
 
   if (const std::optional<FailureKind> now_failed = failure_of(status);

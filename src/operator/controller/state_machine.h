@@ -149,8 +149,9 @@ struct Inputs {
   std::optional<kube::Node> node;         // std::nullopt: the node does not exist
   std::optional<kube::Lease> node_lease;  // the node's medik8s node lease, as cached
   bool holds_slot = false;                // its slot Lease is in the cache
-  std::optional<GateFacts> gates;         // gathered on kNeed::kGates
-  std::optional<PodFacts> pods;           // gathered on kNeed::kPods
+  // Gathered on Need::kGates / Need::kPods; borrowed (they outlive the call), null until then.
+  const GateFacts* gates = nullptr;
+  const PodFacts* pods = nullptr;
   Outcomes done;
   DrainMemory drain;
   // Configuration (OperatorOptions).

@@ -176,7 +176,8 @@ class StateMachineTest : public ::testing::Test {
   void pending(GateFacts gates) {
     in_.status.phase = Phase::kPending;
     in_.on_record = in_.status;
-    in_.gates = gates;
+    gates_ = gates;
+    in_.gates = &gates_;
   }
 
   // A Running maintenance whose node is cordoned, whose drain's start is on record and whose
@@ -204,7 +205,7 @@ class StateMachineTest : public ::testing::Test {
     in_.node = maintained_node();
     in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
     in_.holds_slot = true;
-    in_.pods = PodFacts{.leaving = std::move(pods), .bound = 0};
+    with_pods(PodFacts{.leaving = std::move(pods), .bound = 0});
   }
 
   std::vector<std::string> actions(const Decision& d) const {
@@ -213,11 +214,19 @@ class StateMachineTest : public ::testing::Test {
     return out;
   }
 
+  // The pods of the node, as the reconcile gathered them (the inputs borrow them).
+  void with_pods(PodFacts pods) {
+    pods_ = std::move(pods);
+    in_.pods = &pods_;
+  }
+
   Decision run() { return decide(in_); }
   Decision run_deletion() { return decide_deletion(in_); }
 
   FakeClock clock_;
   kube::Time wall_ = kStart + hours(1);
+  GateFacts gates_;
+  PodFacts pods_;
   Inputs in_;
 };
 
@@ -323,7 +332,7 @@ TEST_F(StateMachineTest, AResumedAdmissionDoesNotAnnounceTheLeaseAgain) {
 TEST_F(StateMachineTest, AdmittedItIsBelievedRunningAndCordonsTheNode) {
   pending(GateFacts{.admitted = true, .slots_used = 0});
   in_.done.admitted = true;
-  in_.pods = PodFacts{.leaving = {pod("web-1", "p1")}, .bound = 3};
+  with_pods(PodFacts{.leaving = {pod("web-1", "p1")}, .bound = 3});
   const Decision d = run();
   EXPECT_EQ(d.status.phase, Phase::kRunning);
   EXPECT_EQ(d.status.totalpods, 3);
@@ -339,7 +348,7 @@ TEST_F(StateMachineTest, TheCordonIsAnnouncedAfterThePatchThenTheDrainAfterItsSt
   in_.done.cordoned = true;
   in_.node = maintained_node();
   in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
-  in_.pods = PodFacts{.leaving = {pod("web-1", "p1"), pod("web-2", "p2")}, .bound = 4};
+  with_pods(PodFacts{.leaving = {pod("web-1", "p1"), pod("web-2", "p2")}, .bound = 4});
   const Decision d = run();
   EXPECT_EQ(d.status.phase, Phase::kRunning);
   EXPECT_EQ(d.status.total_pods, 2);
@@ -475,7 +484,7 @@ TEST_F(StateMachineTest, ARefusalFromTheInboxBlocksThePodAndIsReportedWithThePod
 
 TEST_F(StateMachineTest, EveryPodGoneSucceedsAndAnnouncesItAfterTheWrite) {
   running({pod("web-1", "p1")});
-  in_.pods->leaving.clear();  // the pod left
+  pods_.leaving.clear();  // the pod left
   advance(minutes(2));
   in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
   const Decision d = run();
@@ -494,7 +503,7 @@ TEST_F(StateMachineTest, ANewcomerAfterSuccessIsEvictedAndSaidSo) {
   in_.status.phase = Phase::kSucceeded;
   in_.on_record = in_.status;
   in_.drain.ledger = DrainLedger();
-  in_.pods->leaving = {pod("late", "p9")};
+  pods_.leaving = {pod("late", "p9")};
   const Decision d = run();
   EXPECT_EQ(d.status.phase, Phase::kSucceeded);
   EXPECT_THAT(actions(d),
@@ -517,7 +526,7 @@ TEST_F(StateMachineTest, AfterARestartASucceededMaintenanceIsNeitherAnnouncedNor
                           .reason = "Drained"},
                 wall_);
   in_.on_record = in_.status;
-  in_.pods->leaving.clear();
+  pods_.leaving.clear();
   const Decision d = run();  // a fresh operator: no drain memory
   EXPECT_EQ(d.status, in_.status);
   EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "WriteStatus(Succeeded)"));

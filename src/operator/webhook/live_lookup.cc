@@ -26,6 +26,13 @@ ExistingMaintenance existing_maintenance(const NodeMaintenance& maintenance) {
           .deleting = maintenance.meta.deletion_timestamp.has_value()};
 }
 
+// The NodeMaintenances of `node`, filtered by the API server.
+kube::ListOptions on_node(const std::string& node) {
+  kube::ListOptions options;
+  options.field_selector = "spec.nodeName=" + node;
+  return options;
+}
+
 // The API server's answer to a field selector it does not serve for the resource:
 // "400 field label not supported: spec.nodeName".
 bool refuses_node_selector(const Error& error) {
@@ -58,7 +65,7 @@ asio::awaitable<Result<bool>> LiveClusterLookup::node_exists(std::string node) {
 asio::awaitable<Result<std::vector<ExistingMaintenance>>> LiveClusterLookup::maintenances_for_node(
     std::string node) {
   if (filters_on_server()) {
-    auto listed = co_await list_on_server(node, 500);
+    auto listed = co_await list_on_server(node);
     if (listed || !refuses_node_selector(listed.error())) co_return listed;
     NMO_CO_TRY(co_await use_cache(listed.error()));
   }
@@ -70,18 +77,9 @@ asio::awaitable<Result<std::vector<ExistingMaintenance>>> LiveClusterLookup::mai
 }
 
 asio::awaitable<Result<std::vector<ExistingMaintenance>>> LiveClusterLookup::list_on_server(
-    std::string node, std::int64_t limit) {
-  kube::ListOptions options;
-  options.field_selector = "spec.nodeName=" + node;
-  options.limit = limit;
-  // One page for the probe, every page for a review (no co_await inside ?:, which GCC 12
-  // miscompiles).
-  Result<kube::ListPage<NodeMaintenance>> page = Error(ErrorCode::kUnknown, "not listed");
-  if (limit == 1) {
-    page = co_await client_.list<NodeMaintenance>("", options);
-  } else {
-    page = co_await client_.list_all<NodeMaintenance>("", options);
-  }
+    std::string node) {
+  Result<kube::ListPage<NodeMaintenance>> page =
+      co_await client_.list_all<NodeMaintenance>("", on_node(node));
   if (!page) co_return page.error();
   std::vector<ExistingMaintenance> existing;
   existing.reserve(page->items.size());
@@ -96,8 +94,10 @@ asio::awaitable<Result<void>> LiveClusterLookup::start() {
     const std::lock_guard lock(mutex_);
     started_ = true;
   }
-  // Any node name will do: the answer is about the selector, not about a node.
-  auto probed = co_await list_on_server("node-maintenance-operator-probe", 1);
+  // One item of any node will do: the answer is about the selector, not about a node.
+  kube::ListOptions probe = on_node("node-maintenance-operator-probe");
+  probe.limit = 1;
+  auto probed = co_await client_.list<NodeMaintenance>("", std::move(probe));
   if (probed) {
     log::root().info("the API server filters NodeMaintenances by spec.nodeName",
                      {{"controller", "webhook"}});

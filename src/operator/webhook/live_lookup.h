@@ -14,7 +14,6 @@
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,8 +60,7 @@ class LiveClusterLookup final : public ClusterLookup, public runtime::Runnable {
   using Cache = runtime::Reflector<NodeMaintenance>;
 
   // LIST with the field selector; kBadRequest "field label not supported" when not served.
-  asio::awaitable<Result<std::vector<ExistingMaintenance>>> list_on_server(std::string node,
-                                                                           std::int64_t limit);
+  asio::awaitable<Result<std::vector<ExistingMaintenance>>> list_on_server(std::string node);
   // Switches to the cache after the API server's `refusal` of the selector (logged once),
   // starts it once, and waits until it has listed. Refused before start() and after stop().
   asio::awaitable<Result<void>> use_cache(Error refusal);

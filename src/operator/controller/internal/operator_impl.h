@@ -163,6 +163,8 @@ class OperatorImpl {
       const NodeMaintenance& nm, std::vector<Action> actions, Outcomes& done,
       std::optional<Clock::time_point>& next);
   void log_note(const NodeMaintenance& nm, const LogNote& note) const;
+  // Whether we removed our finalizer from this very object (the cache may still show it).
+  [[nodiscard]] bool finalized(const NodeMaintenance& nm) const;
 
   // ---- admission.cc ----
   // The gates of the Pending maintenance `nm` (believed `status`) on `node`.
