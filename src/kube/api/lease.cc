@@ -4,6 +4,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "base/check.h"
 #include "kube/api/internal/json_fields.h"
 
 namespace nmo::kube {
@@ -29,6 +30,21 @@ Result<Lease> decode_lease(const boost::json::value& object) {
                  internal::get_int<std::int32_t>(*spec, "leaseTransitions", path));
   return lease;
 }
+
+namespace {
+
+// The spec fields of `lease` that are set, times as MicroTime.
+boost::json::object spec_json(const Lease& lease) {
+  boost::json::object spec;
+  if (lease.holder_identity) spec["holderIdentity"] = *lease.holder_identity;
+  if (lease.lease_duration_seconds) spec["leaseDurationSeconds"] = *lease.lease_duration_seconds;
+  if (lease.acquire_time) spec["acquireTime"] = format_micro_time(*lease.acquire_time);
+  if (lease.renew_time) spec["renewTime"] = format_micro_time(*lease.renew_time);
+  if (lease.lease_transitions != 0) spec["leaseTransitions"] = lease.lease_transitions;
+  return spec;
+}
+
+}  // namespace
 
 boost::json::value encode_lease(const Lease& lease) {
   boost::json::object metadata{{"name", lease.meta.name}};
@@ -58,16 +74,17 @@ boost::json::value encode_lease(const Lease& lease) {
     }
     metadata["ownerReferences"] = std::move(owners);
   }
-  boost::json::object spec;
-  if (lease.holder_identity) spec["holderIdentity"] = *lease.holder_identity;
-  if (lease.lease_duration_seconds) spec["leaseDurationSeconds"] = *lease.lease_duration_seconds;
-  if (lease.acquire_time) spec["acquireTime"] = format_micro_time(*lease.acquire_time);
-  if (lease.renew_time) spec["renewTime"] = format_micro_time(*lease.renew_time);
-  if (lease.lease_transitions != 0) spec["leaseTransitions"] = lease.lease_transitions;
   return boost::json::object{{"apiVersion", "coordination.k8s.io/v1"},
                              {"kind", "Lease"},
                              {"metadata", std::move(metadata)},
-                             {"spec", std::move(spec)}};
+                             {"spec", spec_json(lease)}};
+}
+
+void overlay_lease_spec(boost::json::value& object, const Lease& lease) {
+  NMO_CHECK(object.is_object(), "overlay_lease_spec needs a Lease object");
+  boost::json::value& spec = object.as_object()["spec"];
+  if (!spec.is_object()) spec = boost::json::object{};
+  for (auto& [key, value] : spec_json(lease)) spec.as_object()[key] = std::move(value);
 }
 
 }  // namespace nmo::kube

@@ -42,6 +42,13 @@ struct Lease {
 // resourceVersion it read); the spec fields that are set, times as MicroTime.
 [[nodiscard]] boost::json::value encode_lease(const Lease& lease);
 
+// Writes the spec fields of `lease` that are set into `object` (a Lease as read from the API
+// server), keeping every other field: its metadata (the resourceVersion an update needs) and
+// spec fields this projection does not know (e.g. preferredHolder), so an update written from a
+// read never drops them. A missing or non-object spec is replaced. `object` must be a JSON
+// object (a decoded Lease is).
+void overlay_lease_spec(boost::json::value& object, const Lease& lease);
+
 // coordination.k8s.io/v1 leases.
 template <>
 struct ResourceInfo<Lease> {

@@ -110,5 +110,31 @@ TEST(EncodeLeaseTest, WritesWhatIsSetAndDecodesBack) {
       "kind": "Lease", "metadata": {"name": "slot"}, "spec": {}})"));
 }
 
+TEST(OverlayLeaseSpecTest, WritesTheSetFieldsAndKeepsEverythingElse) {
+  boost::json::value object = boost::json::parse(R"({
+    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+    "metadata": {"name": "l", "namespace": "ns", "resourceVersion": "7", "uid": "u"},
+    "spec": {"holderIdentity": "old", "leaseTransitions": 3, "preferredHolder": "p",
+             "strategy": "OldestEmulationVersion"}})");
+  Lease lease;
+  lease.holder_identity = "new";
+  lease.renew_time = Time{std::chrono::sys_days{std::chrono::November / 30 / 2026}};
+  lease.lease_transitions = 4;
+  overlay_lease_spec(object, lease);
+  EXPECT_EQ(object, boost::json::parse(R"({
+    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+    "metadata": {"name": "l", "namespace": "ns", "resourceVersion": "7", "uid": "u"},
+    "spec": {"holderIdentity": "new", "leaseTransitions": 4, "preferredHolder": "p",
+             "strategy": "OldestEmulationVersion",
+             "renewTime": "2026-11-30T00:00:00.000000Z"}})"));
+
+  // A missing (or malformed) spec is replaced by the fields that are set.
+  boost::json::value bare = boost::json::parse(R"({"kind": "Lease", "spec": 3})");
+  overlay_lease_spec(bare, lease);
+  ASSERT_OK_AND_ASSIGN(const Lease back, decode_lease(bare));
+  EXPECT_EQ(back.holder_identity, "new");
+  EXPECT_EQ(back.lease_transitions, 4);
+}
+
 }  // namespace
 }  // namespace nmo::kube

@@ -3,9 +3,7 @@
 #include <chrono>
 #include <utility>
 
-#include <boost/json/object.hpp>
-
-#include "base/check.h"
+#include "kube/api/lease.h"
 
 namespace nmo::runtime::internal {
 
@@ -69,33 +67,29 @@ LeaderElectionRecord release_record(const kube::Lease& current, kube::Time now) 
 
 namespace {
 
-boost::json::object spec_json(const LeaderElectionRecord& record) {
-  return boost::json::object{
-      {"holderIdentity", record.holder_identity},
-      {"leaseDurationSeconds", record.lease_duration_seconds},
-      {"acquireTime", kube::format_micro_time(record.acquire_time)},
-      {"renewTime", kube::format_micro_time(record.renew_time)},
-      {"leaseTransitions", record.lease_transitions},
-  };
+// `record` as the spec of a Lease (metadata left empty).
+kube::Lease lease_of(const LeaderElectionRecord& record) {
+  kube::Lease lease;
+  lease.holder_identity = record.holder_identity;
+  lease.lease_duration_seconds = record.lease_duration_seconds;
+  lease.acquire_time = record.acquire_time;
+  lease.renew_time = record.renew_time;
+  lease.lease_transitions = record.lease_transitions;
+  return lease;
 }
 
 }  // namespace
 
 void set_lease_spec(boost::json::value& object, const LeaderElectionRecord& record) {
-  NMO_CHECK(object.is_object(), "set_lease_spec needs a Lease object");
-  boost::json::value& spec = object.as_object()["spec"];
-  if (!spec.is_object()) spec = boost::json::object{};
-  for (auto& [key, value] : spec_json(record)) spec.as_object()[key] = std::move(value);
+  kube::overlay_lease_spec(object, lease_of(record));
 }
 
 boost::json::value new_lease_object(const std::string& namespace_, const std::string& name,
                                     const LeaderElectionRecord& record) {
-  return boost::json::object{
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata", boost::json::object{{"name", name}, {"namespace", namespace_}}},
-      {"spec", spec_json(record)},
-  };
+  kube::Lease lease = lease_of(record);
+  lease.meta.name = name;
+  lease.meta.namespace_ = namespace_;
+  return kube::encode_lease(lease);
 }
 
 }  // namespace nmo::runtime::internal
