@@ -219,10 +219,10 @@ TEST_F(EtcdChaosTest, EtcdRestartDuringMaintenances) {
         violation(crs[i] + " did not reach Succeeded after the etcd restart");
         continue;
       }
-      if (int_at(*nm, "/status/totalPods") != 3 || int_at(*nm, "/status/evictionPods") != 3) {
+      const op::NodeMaintenanceStatus status = maintenance_of(*nm).status;
+      if (status.total_pods != 3 || status.eviction_pods != 3) {
         violation(fmt::format("{}: totalPods {} evictionPods {}, expected 3 each", crs[i],
-                              int_at(*nm, "/status/totalPods").value_or(-1),
-                              int_at(*nm, "/status/evictionPods").value_or(-1)));
+                              status.total_pods, status.eviction_pods));
       }
     }
     recoveries.push_back(

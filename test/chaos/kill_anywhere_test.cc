@@ -184,11 +184,10 @@ TEST_F(KillAnywhereTest, EveryRoundEndsInTheStateItWouldHaveReachedWithoutTheKil
             [&] {
               nm = get_node_maintenance(crs[i]);
               if (!nm || phase_of(*nm) != "Running") return false;
-              boost::system::error_code ec;
-              const json::value* refs = nm->find_pointer("/status/pendingPodsRefs", ec);
-              return refs != nullptr && refs->is_array() && refs->as_array().size() == 1 &&
-                     string_at(refs->as_array().front(), "/name") == guarded &&
-                     string_at(refs->as_array().front(), "/reason") == "BlockedByPDB";
+              const std::vector<op::PendingPodRef> refs =
+                  maintenance_of(*nm).status.pending_pods_refs;
+              return refs.size() == 1 && refs.front().name == guarded &&
+                     refs.front().reason == op::PendingPodReason::kBlockedByPdb;
             },
             [&] { return nm ? json::serialize(*nm) : std::string("no CR"); });
         if (!blocked) violation(crs[i] + " did not reach Running, blocked by its PDB");

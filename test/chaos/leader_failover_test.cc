@@ -377,13 +377,13 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
         violation(crs[i] + " did not reach Succeeded");
         continue;
       }
-      const auto total = int_at(*nm, "/status/totalPods");
-      const auto evicted = int_at(*nm, "/status/evictionPods");
+      const auto total = maintenance_of(*nm).status.total_pods;
+      const auto evicted = maintenance_of(*nm).status.eviction_pods;
       // Three pods per node, plus the guarded pod on node 0 and the ReplicaSet's two on node 1.
       const std::int64_t expected = 3 + (i == 0 ? 1 : 0) + (i == 1 ? 2 : 0);
       if (total != expected || evicted != expected) {
-        violation(fmt::format("{}: totalPods {} evictionPods {}, expected {} each", crs[i],
-                              total.value_or(-1), evicted.value_or(-1), expected));
+        violation(fmt::format("{}: totalPods {} evictionPods {}, expected {} each", crs[i], total,
+                              evicted, expected));
       }
     }
     completions.push_back(seconds_between(kill_time, WallClock::now()));

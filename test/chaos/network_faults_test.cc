@@ -189,7 +189,7 @@ class NetworkFaultsTest : public OperatorFixture {
       const int rank = phase_rank(phase);
       if (rank < 0 || rank < highest_phase_[cr]) {
         violated(cr + " went from rank " + std::to_string(highest_phase_[cr]) + " to phase \"" +
-                 phase + "\"; lastError: " + string_at(*nm, "/status/lastError"));
+                 phase + "\"; lastError: " + maintenance_of(*nm).status.last_error);
       }
       highest_phase_[cr] = std::max(highest_phase_[cr], rank);
       if (rank < 1) continue;  // Pending: the node is not touched yet
@@ -296,12 +296,10 @@ TEST_F(NetworkFaultsTest, OperatorRecoversAndInvariantsHold) {
         [&] {
           nm = get_node_maintenance(cr);
           if (!nm || phase_of(*nm) != "Running") return false;
-          boost::system::error_code ec;
-          const json::value* refs = nm->find_pointer("/status/pendingPodsRefs", ec);
-          if (refs == nullptr || !refs->is_array()) return false;
-          return std::any_of(refs->as_array().begin(), refs->as_array().end(), [&](const auto& r) {
-            return string_at(r, "/name").starts_with("guarded-") &&
-                   string_at(r, "/reason") == "BlockedByPDB";
+          const std::vector<op::PendingPodRef> refs = maintenance_of(*nm).status.pending_pods_refs;
+          return std::any_of(refs.begin(), refs.end(), [](const op::PendingPodRef& r) {
+            return r.name.starts_with("guarded-") &&
+                   r.reason == op::PendingPodReason::kBlockedByPdb;
           });
         },
         [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
@@ -406,13 +404,14 @@ TEST_F(NetworkFaultsTest, OperatorRecoversAndInvariantsHold) {
         cr + " counting all " + std::to_string(total) + " pods of its node as evicted", kReact,
         [&] {
           nm = get_node_maintenance(cr);
-          return nm && int_at(*nm, "/status/totalPods") == total &&
-                 int_at(*nm, "/status/evictionPods") == total &&
-                 int_at(*nm, "/status/drainProgress") == 100;
+          if (!nm) return false;
+          const op::NodeMaintenanceStatus status = maintenance_of(*nm).status;
+          return status.total_pods == total && status.eviction_pods == total &&
+                 status.drain_progress == 100;
         },
         [&] { return nm ? json::serialize(nm->at("status")) : std::string("no CR"); }));
     if (nm) {
-      EXPECT_EQ(string_at(*nm, "/status/lastError"), "") << cr << " is Succeeded";
+      EXPECT_EQ(maintenance_of(*nm).status.last_error, "") << cr << " is Succeeded";
     }
     if (event_count(cr_uid[cr], "SucceedMaintenance") != 1) {
       violated(cr + " said SucceedMaintenance " +

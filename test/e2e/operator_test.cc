@@ -209,18 +209,18 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
       [&] {
         nm = get_node_maintenance(cr);
         if (!nm) return false;
-        const std::int64_t evicted = int_at(*nm, "/status/evictionPods").value_or(0);
+        const std::int64_t evicted = maintenance_of(*nm).status.eviction_pods;
         EXPECT_GE(evicted, evicted_seen) << "evictionPods went down";
-        EXPECT_LE(evicted, int_at(*nm, "/status/totalPods").value_or(0));
+        EXPECT_LE(evicted, maintenance_of(*nm).status.total_pods);
         evicted_seen = evicted;
         return phase_of(*nm) == "Succeeded";
       },
       [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
 
-  EXPECT_EQ(int_at(*nm, "/status/totalPods"), static_cast<std::int64_t>(evictable.size()));
-  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), static_cast<std::int64_t>(evictable.size()));
-  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
-  EXPECT_EQ(string_at(*nm, "/status/lastError"), "");
+  EXPECT_EQ(maintenance_of(*nm).status.total_pods, static_cast<std::int64_t>(evictable.size()));
+  EXPECT_EQ(maintenance_of(*nm).status.eviction_pods, static_cast<std::int64_t>(evictable.size()));
+  EXPECT_EQ(maintenance_of(*nm).status.drain_progress, 100);
+  EXPECT_EQ(maintenance_of(*nm).status.last_error, "");
 
   // The node: Ready,SchedulingDisabled with both taints in the story's order.
   auto n = get_node(node);
@@ -340,28 +340,23 @@ TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
       [&] {
         nm = get_node_maintenance(cr);
         if (!nm) return false;
-        boost::system::error_code ec;
-        const json::value* refs = nm->find_pointer("/status/pendingPodsRefs", ec);
-        if (refs == nullptr || !refs->is_array()) return false;
-        return std::any_of(refs->as_array().begin(), refs->as_array().end(), [&](const auto& r) {
-          return string_at(r, "/name") == pod && string_at(r, "/reason") == "BlockedByPDB";
+        const std::vector<op::PendingPodRef> refs = maintenance_of(*nm).status.pending_pods_refs;
+        return std::any_of(refs.begin(), refs.end(), [&](const op::PendingPodRef& r) {
+          return r.name == pod && r.reason == op::PendingPodReason::kBlockedByPdb;
         });
       },
       [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
   EXPECT_EQ(phase_of(*nm), "Running");
-  boost::system::error_code ec;
-  const json::value* pending = nm->find_pointer("/status/pendingPods", ec);
-  ASSERT_TRUE(pending != nullptr && pending->is_array());
-  EXPECT_TRUE(std::any_of(pending->as_array().begin(), pending->as_array().end(),
-                          [&](const auto& p) { return p.is_string() && p.as_string() == pod; }))
-      << json::serialize(*pending);
-  for (const auto& ref : nm->at_pointer("/status/pendingPodsRefs").as_array()) {
-    if (string_at(ref, "/name") != pod) continue;
-    EXPECT_EQ(string_at(ref, "/namespace"), ns.name());
-    EXPECT_TRUE(string_at(ref, "/message").starts_with("PDB " + ns.name() + "/db-pdb:"))
-        << string_at(ref, "/message");
+  const op::NodeMaintenance blocked = maintenance_of(*nm);
+  EXPECT_NE(std::find(blocked.status.pending_pods.begin(), blocked.status.pending_pods.end(), pod),
+            blocked.status.pending_pods.end())
+      << json::serialize(nm->as_object()["status"]);
+  for (const op::PendingPodRef& ref : blocked.status.pending_pods_refs) {
+    if (ref.name != pod) continue;
+    EXPECT_EQ(ref.namespace_, ns.name());
+    EXPECT_TRUE(ref.message.starts_with("PDB " + ns.name() + "/db-pdb:")) << ref.message;
   }
-  EXPECT_NE(string_at(*nm, "/status/lastError"), "");
+  EXPECT_NE(maintenance_of(*nm).status.last_error, "");
 
   auto drain_error = wait_event(uid, "DrainError", std::string(kPdbRefusal), kReact);
   ASSERT_TRUE(drain_error);
@@ -380,8 +375,8 @@ TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
   kubectl_.must({"delete", "pdb", "db-pdb", "-n", ns.name()});
   nm = wait_phase(cr, {"Succeeded"}, kDrain);
   ASSERT_TRUE(nm);
-  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
-  EXPECT_EQ(string_at(*nm, "/status/lastError"), "");
+  EXPECT_EQ(maintenance_of(*nm).status.drain_progress, 100);
+  EXPECT_EQ(maintenance_of(*nm).status.last_error, "");
   auto after = kubectl_.get_json({"pod", pod, "-n", ns.name()});
   EXPECT_TRUE(!after || is_terminating(*after));
 }
@@ -798,7 +793,7 @@ TEST_F(NodeMaintenanceTest, S9OperatorKilledMidDrainFinishesAfterRestart) {
       "the drain in progress with pods terminating", kReact,
       [&] {
         nm = get_node_maintenance(cr);
-        if (!nm || phase_of(*nm) != "Running" || int_at(*nm, "/status/totalPods") != total) {
+        if (!nm || phase_of(*nm) != "Running" || maintenance_of(*nm).status.total_pods != total) {
           return false;
         }
         auto pods = list_pods(kubectl_, ns.name(), "");
@@ -810,15 +805,15 @@ TEST_F(NodeMaintenanceTest, S9OperatorKilledMidDrainFinishesAfterRestart) {
   nm = get_node_maintenance(cr);
   ASSERT_TRUE(nm);
   EXPECT_EQ(phase_of(*nm), "Running") << "the drain ended before the kill; the test proves nothing";
-  const auto total_before = int_at(*nm, "/status/totalPods");
+  const auto total_before = maintenance_of(*nm).status.total_pods;
   EXPECT_EQ(total_before, total);
 
   start();
   nm = wait_phase(cr, {"Succeeded"}, kDrain);
   ASSERT_TRUE(nm);
-  EXPECT_EQ(int_at(*nm, "/status/totalPods"), total_before);
-  EXPECT_EQ(int_at(*nm, "/status/evictionPods"), total_before);
-  EXPECT_EQ(int_at(*nm, "/status/drainProgress"), 100);
+  EXPECT_EQ(maintenance_of(*nm).status.total_pods, total_before);
+  EXPECT_EQ(maintenance_of(*nm).status.eviction_pods, total_before);
+  EXPECT_EQ(maintenance_of(*nm).status.drain_progress, 100);
   EXPECT_EQ(event_count(uid, "SucceedMaintenance"), 1);
   EXPECT_TRUE(list_pods(kubectl_, ns.name(), "").empty());
 
@@ -839,7 +834,7 @@ TEST_F(NodeMaintenanceTest, MissingNodeFails) {
   ASSERT_FALSE(uid.empty());
   auto nm = wait_phase(cr, {"Failed"}, kReact);
   ASSERT_TRUE(nm);
-  EXPECT_EQ(string_at(*nm, "/status/lastError"), "node \"" + node + "\" not found");
+  EXPECT_EQ(maintenance_of(*nm).status.last_error, "node \"" + node + "\" not found");
   auto failed = wait_event(uid, "FailedMaintenance", std::nullopt, kReact);
   ASSERT_TRUE(failed);
   EXPECT_EQ(failed->type, "Warning");
@@ -951,7 +946,7 @@ TEST_F(NodeMaintenanceTest, SecondMaintenanceForTheSameNodeFails) {
   auto nm = wait_phase(younger, {"Failed"}, kReact);
   ASSERT_TRUE(nm);
   EXPECT_EQ(
-      string_at(*nm, "/status/lastError"),
+      maintenance_of(*nm).status.last_error,
       "node \"" + node + "\" is already under maintenance by NodeMaintenance \"" + older + "\"");
   auto after = get_node(node);
   ASSERT_TRUE(after);

@@ -552,10 +552,10 @@ TEST_F(WebhookTest, WithoutTheWebhookTheControllerLeavesOneActive) {
         for (const std::string& name : names) {
           const auto nm = kubectl_.get_json({"nm", name});
           if (!nm) return false;
-          const std::string phase = string_at(*nm, "/status/phase");
+          const std::string phase = phase_of(*nm);
           if (phase.empty()) return false;
           if (phase != "Failed") active.push_back(name);
-          seen[name] = {phase, string_at(*nm, "/status/lastError")};
+          seen[name] = {phase, maintenance_of(*nm).status.last_error};
         }
         if (active.size() != 1) return false;
         return std::all_of(seen.begin(), seen.end(), [&](const auto& entry) {

@@ -418,6 +418,14 @@ bool has_taint_key(const json::value& node, const std::string& key) {
 
 std::string phase_of(const json::value& nm) { return string_at(nm, "/status/phase"); }
 
+op::NodeMaintenance maintenance_of(const json::value& nm) {
+  Result<op::NodeMaintenance> decoded = op::decode_node_maintenance(nm);
+  if (decoded) return *std::move(decoded);
+  ADD_FAILURE() << "the NodeMaintenance does not decode: " << decoded.error().describe() << "\n"
+                << json::serialize(nm);
+  return op::NodeMaintenance{};
+}
+
 std::string name_of(const json::value& object) { return string_at(object, "/metadata/name"); }
 
 std::string uid_of(const json::value& object) { return string_at(object, "/metadata/uid"); }

@@ -22,6 +22,7 @@
 
 #include <boost/json.hpp>
 
+#include "operator/api/node_maintenance.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_process.h"
 
@@ -217,5 +218,9 @@ bool has_taint_key(const boost::json::value& node, const std::string& key);
 
 /// The `phase` of a NodeMaintenance ("" when unset).
 std::string phase_of(const boost::json::value& nm);
+
+/// `nm` read as the operator reads it (op::decode_node_maintenance). A NodeMaintenance that does
+/// not decode records a test failure naming the field and reads as an empty one.
+op::NodeMaintenance maintenance_of(const boost::json::value& nm);
 
 }  // namespace nmo::e2e
