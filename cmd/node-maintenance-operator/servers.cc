@@ -88,6 +88,12 @@ void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operato
         runtime::RunsOn::kEveryReplica);
   }
   manager.add_ready_check(
+      "node-leases",
+      [&controller]() -> asio::awaitable<std::optional<std::string>> {
+        co_return controller.lease_problem();
+      },
+      runtime::RunsOn::kLeader);
+  manager.add_ready_check(
       "controller",
       [&controller]() -> asio::awaitable<std::optional<std::string>> {
         if (!controller.ready())

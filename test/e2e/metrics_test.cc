@@ -422,6 +422,75 @@ TEST_F(MetricsTest, ReadyzWaitsForTheCachesToSync) {
   EXPECT_EQ(readyz.body, "ok");
 }
 
+// A missing lease namespace: the operator creates it when its RBAC allows (upstream's grants
+// namespaces create; ours creates it at install time). Until then /readyz and the log say why
+// no node lease can be taken, and it tries again every 10 s (docs/operations.md, "Flags").
+TEST_F(MetricsTest, MissingLeaseNamespaceIsReportedUntilTheOperatorMayCreateIt) {
+  TestNamespace ns(kubectl_, "leasens");
+  kubectl_.must({"create", "serviceaccount", "operator", "-n", ns.name()});
+  const std::string kubeconfig = service_account_kubeconfig(kubectl_, ns.name(), "operator");
+  const std::string lease_namespace = ns.name() + "-leases";
+  const std::string grant = ns.name() + "-operator";
+  const std::string subject = "--serviceaccount=" + ns.name() + ":operator";
+  defer([this, grant, lease_namespace] {
+    for (const std::string& name : {grant + "-role", grant + "-leases", grant + "-namespaces"}) {
+      (void)kubectl_.run({"delete", "clusterrolebinding", name, "--ignore-not-found"});
+    }
+    for (const std::string& name : {grant + "-leases", grant + "-namespaces"}) {
+      (void)kubectl_.run({"delete", "clusterrole", name, "--ignore-not-found"});
+    }
+    (void)kubectl_.run(
+        {"delete", "namespace", lease_namespace, "--ignore-not-found", "--wait=false"});
+  });
+  // The operator's own ClusterRole, and Leases in every namespace: all but namespaces create.
+  kubectl_.must({"create", "clusterrolebinding", grant + "-role",
+                 "--clusterrole=node-maintenance-operator-manager-role", subject});
+  kubectl_.must({"create", "clusterrole", grant + "-leases",
+                 "--resource=leases.coordination.k8s.io",
+                 "--verb=get,list,watch,create,update,delete"});
+  kubectl_.must({"create", "clusterrolebinding", grant + "-leases",
+                 "--clusterrole=" + grant + "-leases", subject});
+  const std::string node = fresh_node("leasens");
+  start_observed({"--kubeconfig", kubeconfig, "--lease-namespace", lease_namespace});
+  const std::string cr = "metrics-lease-namespace";
+  ASSERT_TRUE(create_node_maintenance(cr, node));
+
+  const std::string refused =
+      "the lease namespace " + lease_namespace + " does not exist, and creating it was refused: ";
+  Fetched readyz;
+  EXPECT_TRUE(wait_until(
+      "/readyz names the missing lease namespace", kReact,
+      [&] {
+        readyz = fetch(probes_url_ + "/readyz");
+        return readyz.status == 500 && readyz.body.find(refused) != std::string::npos;
+      },
+      [&] { return std::to_string(readyz.status) + " " + readyz.body; }));
+  EXPECT_NE(readyz.body.find("(apply deploy/namespaces, or allow namespaces create)"),
+            std::string::npos)
+      << readyz.body;
+  const auto pending = get_node_maintenance(cr);
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(phase_of(*pending), "Pending");
+
+  // Allowed to create namespaces: it creates the lease namespace, takes the lease, drains.
+  kubectl_.must(
+      {"create", "clusterrole", grant + "-namespaces", "--resource=namespaces", "--verb=create"});
+  kubectl_.must({"create", "clusterrolebinding", grant + "-namespaces",
+                 "--clusterrole=" + grant + "-namespaces", subject});
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  const auto created = kubectl_.get_json({"namespace", lease_namespace});
+  ASSERT_TRUE(created);
+  EXPECT_EQ(string_at(*created, "/metadata/labels/app.kubernetes.io~1part-of"), "medik8s");
+  const auto lease = this->lease(lease_namespace, "node-" + node);
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(string_at(*lease, "/spec/holderIdentity"), "node-maintenance");
+  EXPECT_TRUE(wait_until("/readyz passes again", kReact, [&] {
+    readyz = fetch(probes_url_ + "/readyz");
+    return readyz.status == 200;
+  }));
+  EXPECT_EQ(readyz.body, "ok");
+}
+
 TEST_F(MetricsTest, HealthzFailsWhileAReconcileIsWedged) {
   const std::string cr = "metrics-wedged";
   start_observed({"--test-hook-wedge-reconcile", cr, "--healthz-max-stall", "2"});

@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "kube/api/namespace.h"
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
 #include "operator/gates/budget.h"
@@ -56,6 +57,12 @@ asio::awaitable<Result<bool>> OperatorImpl::take_node_lease(std::string node_nam
   if (!current) {
     const std::string path = kube::collection_path<kube::Lease>(options_.lease_namespace);
     written = co_await client_.create(path, kube::encode_lease(lease), options);
+    // 404 on a create: the namespace is missing.
+    if (!written && written.error().code == ErrorCode::kNotFound) {
+      NMO_CO_TRY(co_await create_lease_namespace());
+      written = co_await client_.create(path, kube::encode_lease(lease), options);
+    }
+    if (written) lease_problem_.reset();
   } else {
     const std::string path =
         kube::object_path<kube::Lease>(options_.lease_namespace, lease.meta.name);
@@ -82,6 +89,33 @@ asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_
   auto removed = co_await client_.remove(path, options);
   if (!removed && removed.error().code != ErrorCode::kNotFound) co_return removed.error();
   co_return Result<void>();
+}
+
+asio::awaitable<Result<void>> OperatorImpl::create_lease_namespace() {
+  const std::string& name = options_.lease_namespace;
+  json::value object = json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Namespace"},
+      {"metadata",
+       json::object{{"name", name},
+                    {"labels", json::object{{"app.kubernetes.io/part-of", "medik8s"}}}}},
+  };
+  // Named arguments: GCC 12 and temporaries in co_await (docs/development.md).
+  const std::string path = kube::collection_path<kube::Namespace>();
+  const kube::WriteOptions options;
+  auto created = co_await client_.create(path, std::move(object), options);
+  if (created || created.error().code == ErrorCode::kAlreadyExists) {
+    if (created) logger_.info("created the lease namespace", {{"namespace", name}});
+    lease_problem_.reset();
+    co_return Result<void>();
+  }
+  const std::string problem =
+      "the lease namespace " + name +
+      " does not exist, and creating it was refused: " + created.error().describe() +
+      " (apply deploy/namespaces, or allow namespaces create)";
+  if (lease_problem_ != problem) logger_.error(problem, {{"namespace", name}});
+  lease_problem_ = problem;
+  co_return Error(created.error().code, problem);
 }
 
 asio::awaitable<Result<void>> OperatorImpl::take_slot(NodeMaintenance nm) {

@@ -415,6 +415,8 @@ asio::awaitable<void> Operator::stop() { co_await impl_->stop(); }
 
 bool Operator::ready() const { return impl_->ready(); }
 
+std::optional<std::string> Operator::lease_problem() const { return impl_->lease_problem(); }
+
 bool Operator::healthy(std::chrono::nanoseconds max_stall) const {
   return impl_->healthy(max_stall);
 }

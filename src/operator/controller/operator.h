@@ -138,6 +138,11 @@ class Operator final : public runtime::Runnable {
   /// True once start() succeeded and until stop().
   [[nodiscard]] bool ready() const;
 
+  /// Why node leases cannot be taken, while the last attempt found the lease namespace missing
+  /// and could not create it ("the lease namespace medik8s-leases does not exist, and creating
+  /// it was refused: ..."); std::nullopt otherwise. For /readyz.
+  [[nodiscard]] std::optional<std::string> lease_problem() const;
+
   /// False while one reconcile has been running for longer than `max_stall` (a wedged worker).
   [[nodiscard]] bool healthy(std::chrono::nanoseconds max_stall) const;
 

@@ -235,6 +235,9 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
             log_for(nm).warn("could not give the slot back",
                              {{"error", released.error().describe()}});
           }
+          // The missing lease namespace is logged and on /readyz (create_lease_namespace()).
+          if (!leased && lease_problem_)
+            co_return Stop(ReconcileAction::after(kLeaseNamespaceRetry));
           if (!leased) co_return Stop(leased.error());
           co_return Stop(ReconcileAction::after(kConflictRetry));
         }

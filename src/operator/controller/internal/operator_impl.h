@@ -121,6 +121,7 @@ class OperatorImpl {
     return controller_.healthy(max_stall);
   }
   [[nodiscard]] int active_workers() const { return controller_.active_workers(); }
+  [[nodiscard]] const std::optional<std::string>& lease_problem() const { return lease_problem_; }
   [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
@@ -181,6 +182,9 @@ class OperatorImpl {
   // Takes (or renews) the medik8s node lease; false when another holder has it.
   asio::awaitable<Result<bool>> take_node_lease(std::string node);
   asio::awaitable<Result<void>> release_node_lease(std::string node);
+  // Creates the lease namespace, which a node lease create found missing (upstream's operator
+  // creates it at run time; our manifests at install time). Sets or clears lease_problem_.
+  asio::awaitable<Result<void>> create_lease_namespace();
   asio::awaitable<Result<void>> take_slot(NodeMaintenance nm);
   asio::awaitable<Result<void>> release_slot(std::string cr_name);
   asio::awaitable<Result<runtime::ReconcileAction>> housekeeping();
@@ -257,6 +261,8 @@ class OperatorImpl {
   std::map<std::string, std::string> finalized_;  // CR name -> uid whose finalizer we removed
   bool ready_ = false;
   bool stopped_ = false;
+  // Set while node leases cannot be taken because the lease namespace is missing.
+  std::optional<std::string> lease_problem_;
 };
 
 }  // namespace nmo::op::internal
