@@ -32,7 +32,7 @@ if ! command -v kubectl >/dev/null; then
   [[ -f "$(cluster_dir)/bin-dir" ]] || die "kubectl is not on PATH (nor a local cluster's: make cluster-up)"
   PATH="$(cat "$(cluster_dir)/bin-dir"):${PATH}"
 fi
-version="$(sed -n -E 's/^ +VERSION ([0-9.]+)$/\1/p' CMakeLists.txt | head -n 1)"
+version="$(project_version)"
 [[ -n "${version}" ]] || die "no VERSION in CMakeLists.txt"
 olmcheck="$(hack/go-tool-build.sh olmcheck)"
 
