@@ -94,7 +94,7 @@ check "olmcheck validate refuses a bundle with an invalid minKubeVersion (exit 1
 # --- 3. what the CSV says -------------------------------------------------------------
 "${olmcheck}" objects -namespace "${scratch}" "${bundle}" >"${work}/objects.json"
 kubectl kustomize deploy/default >"${work}/default.yaml"
-kubectl create --dry-run=client -o json -f "${work}/default.yaml" | jq -s '{items: .}' >"${work}/default.json"
+kubectl create --dry-run=client --validate=false -o json -f "${work}/default.yaml" | jq -s '{items: .}' >"${work}/default.json"
 check "minKubeVersion is 1.27.0 (the oldest tested Kubernetes)" grep -qx '  minKubeVersion: 1.27.0' "${csv}"
 check "version $(project_version) (CMakeLists.txt) and name node-maintenance-operator.v$(project_version)" \
   bash -c "grep -qx '  version: $(project_version)' '${csv}' && grep -qx '  name: node-maintenance-operator.v$(project_version)' '${csv}'"
@@ -120,7 +120,7 @@ namespace_rules_match() {
 }
 check "permissions are exactly deploy/rbac's lease-role rules (the operator's own namespace)" namespace_rules_match
 other_namespaces() {
-  kubectl create --dry-run=client -o json -f deploy/olm/other-namespaces.yaml | jq -s -r '.[] | "\(.kind) \(.metadata.namespace // "-") \(.metadata.name)"' | LC_ALL=C sort >"${work}/others"
+  kubectl create --dry-run=client --validate=false -o json -f deploy/olm/other-namespaces.yaml | jq -s -r '.[] | "\(.kind) \(.metadata.namespace // "-") \(.metadata.name)"' | LC_ALL=C sort >"${work}/others"
   cat "${work}/others"
   diff -u - "${work}/others" <<'EOF'
 Namespace - medik8s-leases

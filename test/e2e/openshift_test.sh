@@ -52,7 +52,8 @@ cleanup() {
   set +e
   trap - EXIT INT TERM
   kubectl delete namespace "${scratch}" --ignore-not-found --wait=false >/dev/null 2>&1
-  ((made_ns)) && kubectl delete namespace "${ns}" --ignore-not-found --wait=false >/dev/null 2>&1
+  # Waited for: the next run (or test) would find it Terminating, where nothing can be created.
+  ((made_ns)) && kubectl delete namespace "${ns}" --ignore-not-found --timeout=90s >/dev/null 2>&1
   rm -rf "${work}"
   say "openshift: ${passed} passed, ${failed} failed"
   ((failed == 0)) || status=1
@@ -66,11 +67,32 @@ started=${SECONDS}
 # render <kustomization dir> <name>: ${work}/<name>.yaml and, as one JSON List, <name>.json.
 render() {
   kubectl kustomize "$1" >"${work}/$2.yaml" &&
-    kubectl create --dry-run=client -o json -f "${work}/$2.yaml" | jq -s '{items: .}' >"${work}/$2.json"
+    kubectl create --dry-run=client --validate=false -o json -f "${work}/$2.yaml" | jq -s '{items: .}' >"${work}/$2.json"
 }
 
+# overlay <dir> <base> [component...]: a kustomization of deploy/<base> with those Components.
+overlay() {
+  local out="$1" base="$2" c
+  shift 2
+  mkdir -p "${out}"
+  {
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n' \
+      "$(realpath --relative-to="${out}" "${root}/deploy/${base}")"
+    for c in "$@"; do printf '  - %s\n' "$(realpath --relative-to="${out}" "${root}/deploy/${c}")"; done
+  } >"${out}/kustomization.yaml"
+}
+# Before 1.31 (KUBE_VERSION=1.27: OpenShift 4.14 to 4.17) the overlay docs/operations.md gives for
+# those versions: deploy/openshift with the Component before-1.31/component.
+openshift=deploy/openshift
+old=()
+if ! testenv_default_version; then
+  old=(before-1.31/component)
+  overlay "${work}/openshift-old" openshift "${old[@]}"
+  openshift="${work}/openshift-old"
+fi
+
 # --- 1. the overlay ---------------------------------------------------------------------
-check "kubectl kustomize deploy/openshift builds" render deploy/openshift openshift
+check "kubectl kustomize ${openshift#"${work}/"} builds" render "${openshift}" openshift
 o="${work}/openshift.json"
 in_namespace() {
   jq -r '.items[] | select(.metadata.namespace != null) | "\(.metadata.namespace) \(.kind)/\(.metadata.name)"' "${o}" |
@@ -101,6 +123,10 @@ check "the ValidatingWebhookConfiguration asks for the caBundle, calls the Servi
     .webhooks[0].clientConfig.service.namespace == $ns' "${o}"
 
 # --- 2. server-side dry run -------------------------------------------------------------
+# A namespace still being deleted (an earlier run's) accepts nothing: wait until it is gone.
+terminating() { [[ "$(kubectl get namespace "${ns}" -o jsonpath='{.status.phase}' 2>/dev/null)" == Terminating ]]; }
+not_terminating() { ! terminating; }
+wait_until 90 not_terminating || die "namespace ${ns} is still Terminating after 90 s"
 if ! kubectl get namespace "${ns}" >/dev/null 2>&1; then
   jq '.items[] | select(.kind == "Namespace" and .metadata.name == "'"${ns}"'")' "${o}" | kubectl create -f - >/dev/null
   made_ns=1
@@ -133,17 +159,8 @@ check "restricted (enforcing): the same Pod without runAsNonRoot is refused, nam
 
 # --- 4. the NetworkPolicy component -----------------------------------------------------
 for base in openshift default; do
-  overlay="${work}/np-${base}"
-  mkdir -p "${overlay}"
-  cat >"${overlay}/kustomization.yaml" <<EOF
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - $(realpath --relative-to="${overlay}" "${root}/deploy/${base}")
-components:
-  - $(realpath --relative-to="${overlay}" "${root}/deploy/network-policy")
-EOF
-  check "deploy/${base} with the Component deploy/network-policy builds" render "${overlay}" "np-${base}"
+  overlay "${work}/np-${base}" "${base}" network-policy "${old[@]}"
+  check "deploy/${base} with the Component deploy/network-policy builds" render "${work}/np-${base}" "np-${base}"
   n="${work}/np-${base}.json"
   policy_fits() {
     jq -e --arg version "$(project_version)" "(${deployment}) as \$d |
