@@ -306,6 +306,16 @@ class State : public std::enable_shared_from_this<State> {
       if (stopping_ || error == asio::error::operation_aborted) {
         co_return;
       }
+      if (error == asio::error::no_descriptors) {
+        // Out of file descriptors (a flood below max_connections, under a low RLIMIT_NOFILE):
+        // the connection waiting in the backlog gets the descriptor of the one that has waited
+        // longest, as when the slots are full.
+        if (Connection* victim = choose_victim(nullptr); victim != nullptr) {
+          count_shed(victim->phase == Phase::kIdle ? ShedReason::kIdle : ShedReason::kIncomplete);
+          shed(*victim);
+          continue;
+        }
+      }
       if (error) {
         logger_.warn("accept failed", {{"error", error.message()}});
         asio::steady_timer pause(strand_, kAcceptRetryDelay);

@@ -29,11 +29,12 @@
 // When all max_connections slots are taken, a new connection is still served: the server first
 // closes the connection idle for longest, else the oldest one that has not yet completed its
 // handshake or request header; only when every slot holds a request being served is the new one
-// closed. A peer address with max_connections_per_peer connections gives up its own oldest
-// idle or incomplete one in the same way, so one flooding address displaces only itself. The
-// probe server's kubelet, the API server and Prometheus each finish a request within
-// milliseconds of connecting, long before a flood's newer connections displace theirs.
-// connection_stats() counts what was accepted and what was closed early, and why.
+// closed. Running out of file descriptors (accept fails with EMFILE) sheds in the same order. A
+// peer address with max_connections_per_peer connections gives up its own oldest idle or incomplete
+// one in the same way, so one flooding address displaces only itself. The probe server's kubelet,
+// the API server and Prometheus each finish a request within milliseconds of connecting, long
+// before a flood's newer connections displace theirs. connection_stats() counts what was accepted
+// and what was closed early, and why.
 //
 // Not supported: HTTP/2 (no ALPN is negotiated; Go clients such as the API server then speak
 // HTTP/1.1), `Expect: 100-continue` (the body is read without an interim response).

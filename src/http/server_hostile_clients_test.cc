@@ -4,7 +4,10 @@
 // after header_timeout even on a kept-alive connection, a TLS client that never finishes its
 // handshake is dropped after handshake_timeout, one peer address gives way to its own limit, and
 // with a client CA only clients holding a certificate it signed get an answer.
+#include <sys/resource.h>
+
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -266,6 +269,51 @@ TEST_F(ServerHostileClientsTest, StalledHandshakeFloodGivesWayToARealTlsClient) 
   EXPECT_EQ(response.status, 200U);
   EXPECT_GE(stats_->shed(ShedReason::kIncomplete), 9U);
   EXPECT_TRUE(eventually([&] { return stalled.front()->closed_by_server(); }));
+}
+
+// Lowers this process's RLIMIT_NOFILE to `open + spare` descriptors for its lifetime.
+class DescriptorLimit {
+ public:
+  explicit DescriptorLimit(rlim_t spare) {
+    EXPECT_EQ(::getrlimit(RLIMIT_NOFILE, &saved_), 0);
+    rlim_t open = 0;
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator("/proc/self/fd")) {
+      ++open;
+    }
+    rlimit low = saved_;
+    low.rlim_cur = open - 1 + spare;  // the iterator's own descriptor is closed again
+    EXPECT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  }
+  ~DescriptorLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  DescriptorLimit(const DescriptorLimit&) = delete;
+  DescriptorLimit& operator=(const DescriptorLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+};
+
+TEST_F(ServerHostileClientsTest, OutOfDescriptorsTheOldestIncompleteConnectionMakesRoom) {
+  start(patient(1000), /*tls=*/false);
+  // First one of each, so that what they set up once (the reactors, the resolver) exists before
+  // the limit is counted.
+  std::vector<std::unique_ptr<RawConnection>> flood = connect_many(1);
+  std::unique_ptr<Client> client = make_client(false);
+  ASSERT_OK_AND_ASSIGN(const Response warm, get(*client));
+  ASSERT_EQ(warm.status, 200U);
+  {
+    // Each raw connection holds two descriptors here (its end and the server's); one is left
+    // for the real client's socket, none for the server to accept it with.
+    constexpr std::size_t kFlood = 5;
+    const DescriptorLimit limit(2 * kFlood + 1);
+    for (auto& more : connect_many(kFlood)) flood.push_back(std::move(more));
+    EXPECT_EQ(stats_->shed(ShedReason::kIncomplete), 0U);
+    ASSERT_OK_AND_ASSIGN(const Response response, get(*client));
+    EXPECT_EQ(response.status, 200U);
+  }
+  EXPECT_EQ(stats_->shed(ShedReason::kIncomplete), 1U);
+  EXPECT_TRUE(eventually([&] { return flood.front()->closed_by_server(); }));
+  EXPECT_FALSE(flood.back()->closed_by_server());
 }
 
 TEST_F(ServerHostileClientsTest, OnePeerAtItsLimitDisplacesOnlyItsOwnConnections) {
