@@ -100,6 +100,8 @@ struct Flags {
   std::string webhook_cert_file = "tls.crt";
   std::string webhook_key_file = "tls.key";
   std::string webhook_bind_address = "0.0.0.0";
+  // Empty: no client certificate asked for (docs/operations.md, "Webhook client certificates").
+  std::string webhook_client_ca;
   bool webhook_reject_unsafe_control_plane = false;
   std::string metrics_bind_address = ":8443";
   bool metrics_secure = true;
@@ -267,6 +269,7 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   server_options.cert_file = flags.webhook_cert_file;
   server_options.key_file = flags.webhook_key_file;
   server_options.max_body_bytes = kWebhookMaxBody;
+  server_options.client_ca_file = flags.webhook_client_ca;
   op::webhook::AdmissionHandler* handler = webhook.handler.get();
   NMO_TRY_ASSIGN(webhook.server, http::Server::start(io.get_executor(), server_options,
                                                      [handler](http::Request request) {
@@ -366,6 +369,10 @@ int run(int argc, char** argv) {
                  "IP address the webhook listens on")
       ->envname("NMO_WEBHOOK_BIND_ADDRESS")
       ->capture_default_str();
+  app.add_option("--webhook-client-ca", flags.webhook_client_ca,
+                 "PEM CA file: the webhook then requires a client certificate it signed (the API "
+                 "server's, from its admission configuration); empty: none asked for")
+      ->envname("NMO_WEBHOOK_CLIENT_CA");
   app.add_option("--metrics-bind-address", flags.metrics_bind_address,
                  "where /metrics listens (host:port, :port; 0 disables it)")
       ->envname("NMO_METRICS_BIND_ADDRESS")
@@ -551,6 +558,7 @@ int run(int argc, char** argv) {
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     webhook.emplace(std::move(started).value());
+    runtime::export_connection_stats(metrics, "webhook", webhook->server->connection_stats());
   } else {
     logger.info("the admission webhook is disabled (--webhook-port=0)");
   }
@@ -566,6 +574,7 @@ int run(int argc, char** argv) {
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     metrics_server = std::move(started).value();
+    runtime::export_connection_stats(metrics, "metrics", metrics_server->connection_stats());
   }
 
   runtime::ManagerOptions manager_options;
@@ -597,6 +606,7 @@ int run(int argc, char** argv) {
                     {"hint", "choose another --health-probe-bind-address, or 0 to disable it"}});
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
+    runtime::export_connection_stats(metrics, "health-probes", (*started)->connection_stats());
     manager.add(
         "probes",
         std::make_unique<runtime::ServerRunnable>(std::move(started).value(), kEndpointStopGrace),
