@@ -40,9 +40,9 @@
 // HTTP/1.1), `Expect: 100-continue` (the body is read without an interim response).
 //
 // Threading: the server's I/O and every handler call run on a strand of the executor given to
-// start(); handlers of different connections interleave at co_await. port() and
-// certificate_generation() may be called from any thread; stop() may be awaited from any
-// coroutine. Destroy the Server after stop() has completed, before the io_context.
+// start(); handlers of different connections interleave at co_await. port(),
+// certificate_generation() and connection_stats() may be called from any thread; stop() may be
+// awaited from any coroutine. Destroy the Server after stop() has completed, before the io_context.
 #pragma once
 
 #include <array>
@@ -74,6 +74,7 @@ enum class ShedReason : std::size_t {
   kHeaderTimeout,     // request line and header fields not complete within header_timeout
 };
 inline constexpr std::size_t kShedReasonCount = 6;
+static_assert(static_cast<std::size_t>(ShedReason::kHeaderTimeout) + 1 == kShedReasonCount);
 
 // The label of each reason in metrics and logs: "idle", "incomplete", "peer_limit", "full",
 // "handshake_timeout", "header_timeout".
