@@ -40,6 +40,8 @@ struct Flags {
   std::string webhook_cert_file = "tls.crt";
   std::string webhook_key_file = "tls.key";
   std::string webhook_bind_address = "0.0.0.0";
+  // Empty: no client certificate asked for (docs/operations.md, "Webhook client certificates").
+  std::string webhook_client_ca;
   bool webhook_reject_unsafe_control_plane = false;
   std::string metrics_bind_address = ":8443";
   bool metrics_secure = true;

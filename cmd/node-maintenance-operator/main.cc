@@ -128,6 +128,7 @@ int run(int argc, char** argv) {
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     webhook.emplace(std::move(started).value());
+    runtime::export_connection_stats(metrics, "webhook", webhook->server->connection_stats());
   } else {
     logger.info("the admission webhook is disabled (--webhook-port=0)");
   }
@@ -143,6 +144,7 @@ int run(int argc, char** argv) {
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     metrics_server = std::move(started).value();
+    runtime::export_connection_stats(metrics, "metrics", metrics_server->connection_stats());
   }
 
   runtime::ManagerOptions manager_options;
@@ -174,6 +176,7 @@ int run(int argc, char** argv) {
                     {"hint", "choose another --health-probe-bind-address, or 0 to disable it"}});
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
+    runtime::export_connection_stats(metrics, "health-probes", (*started)->connection_stats());
     manager.add(
         "probes",
         std::make_unique<runtime::ServerRunnable>(std::move(started).value(), kEndpointStopGrace),

@@ -157,6 +157,7 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   server_options.cert_file = flags.webhook_cert_file;
   server_options.key_file = flags.webhook_key_file;
   server_options.max_body_bytes = kWebhookMaxBody;
+  server_options.client_ca_file = flags.webhook_client_ca;
   op::webhook::AdmissionHandler* handler = webhook.handler.get();
   NMO_TRY_ASSIGN(webhook.server, http::Server::start(io.get_executor(), server_options,
                                                      [handler](http::Request request) {

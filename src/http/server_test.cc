@@ -198,8 +198,8 @@ TEST_F(ServerTest, HandlerThatThrowsGets500) {
   EXPECT_EQ(response.body, "internal error\n");
 }
 
-TEST_F(ServerTest, SilentConnectionIsClosedAfterTheReadTimeout) {
-  start_plain(echo_handler(), {.read_timeout = milliseconds(200)});
+TEST_F(ServerTest, SilentConnectionIsClosedAfterTheHeaderTimeout) {
+  start_plain(echo_handler(), {.header_timeout = milliseconds(200)});
   const auto started = std::chrono::steady_clock::now();
   const std::string answer = raw_exchange(server_->port(), "");
   EXPECT_EQ(answer, "");

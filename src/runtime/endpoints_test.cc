@@ -1,8 +1,10 @@
-// parse_bind_address(), and the probe and (insecure) metrics handlers called directly. The
+// parse_bind_address(), the probe and (insecure) metrics handlers called directly, and a server's
+// connection counters in the exposition. The
 // secure path needs an API server for its TokenReview and SubjectAccessReview: it is tested end
 // to end (test/e2e/metrics_test.cc).
 #include "runtime/endpoints.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -75,6 +77,31 @@ TEST(MetricsHandlerTest, ServesTheExpositionWithoutAnAuthorizer) {
   EXPECT_EQ(response.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(response.body, HasSubstr("leader_election_master_status{name=\"lease\"} 1\n"));
   EXPECT_EQ(call(handler, http::Method::kGet, "/other").status, 404U);
+}
+
+TEST(ExportConnectionStatsTest, EachScrapeReportsTheServersCountersPerReason) {
+  ManagerMetrics metrics;
+  auto webhook = std::make_shared<http::ConnectionStats>();
+  auto probes = std::make_shared<http::ConnectionStats>();
+  export_connection_stats(metrics, "webhook", webhook);
+  export_connection_stats(metrics, "health-probes", probes);
+  EXPECT_THAT(metrics.serialize(),
+              HasSubstr("http_server_connections_shed_total{reason=\"header_timeout\",server="
+                        "\"webhook\"} 0\n"));
+  for (int i = 0; i < 3; ++i) webhook->count_accepted();
+  webhook->count_shed(http::ShedReason::kIdle);
+  probes->count_shed(http::ShedReason::kIncomplete);
+  probes->count_shed(http::ShedReason::kIncomplete);
+  const std::string text = metrics.serialize();
+  EXPECT_THAT(text, HasSubstr("http_server_connections_accepted_total{server=\"webhook\"} 3\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("http_server_connections_shed_total{reason=\"idle\",server=\"webhook\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("http_server_connections_shed_total{reason=\"incomplete\",server="
+                              "\"health-probes\"} 2\n"));
+  // Counted again at the next scrape, not added twice.
+  EXPECT_THAT(metrics.serialize(),
+              HasSubstr("http_server_connections_accepted_total{server=\"webhook\"} 3\n"));
 }
 
 }  // namespace
