@@ -317,8 +317,8 @@ TEST_F(ServerHostileClientsTest, OutOfDescriptorsTheLongestWaitingConnectionMake
     EXPECT_EQ(response.status, 200U);
   }
   // The one that made room waited longest: the oldest silent one (incomplete), or the first
-  // client's kept-alive connection (idle). When that one has already gone by itself (its client
-  // closes pooled connections it is not using), the server had a descriptor to spare.
+  // client's kept-alive connection (idle). Under load the server has been seen to have a
+  // descriptor to spare by then (nothing shed); the real request is served either way.
   EXPECT_LE(stats_->shed(ShedReason::kIdle) + stats_->shed(ShedReason::kIncomplete), 1U);
   EXPECT_EQ(stats_->shed(ShedReason::kFull), 0U);
   EXPECT_FALSE(flood.back()->closed_by_server());
