@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/json/value.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "http/asio.h"
 #include "http/self_signed.h"
@@ -78,6 +80,38 @@ constexpr std::chrono::seconds kWebhookStopGrace{10};
 // The largest AdmissionReview accepted: an object may be 1.5 MiB (etcd's default request limit)
 // and an UPDATE carries two of them.
 constexpr std::size_t kWebhookMaxBody = std::size_t{3} << 20U;
+
+// The client lanes besides the operator's own (docs/design.md, "Client lanes"): each has its
+// own client-side rate limit, so no lane waits behind another's requests.
+//
+// Leader election: one Lease renewal every retry period (2 s), which must never queue behind
+// the drain's or anybody else's requests; a renewal that cannot start within a retry period
+// is better failed and retried than late.
+kube::ClientOptions leader_election_client_options() {
+  kube::ClientOptions options;
+  options.qps = 5.0;
+  options.burst = 10;
+  options.max_rate_limit_wait = std::chrono::seconds(2);
+  options.max_rate_limit_waiters = 10;
+  options.user_agent = "node-maintenance-operator/leader-election";
+  return options;
+}
+
+// Secure /metrics (docs/reliability.md, "Hostile clients"): anyone who reaches the port makes
+// it send TokenReviews, so this lane is small and never queues for long: a scraper costs one
+// review a minute (runtime/metrics_authorizer.h), and a flood of made-up tokens costs at most
+// 10 reviews at once and 5 a second; beyond that callers get 503 at once.
+kube::ClientOptions metrics_authorization_client_options() {
+  kube::ClientOptions options;
+  options.qps = 5.0;
+  options.burst = 10;
+  options.max_rate_limit_wait = std::chrono::seconds(1);
+  options.max_rate_limit_waiters = 5;
+  options.request_timeout = std::chrono::seconds(5);
+  options.max_retries = 1;
+  options.user_agent = "node-maintenance-operator/metrics-authorization";
+  return options;
+}
 
 struct Flags {
   std::string kubeconfig;
@@ -252,6 +286,9 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.on_attempt = std::move(observe);
   options.request_timeout = std::chrono::seconds(3);
   options.max_retries = 1;
+  // Two lookups of at most 4 s queueing and 3 s each stay inside the 15 s.
+  options.max_rate_limit_wait = std::chrono::seconds(4);
+  options.max_rate_limit_waiters = 200;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
   webhook.lookup =
       std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client, io.get_executor());
@@ -554,10 +591,29 @@ int run(int argc, char** argv) {
   } else {
     logger.info("the admission webhook is disabled (--webhook-port=0)");
   }
+  std::unique_ptr<kube::Client> authorization_client;
   std::unique_ptr<runtime::MetricsAuthorizer> authorizer;
   std::unique_ptr<http::Server> metrics_server;
   if (*metrics_address) {
-    if (flags.metrics_secure) authorizer = std::make_unique<runtime::MetricsAuthorizer>(**client);
+    if (flags.metrics_secure) {
+      kube::ClientOptions options = metrics_authorization_client_options();
+      options.on_attempt = observe;
+      auto created = kube::Client::create(io.get_executor(), *rest, options);
+      if (!created) {
+        std::fprintf(stderr, "node-maintenance-operator: %s\n", created.error().describe().c_str());
+        return kExitUsage;
+      }
+      authorization_client = std::move(*created);
+      runtime::MetricsAuthorizerOptions authorizer_options;
+      authorizer_options.on_review = [&metrics](std::string_view review, std::string_view result) {
+        metrics.observe_authorization_review(review, result);
+      };
+      authorizer_options.on_shed = [&metrics](std::string_view reason) {
+        metrics.observe_authorization_shed(reason);
+      };
+      authorizer = std::make_unique<runtime::MetricsAuthorizer>(
+          *authorization_client, system_clock(), std::move(authorizer_options));
+    }
     auto started = start_metrics(io, **metrics_address, flags, metrics, authorizer.get());
     if (!started) {
       logger.error("the metrics server could not start",
@@ -578,7 +634,16 @@ int run(int argc, char** argv) {
   manager_options.on_leading_changed = [&metrics](bool leading) {
     metrics.set_leader(kLeaderElectionId, leading);
   };
-  runtime::Manager manager(io.get_executor(), **client, std::move(manager_options));
+  kube::ClientOptions leader_election_options = leader_election_client_options();
+  leader_election_options.on_attempt = observe;
+  auto leader_election_client =
+      kube::Client::create(io.get_executor(), *rest, leader_election_options);
+  if (!leader_election_client) {
+    std::fprintf(stderr, "node-maintenance-operator: %s\n",
+                 leader_election_client.error().describe().c_str());
+    return kExitUsage;
+  }
+  runtime::Manager manager(io.get_executor(), **leader_election_client, std::move(manager_options));
   // With leader election, every eviction first checks the lease: a leader paused past it must
   // not send the evictions it had queued.
   if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
@@ -638,6 +703,8 @@ int run(int argc, char** argv) {
     status = error ? kExitFailure : result;
     (*client)->shutdown();
     (*events_client)->shutdown();
+    (*leader_election_client)->shutdown();
+    if (authorization_client) authorization_client->shutdown();
     if (webhook) webhook->client->shutdown();
   });
   io.run();
