@@ -34,4 +34,5 @@ nmo_cc_library(
   COROUTINES)
 nmo_cc_test(NAME runtime_endpoints_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/endpoints_test.cc
             DEPS nmo::runtime_endpoints nmo::base_testing nmo::http_testing
+                 nmo::kube_client_testing
             COROUTINES)
