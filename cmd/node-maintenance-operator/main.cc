@@ -81,20 +81,25 @@ constexpr std::chrono::seconds kWebhookStopGrace{10};
 // and an UPDATE carries two of them.
 constexpr std::size_t kWebhookMaxBody = std::size_t{3} << 20U;
 
-// The client lanes besides the operator's own (docs/design.md, "Client lanes"): each has its
-// own client-side rate limit, so no lane waits behind another's requests.
-//
+// A client lane besides the operator's own (docs/design.md §6): its own client-side rate
+// limit of `qps` and `burst`, so it never waits behind another lane's requests, and a request
+// that would queue longer than `max_wait` or behind `max_waiters` others fails at once.
+kube::ClientOptions client_lane(std::string name, double qps, int burst,
+                                std::chrono::milliseconds max_wait, int max_waiters) {
+  kube::ClientOptions options;
+  options.qps = qps;
+  options.burst = burst;
+  options.max_rate_limit_wait = max_wait;
+  options.max_rate_limit_waiters = max_waiters;
+  options.user_agent = "node-maintenance-operator/" + name;
+  return options;
+}
+
 // Leader election: one Lease renewal every retry period (2 s), which must never queue behind
 // the drain's or anybody else's requests; a renewal that cannot start within a retry period
 // is better failed and retried than late.
 kube::ClientOptions leader_election_client_options() {
-  kube::ClientOptions options;
-  options.qps = 5.0;
-  options.burst = 10;
-  options.max_rate_limit_wait = std::chrono::seconds(2);
-  options.max_rate_limit_waiters = 10;
-  options.user_agent = "node-maintenance-operator/leader-election";
-  return options;
+  return client_lane("leader-election", 5.0, 10, std::chrono::seconds(2), 10);
 }
 
 // Secure /metrics (docs/reliability.md, "Hostile clients"): anyone who reaches the port makes
@@ -102,14 +107,10 @@ kube::ClientOptions leader_election_client_options() {
 // review a minute (runtime/metrics_authorizer.h), and a flood of made-up tokens costs at most
 // 10 reviews at once and 5 a second; beyond that callers get 503 at once.
 kube::ClientOptions metrics_authorization_client_options() {
-  kube::ClientOptions options;
-  options.qps = 5.0;
-  options.burst = 10;
-  options.max_rate_limit_wait = std::chrono::seconds(1);
-  options.max_rate_limit_waiters = 5;
+  kube::ClientOptions options =
+      client_lane("metrics-authorization", 5.0, 10, std::chrono::seconds(1), 5);
   options.request_timeout = std::chrono::seconds(5);
   options.max_retries = 1;
-  options.user_agent = "node-maintenance-operator/metrics-authorization";
   return options;
 }
 
