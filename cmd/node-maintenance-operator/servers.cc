@@ -142,6 +142,9 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.on_attempt = std::move(observe);
   options.request_timeout = std::chrono::seconds(3);
   options.max_retries = 1;
+  // Two lookups of at most 4 s queueing and 3 s each stay inside the 15 s.
+  options.max_rate_limit_wait = std::chrono::seconds(4);
+  options.max_rate_limit_waiters = 200;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
   webhook.lookup =
       std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client, io.get_executor());

@@ -125,6 +125,12 @@ http::Handler metrics_handler(ManagerMetrics& metrics, MetricsAuthorizer* author
                          {{"error", decision.error().describe()}});
         co_return text_response(500, "cannot check the caller's permission now\n");
       }
+      if (decision->verdict == AccessDecision::Verdict::kBusy) {
+        log::root().debug(1, "turned a /metrics caller away", {{"reason", decision->reason}});
+        http::Response busy = text_response(503, "Service Unavailable: " + decision->reason + "\n");
+        busy.headers.emplace_back("Retry-After", std::to_string(decision->retry_after.count()));
+        co_return busy;
+      }
       if (decision->verdict == AccessDecision::Verdict::kUnauthenticated) {
         co_return text_response(401, "Unauthorized: " + decision->reason + "\n");
       }

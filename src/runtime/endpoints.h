@@ -47,7 +47,9 @@ using ProbeCheck = std::function<asio::awaitable<std::optional<std::string>>()>;
 
 /// Serves GET /metrics from `metrics`. With an `authorizer` (secure metrics) the caller needs a
 /// bearer token the API server accepts, for a user allowed to get /metrics: 401 without one, 403
-/// when not allowed, 500 when the API server cannot be asked. `metrics` and `authorizer` must
+/// when not allowed, 503 with Retry-After when the authorizer is too busy to check now
+/// (docs/reliability.md, "Hostile clients"), 500 when the API server cannot be asked. `metrics`
+/// and `authorizer` must
 /// outlive the handler.
 [[nodiscard]] http::Handler metrics_handler(ManagerMetrics& metrics, MetricsAuthorizer* authorizer);
 
