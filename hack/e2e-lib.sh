@@ -82,6 +82,9 @@ e2e_environment() {
 
   e2e_use_cluster "${E2E_BIN_DIR}"
   E2E_STARTED_CLUSTER=${E2E_CLUSTER_WAS_DOWN}
+  # The version it runs (KUBE_VERSION=1.27 make e2e-test uses that one alone): cleanup stops that
+  # cluster, never another one that was already up.
+  E2E_CLUSTER_VERSION="$(testenv_kube_version)"
   if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
     hack/real-node.sh up
     if ! wait "${E2E_IMAGE_PID}"; then
@@ -109,7 +112,7 @@ e2e_cluster_cleanup() {
     E2E_STARTED_OLDEST_CLUSTER=0
   fi
   if ((E2E_STARTED_CLUSTER == 1)); then
-    KUBE_VERSION= hack/cluster-down.sh >/dev/null || true
+    KUBE_VERSION="${E2E_CLUSTER_VERSION}" hack/cluster-down.sh >/dev/null || true
     E2E_STARTED_CLUSTER=0
   fi
 }

@@ -27,10 +27,8 @@ asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
   auto executor = co_await asio::this_coro::executor;
   boost::system::error_code error;
   asio::ip::address address = asio::ip::make_address(bind_ip, error);
-  if (error || address.is_unspecified()) {
-    address = address.is_v6() ? asio::ip::address(asio::ip::address_v6::loopback())
-                              : asio::ip::address(asio::ip::address_v4::loopback());
-  }
+  // A wildcard listener (dual stack "::" too, or its IPv4 fallback) takes 127.0.0.1.
+  if (error || address.is_unspecified()) address = asio::ip::address_v4::loopback();
   asio::ip::tcp::socket socket(executor);
   // The deadline cancels the connect; its handler touches the socket only when it expired,
   // which happens before the connect completes.

@@ -17,6 +17,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
@@ -219,15 +220,15 @@ class State : public std::enable_shared_from_this<State> {
                      internal::ServerCertificates::from_memory(
                          options_.certificate_pem, options_.key_pem, std::move(client_ca)));
     }
-    const Tcp::endpoint endpoint(address, options_.port);
+    Tcp::endpoint endpoint(address, options_.port);
     const std::string where =
         endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-    if (acceptor_.open(endpoint.protocol(), error); !error) {
-      if (acceptor_.set_option(Tcp::acceptor::reuse_address(true), error); !error) {
-        if (acceptor_.bind(endpoint, error); !error) {
-          acceptor_.listen(asio::socket_base::max_listen_connections, error);
-        }
-      }
+    error = listen(endpoint);
+    // "::" is every address of both families (dual stack); a host without IPv6 gets every IPv4
+    // address instead.
+    if (error && address.is_v6() && address.is_unspecified()) {
+      endpoint = Tcp::endpoint(asio::ip::address_v4::any(), options_.port);
+      error = listen(endpoint);
     }
     if (error) {
       return Error(ErrorCode::kUnavailable, "listen on " + where + ": " + error.message());
@@ -300,6 +301,25 @@ class State : public std::enable_shared_from_this<State> {
   }
 
  private:
+  // Opens, binds and listens on `endpoint`; the acceptor is closed again when that fails. An
+  // unspecified IPv6 address also takes IPv4 connections (IPV6_V6ONLY off).
+  error_code listen(const Tcp::endpoint& endpoint) {
+    error_code error;
+    if (acceptor_.open(endpoint.protocol(), error); !error) {
+      if (endpoint.address().is_v6() && endpoint.address().is_unspecified()) {
+        acceptor_.set_option(asio::ip::v6_only(false), error);
+      }
+      if (!error) acceptor_.set_option(Tcp::acceptor::reuse_address(true), error);
+      if (!error) acceptor_.bind(endpoint, error);
+      if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);
+    }
+    if (error) {
+      error_code ignored;
+      acceptor_.close(ignored);
+    }
+    return error;
+  }
+
   asio::awaitable<void> accept_loop(std::shared_ptr<State> self) {
     for (;;) {
       auto [error, socket] = co_await acceptor_.async_accept(kAsTuple);

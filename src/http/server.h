@@ -103,7 +103,8 @@ class ConnectionStats {
 struct ServerOptions {
   // What the server is for, as it appears in its log lines ("webhook").
   std::string name = "http";
-  // IP address to listen on ("0.0.0.0", "127.0.0.1", "::"). Host names are not resolved.
+  // IP address to listen on ("0.0.0.0", "127.0.0.1", "::1"). Host names are not resolved. "::"
+  // is dual stack: every IPv6 and IPv4 address, or every IPv4 one on a host without IPv6.
   std::string bind_address = "127.0.0.1";
   // TCP port; 0 picks a free one (see Server::port()).
   std::uint16_t port = 0;

@@ -73,7 +73,7 @@ Result<std::optional<BindAddress>> parse_bind_address(const std::string& text) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  if (host.empty()) host = "0.0.0.0";
+  if (host.empty()) host = "::";  // every address, IPv6 and IPv4 (http::ServerOptions)
   boost::system::error_code error;
   boost::asio::ip::make_address(host, error);
   if (error) {

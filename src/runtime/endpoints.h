@@ -35,7 +35,8 @@ struct BindAddress {
   friend bool operator==(const BindAddress&, const BindAddress&) = default;
 };
 
-/// Parses a Go-style listen address: ":8443" (every IPv4 interface), "127.0.0.1:8080",
+/// Parses a Go-style listen address: ":8443" (every address, IPv6 and IPv4: "::"),
+/// "127.0.0.1:8080",
 /// "[::1]:8080"; "0" disables the endpoint (std::nullopt). kInvalid names what is wrong.
 [[nodiscard]] Result<std::optional<BindAddress>> parse_bind_address(const std::string& text);
 

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 
 TEST(ParseBindAddressTest, AcceptsGoStyleListenAddresses) {
   ASSERT_OK_AND_ASSIGN(auto any, parse_bind_address(":8443"));
-  EXPECT_EQ(any, (BindAddress{.ip = "0.0.0.0", .port = 8443}));
+  EXPECT_EQ(any, (BindAddress{.ip = "::", .port = 8443}));
   ASSERT_OK_AND_ASSIGN(auto loopback, parse_bind_address("127.0.0.1:8080"));
   EXPECT_EQ(loopback, (BindAddress{.ip = "127.0.0.1", .port = 8080}));
   ASSERT_OK_AND_ASSIGN(auto v6, parse_bind_address("[::1]:0"));
