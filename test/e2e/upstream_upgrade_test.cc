@@ -139,6 +139,9 @@ class UpstreamUpgradeTest : public OperatorFixture {
     }
     OperatorFixture::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
+    // The upstream webhook is scoped to this test's objects by a match condition, which servers
+    // before 1.28 drop (it would then judge every NodeMaintenance).
+    if (server_minor(kubectl_) < 28) GTEST_SKIP() << "needs Kubernetes 1.28 or later";
     prefix_ = unique_name("upgrade");
     unpack_upstream();
   }
