@@ -56,6 +56,13 @@ LedgerSeed seed_of(const NodeMaintenanceStatus& status) {
       seed.pending.push_back(LedgerSeed::PendingPod{.namespace_ = "", .name = name});
     }
   }
+  // A status written by upstream medik8s NMO (no Drained condition, which this operator writes
+  // with its first counters) counts in evictionPods the pods to evict, those still pending
+  // included; the ledger counts the pods gone (docs/design.md §2.8).
+  if (find_condition(status.conditions, kConditionDrained) == nullptr) {
+    seed.eviction_pods = std::max<std::int64_t>(
+        status.eviction_pods - static_cast<std::int64_t>(seed.pending.size()), 0);
+  }
   return seed;
 }
 
@@ -195,6 +202,13 @@ void apply_evictions(const Inputs& in, Step& step) {
   }
 }
 
+// The conditions of a Succeeded maintenance: Drained, Ready, not Blocked.
+void set_succeeded_conditions(NodeMaintenanceStatus& status, kube::Time now) {
+  set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""), now);
+  set_condition(status.conditions, condition(kConditionReady, true, "Succeeded", ""), now);
+  set_condition(status.conditions, condition(kConditionBlocked, false, "Drained", ""), now);
+}
+
 // One drain step (docs/design.md §2.4): syncs the ledger with the pods that must leave, starts
 // the evictions that are due, and fills the status counters.
 void drain_step(const Inputs& in, Step& step) {
@@ -213,7 +227,11 @@ void drain_step(const Inputs& in, Step& step) {
   DrainLedger& ledger = *drain.ledger;
   const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
   const LedgerChanges changes = ledger.sync(leaving);
-  if (!announced) {
+  if (!announced && status.phase == Phase::kSucceeded) {
+    // Drained by upstream medik8s NMO before it was replaced (docs/design.md §2.8): nothing to
+    // announce, the conditions say what the phase says.
+    set_succeeded_conditions(status, in.now.wall);
+  } else if (!announced) {
     step.announce(events::begin_eviction(ledger.total_pods(), nm.spec.node_name));
     set_condition(status.conditions, condition(kConditionDrained, false, "Draining", ""),
                   in.now.wall);
@@ -395,12 +413,7 @@ void maintain(const Inputs& in, Step& step) {
   if (was_running && step.drain().ledger->all_gone()) {
     status.phase = Phase::kSucceeded;
     status.last_error.clear();
-    set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""),
-                  in.now.wall);
-    set_condition(status.conditions, condition(kConditionReady, true, "Succeeded", ""),
-                  in.now.wall);
-    set_condition(status.conditions, condition(kConditionBlocked, false, "Drained", ""),
-                  in.now.wall);
+    set_succeeded_conditions(status, in.now.wall);
     if (const Condition* cordoned = find_condition(status.conditions, kConditionCordoned)) {
       step.add(ActionKind::kDrainCompleted).after =
           std::chrono::duration_cast<Clock::duration>(in.now.wall - cordoned->last_transition_time);

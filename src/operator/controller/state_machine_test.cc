@@ -208,6 +208,21 @@ class StateMachineTest : public ::testing::Test {
     with_pods(PodFacts{.leaving = std::move(pods), .bound = 0});
   }
 
+  // The status as upstream medik8s NMO leaves it with one pod to evict, `pending` (namespace
+  // apps) still there: its counters (evictionPods: the pods it had to evict), no conditions.
+  void upstream_status(Phase phase, const std::vector<std::string>& pending) {
+    in_.status = NodeMaintenanceStatus{};
+    in_.status.phase = phase;
+    in_.status.eviction_pods = 1;
+    in_.status.totalpods = 1;
+    in_.status.drain_progress = phase == Phase::kSucceeded ? 100 : 0;
+    for (const std::string& name : pending) {
+      in_.status.pending_pods.push_back(name);
+      in_.status.pending_pods_refs.push_back(PendingPodRef{.namespace_ = "apps", .name = name});
+    }
+    in_.on_record = in_.status;
+  }
+
   std::vector<std::string> actions(const Decision& d) const {
     std::vector<std::string> out;
     for (const Action& a : d.actions) out.push_back(describe(a, in_.now.tick));
@@ -447,6 +462,33 @@ TEST_F(StateMachineTest, DueEvictionsStartOnceTheDrainIsOnRecord) {
                                       "StartEviction(web-2)", "WriteStatus(Running)"));
   EXPECT_EQ(d.drain.in_flight, 2);
   EXPECT_TRUE(d.drain.evictions.at("p1").in_flight);
+}
+
+// ---- Adopted from upstream medik8s NMO (docs/design.md §2.8) ----
+
+TEST_F(StateMachineTest, AnUpstreamSucceededMaintenanceIsNotAnnouncedAndItsConditionsSaySucceeded) {
+  running({});
+  upstream_status(Phase::kSucceeded, {});
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kSucceeded);
+  EXPECT_EQ(d.status.total_pods, 1);
+  EXPECT_EQ(d.status.eviction_pods, 1);
+  EXPECT_EQ(d.status.drain_progress, 100);
+  EXPECT_THAT(reasons(d.status.conditions, kConditionDrained), ElementsAre("True", "Drained", ""));
+  EXPECT_THAT(reasons(d.status.conditions, kConditionReady), ElementsAre("True", "Succeeded", ""));
+  for (const std::string& a : actions(d))
+    EXPECT_EQ(a.find("BeginEviction"), std::string::npos) << a;
+}
+
+TEST_F(StateMachineTest, AnUpstreamRunningMaintenanceCountsItsPendingPodsAsNotGone) {
+  running({pod("web-1", "p1")});
+  upstream_status(Phase::kRunning, {"web-1"});
+  const Decision d = run();
+  EXPECT_EQ(d.status.phase, Phase::kRunning);
+  EXPECT_EQ(d.status.total_pods, 1);
+  EXPECT_EQ(d.status.eviction_pods, 0);
+  EXPECT_EQ(d.status.drain_progress, 0);
+  EXPECT_THAT(d.status.pending_pods, ElementsAre("web-1"));
 }
 
 TEST_F(StateMachineTest, EvictionsInFlightAreBoundedPerNode) {

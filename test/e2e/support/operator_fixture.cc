@@ -416,6 +416,14 @@ bool has_taint_key(const json::value& node, const std::string& key) {
   });
 }
 
+std::size_t drain_taint_count(const json::value& node) {
+  const auto taints = taints_of(node);
+  const std::string key(kDrainTaintKey);
+  return static_cast<std::size_t>(std::count_if(taints.begin(), taints.end(), [&](const auto& t) {
+    return t.starts_with(key + "=") || t.starts_with(key + ":");
+  }));
+}
+
 std::string phase_of(const json::value& nm) { return string_at(nm, "/status/phase"); }
 
 op::NodeMaintenance maintenance_of(const json::value& nm) {

@@ -216,6 +216,9 @@ std::vector<std::string> taints_of(const boost::json::value& node);
 /// Whether the node has a taint with `key` (with or without a value), whatever its effect.
 bool has_taint_key(const boost::json::value& node, const std::string& key);
 
+/// How many taints with the key medik8s.io/drain (with or without a value) the node has.
+std::size_t drain_taint_count(const boost::json::value& node);
+
 /// The `phase` of a NodeMaintenance ("" when unset).
 std::string phase_of(const boost::json::value& nm);
 

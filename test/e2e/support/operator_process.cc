@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -77,10 +78,41 @@ OperatorProcess::OperatorProcess(const std::string& log_name, const std::vector<
     argv.insert(argv.end(), {"--health-probe-bind-address", "127.0.0.1:0"});
   }
   argv.insert(argv.end(), flags.begin(), flags.end());
+  spawn(argv, {});
+}
+
+OperatorProcess::OperatorProcess(const ForeignOperator& foreign, const std::string& log_name)
+    : log_path_(e2e_log_dir() / (log_name + ".log")) {
+  if (!std::filesystem::exists(foreign.binary)) {
+    ADD_FAILURE() << "operator binary " << foreign.binary << " not found";
+    return;
+  }
+  std::vector<std::string> argv{foreign.binary.string()};
+  argv.insert(argv.end(), foreign.args.begin(), foreign.args.end());
+  spawn(argv, foreign.env);
+}
+
+void OperatorProcess::spawn(const std::vector<std::string>& argv,
+                            const std::vector<std::string>& env) {
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The test's environment, an entry of `env` replacing the one of the same name.
+  std::vector<std::string> environment(env.begin(), env.end());
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(env.begin(), env.end(), [name](const std::string& mine) {
+      return mine.size() > name.size() && mine.compare(0, name.size(), name) == 0 &&
+             mine[name.size()] == '=';
+    });
+    if (!replaced) environment.emplace_back(entry);
+  }
+  std::vector<char*> envp;
+  envp.reserve(environment.size() + 1);
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -105,7 +137,7 @@ OperatorProcess::OperatorProcess(const std::string& log_name, const std::vector<
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
-    ::execve(args[0], args.data(), environ);
+    ::execve(args[0], args.data(), envp.data());
     static constexpr char kExecFailed[] = "# exec failed\n";
     (void)!::write(STDERR_FILENO, kExecFailed, sizeof(kExecFailed) - 1);
     ::_exit(127);

@@ -29,6 +29,14 @@ std::filesystem::path operator_binary();
 /// Where operator logs of end-to-end tests go: `<build>/e2e-logs/` (created on demand).
 std::filesystem::path e2e_log_dir();
 
+/// Another operator binary (upstream medik8s NMO's manager, for the upgrade tests) run as it is:
+/// exactly `args` (no flag added), with `env` ("NAME=value") added to the test's environment.
+struct ForeignOperator {
+  std::filesystem::path binary;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+};
+
 /// A running operator. Starts in the constructor; stopped (SIGTERM) by the destructor.
 class OperatorProcess {
  public:
@@ -38,6 +46,8 @@ class OperatorProcess {
   /// `e2e_log_dir()/<log_name>.log` (truncated first). Records a test failure when it cannot
   /// start; running() is then false.
   OperatorProcess(const std::string& log_name, const std::vector<std::string>& flags);
+  /// Starts `foreign` the same way, logging to `e2e_log_dir()/<log_name>.log`.
+  OperatorProcess(const ForeignOperator& foreign, const std::string& log_name);
   OperatorProcess(const OperatorProcess&) = delete;
   OperatorProcess& operator=(const OperatorProcess&) = delete;
   ~OperatorProcess();
@@ -66,6 +76,9 @@ class OperatorProcess {
   [[nodiscard]] pid_t pid() const { return pid_; }
 
  private:
+  // Forks and execs `argv` with `env` added to (or replacing entries of) the environment.
+  void spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
   // Waits for the child for at most `timeout`; true once it has been reaped.
   bool reap(std::chrono::milliseconds timeout);
 
