@@ -13,7 +13,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all setup build plugin install install-plugin dist test unit-test e2e-test demo cluster-up cluster-down cluster-env \
         cluster-status testenv bench chaos run run-stop format format-check tidy clean \
-        image deploy undeploy
+        image deploy undeploy olm-bundle
 
 all: build
 
@@ -94,6 +94,11 @@ deploy: setup
 
 undeploy:
 	@hack/deploy.sh down
+
+## olm-bundle: regenerate the OLM bundle deploy/olm from deploy/ and validate it
+##             (hack/olm-bundle.sh; IMAGE=registry.example/nmo:v0.1.0 names the image)
+olm-bundle:
+	@hack/olm-bundle.sh $(if $(IMAGE),--image $(IMAGE))
 
 ## testenv: build (or find in the cache) the control-plane binaries
 testenv:

@@ -2,14 +2,14 @@
 # testenv-lib.sh): the control-plane binaries, promcheck, the local cluster, and the variables
 # the tests read. Used by hack/test.sh and hack/chaos.sh.
 #
-#   e2e_prerequisites_start   builds the control-plane binaries and promcheck in the background
+#   e2e_prerequisites_start   builds the control-plane binaries, promcheck and olmcheck in the background
 #                             (the first control-plane build takes tens of minutes); with
 #                             NMO_REAL_NODE=1 also the operator's image (make image); with
 #                             NMO_TEST_OLDEST=1 also the oldest tested Kubernetes' binaries
 #   e2e_environment           waits for them, brings the cluster up unless it runs (remembering
 #                             that in E2E_STARTED_CLUSTER) and, with NMO_REAL_NODE=1, its real
 #                             node, and exports KUBECONFIG, NMO_ETCD_URL, PATH, NMO_PROMCHECK,
-#                             NMO_OPERATOR_KUBECONFIG (and NMO_IMAGE_ARCHIVE)
+#                             NMO_OLMCHECK, NMO_OPERATOR_KUBECONFIG (and NMO_IMAGE_ARCHIVE)
 #   e2e_environment_oldest    the same for the oldest tested Kubernetes (KUBE_VERSION exported
 #                             too), its cluster beside the first (E2E_STARTED_OLDEST_CLUSTER)
 #   e2e_cluster_cleanup       stops the clusters that e2e_environment* started
@@ -27,6 +27,10 @@ e2e_prerequisites_start() {
   E2E_PROMCHECK_LOG="$(mktemp)"
   hack/promcheck-build.sh >"${E2E_PROMCHECK_LOG}" &
   E2E_PROMCHECK_PID=$!
+  # The OLM bundle validator (test/e2e/olm_bundle_test.sh; Go, cached; minutes the first time).
+  E2E_OLMCHECK_LOG="$(mktemp)"
+  hack/go-tool-build.sh olmcheck >"${E2E_OLMCHECK_LOG}" &
+  E2E_OLMCHECK_PID=$!
   if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
     E2E_IMAGE_LOG="$(mktemp)"
     NMO_IMAGE_ARCHIVE="$(mktemp --suffix=.tar)"
@@ -71,9 +75,16 @@ e2e_environment() {
   NMO_PROMCHECK="$(tail -n 1 "${E2E_PROMCHECK_LOG}")"
   rm -f "${E2E_PROMCHECK_LOG}"
   export NMO_PROMCHECK
+  wait "${E2E_OLMCHECK_PID}" || { rm -f "${E2E_OLMCHECK_LOG}"; die "building test/tools/olmcheck failed"; }
+  NMO_OLMCHECK="$(tail -n 1 "${E2E_OLMCHECK_LOG}")"
+  rm -f "${E2E_OLMCHECK_LOG}"
+  export NMO_OLMCHECK
 
   e2e_use_cluster "${E2E_BIN_DIR}"
   E2E_STARTED_CLUSTER=${E2E_CLUSTER_WAS_DOWN}
+  # The version it runs (KUBE_VERSION=1.27 make e2e-test uses that one alone): cleanup stops that
+  # cluster, never another one that was already up.
+  E2E_CLUSTER_VERSION="$(testenv_kube_version)"
   if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
     hack/real-node.sh up
     if ! wait "${E2E_IMAGE_PID}"; then
@@ -101,7 +112,7 @@ e2e_cluster_cleanup() {
     E2E_STARTED_OLDEST_CLUSTER=0
   fi
   if ((E2E_STARTED_CLUSTER == 1)); then
-    KUBE_VERSION= hack/cluster-down.sh >/dev/null || true
+    KUBE_VERSION="${E2E_CLUSTER_VERSION}" hack/cluster-down.sh >/dev/null || true
     E2E_STARTED_CLUSTER=0
   fi
 }

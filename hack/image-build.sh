@@ -18,7 +18,7 @@ image="${NMO_IMAGE:-localhost/node-maintenance-operator:dev}"
 started=${SECONDS}
 hack/image-base.sh
 
-version="$(sed -n -E 's/^ +VERSION ([0-9.]+)$/\1/p' CMakeLists.txt | head -n 1)"
+version="$(project_version)"
 revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 git diff --quiet HEAD 2>/dev/null || revision+="-dirty"
 source_url="$(git config --get remote.origin.url 2>/dev/null || true)"

@@ -110,6 +110,9 @@ write_kubeconfig() {
 # Kubernetes version, .cluster-<minor> for another (KUBE_VERSION=1.27: .cluster-1.27), so both
 # clusters can run at once.
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+# The project's version (CMakeLists.txt's project VERSION): the image's, the OLM bundle's and
+# the app.kubernetes.io/version label of deploy/default.
+project_version() { sed -n -E 's/^ +VERSION ([0-9.]+)$/\1/p' "$(repo_root)/CMakeLists.txt" | head -n 1; }
 cluster_dir() {
   if [[ -n "${NMO_CLUSTER_DIR:-}" ]]; then
     echo "${NMO_CLUSTER_DIR}"

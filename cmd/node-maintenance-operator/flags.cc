@@ -88,6 +88,10 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
                  "IP address the webhook listens on")
       ->envname("NMO_WEBHOOK_BIND_ADDRESS")
       ->capture_default_str();
+  app.add_option("--webhook-client-ca", flags.webhook_client_ca,
+                 "PEM CA file: the webhook then requires a client certificate it signed (the API "
+                 "server's, from its admission configuration); empty: none asked for")
+      ->envname("NMO_WEBHOOK_CLIENT_CA");
   app.add_option("--metrics-bind-address", flags.metrics_bind_address,
                  "where /metrics listens (host:port, :port; 0 disables it)")
       ->envname("NMO_METRICS_BIND_ADDRESS")

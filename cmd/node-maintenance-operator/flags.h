@@ -39,7 +39,10 @@ struct Flags {
   std::string olm_cert_dir = "/apiserver.local.config/certificates";
   std::string webhook_cert_file = "tls.crt";
   std::string webhook_key_file = "tls.key";
-  std::string webhook_bind_address = "0.0.0.0";
+  // Every address, IPv6 and IPv4 (dual stack; IPv4 only on a host without IPv6).
+  std::string webhook_bind_address = "::";
+  // Empty: no client certificate asked for (docs/operations.md, "Webhook client certificates").
+  std::string webhook_client_ca;
   bool webhook_reject_unsafe_control_plane = false;
   std::string metrics_bind_address = ":8443";
   bool metrics_secure = true;

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "flags.h"
 #include "http/asio.h"
@@ -48,6 +49,39 @@ constexpr int kExitFailure = runtime::kExitFailure;
 // The leader-election id upstream uses, so two operators never lead in one namespace
 // (docs/design.md §3.2).
 constexpr const char* kLeaderElectionId = "135b1886.medik8s.io";
+
+// A client lane besides the operator's own (docs/design.md §6): its own client-side rate
+// limit of `qps` and `burst`, so it never waits behind another lane's requests, and a request
+// that would queue longer than `max_wait` or behind `max_waiters` others fails at once.
+kube::ClientOptions client_lane(std::string name, double qps, int burst,
+                                std::chrono::milliseconds max_wait, int max_waiters) {
+  kube::ClientOptions options;
+  options.qps = qps;
+  options.burst = burst;
+  options.max_rate_limit_wait = max_wait;
+  options.max_rate_limit_waiters = max_waiters;
+  options.user_agent = "node-maintenance-operator/" + name;
+  return options;
+}
+
+// Leader election: one Lease renewal every retry period (2 s), which must never queue behind
+// the drain's or anybody else's requests; a renewal that cannot start within a retry period
+// is better failed and retried than late.
+kube::ClientOptions leader_election_client_options() {
+  return client_lane("leader-election", 5.0, 10, std::chrono::seconds(2), 10);
+}
+
+// Secure /metrics (docs/reliability.md, "Hostile clients"): anyone who reaches the port makes
+// it send TokenReviews, so this lane is small and never queues for long: a scraper costs one
+// review a minute (runtime/metrics_authorizer.h), and a flood of made-up tokens costs at most
+// 10 reviews at once and 5 a second; beyond that callers get 503 at once.
+kube::ClientOptions metrics_authorization_client_options() {
+  kube::ClientOptions options =
+      client_lane("metrics-authorization", 5.0, 10, std::chrono::seconds(1), 5);
+  options.request_timeout = std::chrono::seconds(5);
+  options.max_retries = 1;
+  return options;
+}
 
 int run(int argc, char** argv) {
   Flags flags;
@@ -128,13 +162,33 @@ int run(int argc, char** argv) {
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     webhook.emplace(std::move(started).value());
+    runtime::export_connection_stats(metrics, "webhook", webhook->server->connection_stats());
   } else {
     logger.info("the admission webhook is disabled (--webhook-port=0)");
   }
+  std::unique_ptr<kube::Client> authorization_client;
   std::unique_ptr<runtime::MetricsAuthorizer> authorizer;
   std::unique_ptr<http::Server> metrics_server;
   if (*metrics_address) {
-    if (flags.metrics_secure) authorizer = std::make_unique<runtime::MetricsAuthorizer>(**client);
+    if (flags.metrics_secure) {
+      kube::ClientOptions options = metrics_authorization_client_options();
+      options.on_attempt = observe;
+      auto created = kube::Client::create(io.get_executor(), *rest, options);
+      if (!created) {
+        std::fprintf(stderr, "node-maintenance-operator: %s\n", created.error().describe().c_str());
+        return kExitUsage;
+      }
+      authorization_client = std::move(*created);
+      runtime::MetricsAuthorizerOptions authorizer_options;
+      authorizer_options.on_review = [&metrics](std::string_view review, std::string_view result) {
+        metrics.observe_authorization_review(review, result);
+      };
+      authorizer_options.on_shed = [&metrics](std::string_view reason) {
+        metrics.observe_authorization_shed(reason);
+      };
+      authorizer = std::make_unique<runtime::MetricsAuthorizer>(
+          *authorization_client, system_clock(), std::move(authorizer_options));
+    }
     auto started = start_metrics(io, **metrics_address, flags, metrics, authorizer.get());
     if (!started) {
       logger.error("the metrics server could not start",
@@ -143,6 +197,7 @@ int run(int argc, char** argv) {
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
     metrics_server = std::move(started).value();
+    runtime::export_connection_stats(metrics, "metrics", metrics_server->connection_stats());
   }
 
   runtime::ManagerOptions manager_options;
@@ -155,7 +210,16 @@ int run(int argc, char** argv) {
   manager_options.on_leading_changed = [&metrics](bool leading) {
     metrics.set_leader(kLeaderElectionId, leading);
   };
-  runtime::Manager manager(io.get_executor(), **client, std::move(manager_options));
+  kube::ClientOptions leader_election_options = leader_election_client_options();
+  leader_election_options.on_attempt = observe;
+  auto leader_election_client =
+      kube::Client::create(io.get_executor(), *rest, leader_election_options);
+  if (!leader_election_client) {
+    std::fprintf(stderr, "node-maintenance-operator: %s\n",
+                 leader_election_client.error().describe().c_str());
+    return kExitUsage;
+  }
+  runtime::Manager manager(io.get_executor(), **leader_election_client, std::move(manager_options));
   // With leader election, every eviction first checks the lease: a leader paused past it must
   // not send the evictions it had queued.
   if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
@@ -174,6 +238,7 @@ int run(int argc, char** argv) {
                     {"hint", "choose another --health-probe-bind-address, or 0 to disable it"}});
       return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
     }
+    runtime::export_connection_stats(metrics, "health-probes", (*started)->connection_stats());
     manager.add(
         "probes",
         std::make_unique<runtime::ServerRunnable>(std::move(started).value(), kEndpointStopGrace),
@@ -215,6 +280,8 @@ int run(int argc, char** argv) {
     status = error ? kExitFailure : result;
     (*client)->shutdown();
     (*events_client)->shutdown();
+    (*leader_election_client)->shutdown();
+    if (authorization_client) authorization_client->shutdown();
     if (webhook) webhook->client->shutdown();
   });
   io.run();

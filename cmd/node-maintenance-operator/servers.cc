@@ -27,10 +27,8 @@ asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
   auto executor = co_await asio::this_coro::executor;
   boost::system::error_code error;
   asio::ip::address address = asio::ip::make_address(bind_ip, error);
-  if (error || address.is_unspecified()) {
-    address = address.is_v6() ? asio::ip::address(asio::ip::address_v6::loopback())
-                              : asio::ip::address(asio::ip::address_v4::loopback());
-  }
+  // A wildcard listener (dual stack "::" too, or its IPv4 fallback) takes 127.0.0.1.
+  if (error || address.is_unspecified()) address = asio::ip::address_v4::loopback();
   asio::ip::tcp::socket socket(executor);
   // The deadline cancels the connect; its handler touches the socket only when it expired,
   // which happens before the connect completes.
@@ -142,6 +140,9 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.on_attempt = std::move(observe);
   options.request_timeout = std::chrono::seconds(3);
   options.max_retries = 1;
+  // Two lookups of at most 4 s queueing and 3 s each stay inside the 15 s.
+  options.max_rate_limit_wait = std::chrono::seconds(4);
+  options.max_rate_limit_waiters = 200;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
   webhook.lookup =
       std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client, io.get_executor());
@@ -157,6 +158,7 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   server_options.cert_file = flags.webhook_cert_file;
   server_options.key_file = flags.webhook_key_file;
   server_options.max_body_bytes = kWebhookMaxBody;
+  server_options.client_ca_file = flags.webhook_client_ca;
   op::webhook::AdmissionHandler* handler = webhook.handler.get();
   NMO_TRY_ASSIGN(webhook.server, http::Server::start(io.get_executor(), server_options,
                                                      [handler](http::Request request) {

@@ -60,6 +60,16 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+// A raw (number) field as JSON. std::to_string spells NaN and the infinities "nan", "-nan",
+// "inf" and "-inf", which JSON has no number for: they become the strings "NaN", "+Inf" and
+// "-Inf" (Prometheus' spelling), so every line stays valid JSON.
+std::string json_number(const std::string& value) {
+  if (value == "nan" || value == "-nan") return R"("NaN")";
+  if (value == "inf") return R"("+Inf")";
+  if (value == "-inf") return R"("-Inf")";
+  return value;
+}
+
 bool needs_quotes(std::string_view s) {
   if (s.empty()) return true;
   for (const char c : s) {
@@ -76,7 +86,7 @@ void append_field(Format format, std::string& out, const Field& f) {
     append_json_string(out, f.key);
     out.push_back(':');
     if (f.raw) {
-      out += f.value;
+      out += json_number(f.value);
     } else {
       append_json_string(out, f.value);
     }

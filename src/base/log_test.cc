@@ -1,9 +1,11 @@
 #include "base/log.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -49,6 +51,20 @@ TEST(FormatLineTest, ControlCharactersAreEscapedInJson) {
   const std::string line =
       format_line(Format::kJson, "t", "info", std::string("x\x01y", 3), {}, {});
   EXPECT_THAT(line, HasSubstr(R"("msg":"x\u0001y")"));
+}
+
+TEST(FormatLineTest, NonFiniteNumbersStayValidJson) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::string line = format_line(Format::kJson, "t", "info", "m", {},
+                                       {{"ratio", nan}, {"up", inf}, {"down", -inf}, {"x", 0.5}});
+  EXPECT_EQ(line, R"({"ts":"t","level":"info","msg":"m","ratio":"NaN","up":"+Inf","down":"-Inf",)"
+                  R"("x":0.500000})");
+  boost::system::error_code error;
+  (void)boost::json::parse(line, error);
+  EXPECT_FALSE(error) << error.message() << ": " << line;
+  EXPECT_EQ(format_line(Format::kText, "t", "info", "m", {}, {{"ratio", nan}}),
+            "t info  m ratio=nan");
 }
 
 TEST_F(LogTest, BoundFieldsComeFirstAndVerbosityFilters) {

@@ -33,4 +33,30 @@ std::chrono::nanoseconds TokenBucket::reserve() {
   return std::max(std::chrono::nanoseconds(0), empty_at_ - now);
 }
 
+std::optional<std::chrono::nanoseconds> TokenBucket::try_reserve(std::chrono::nanoseconds max_wait,
+                                                                 int max_waiters) {
+  const Clock::time_point now = clock_.now();
+  const std::lock_guard lock(mu_);
+  const Clock::time_point due = std::max(empty_at_, now - capacity_) + interval_;
+  const std::chrono::nanoseconds wait = std::max(std::chrono::nanoseconds(0), due - now);
+  if (wait > std::chrono::nanoseconds(0) && (wait > max_wait || waiting_at(now) >= max_waiters)) {
+    return std::nullopt;
+  }
+  empty_at_ = due;
+  return wait;
+}
+
+int TokenBucket::waiting() const {
+  const Clock::time_point now = clock_.now();
+  const std::lock_guard lock(mu_);
+  return waiting_at(now);
+}
+
+int TokenBucket::waiting_at(Clock::time_point now) const {
+  // Each waiting reservation is due one interval after the one before it, the last at empty_at_.
+  const std::chrono::nanoseconds debt = empty_at_ - now;
+  if (debt <= std::chrono::nanoseconds(0)) return 0;
+  return static_cast<int>((debt + interval_ - std::chrono::nanoseconds(1)) / interval_);
+}
+
 }  // namespace nmo

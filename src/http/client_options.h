@@ -47,10 +47,14 @@ struct ClientOptions {
   // An idle pooled connection older than this is closed instead of reused (Go's
   // http.Transport default IdleConnTimeout is 90 s).
   std::chrono::milliseconds idle_connection_timeout{90'000};
-  // The largest response body send() accepts, and the longest single line (or read_rest()
-  // result) a LineStream accepts; beyond it the call fails with kInvalid. A page of 500 pods is a
-  // few MB; this only stops a runaway server from exhausting memory.
-  std::size_t max_body_bytes = std::size_t{256} << 20U;
+  // The largest response body send() (or a LineStream's read_rest()) accepts; beyond it the
+  // call fails with kInvalid. A page of 500 pods is a few MB (lists are paginated: kube
+  // ListOptions::limit); 64 MiB only stops a runaway server, well inside the operator pod's
+  // 256Mi memory limit (deploy/), where the body is held more than once while it is decoded.
+  std::size_t max_body_bytes = std::size_t{64} << 20U;
+  // The longest single line a LineStream accepts (a watch event carries one object, which etcd
+  // limits to 1.5 MiB by default); beyond it next_line() fails with kInvalid.
+  std::size_t max_line_bytes = std::size_t{16} << 20U;
 };
 
 }  // namespace nmo::http

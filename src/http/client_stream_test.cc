@@ -154,7 +154,8 @@ TEST_F(ClientStreamTest, ConnectionLostMidStreamIsUnavailable) {
 }
 
 TEST_F(ClientStreamTest, OverlongLineIsRefused) {
-  start(test::stream_pushed(), {.max_body_bytes = 16});
+  // The line cap is its own, below the body cap.
+  start(test::stream_pushed(), {.max_body_bytes = 1024, .max_line_bytes = 16});
   server_->push("{\"n\":1}\n");
   server_->push(std::string(40, 'x'));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<LineStream> stream, watch());
@@ -163,6 +164,15 @@ TEST_F(ClientStreamTest, OverlongLineIsRefused) {
   const Result<std::optional<std::string>> overlong = next(*stream);
   ASSERT_FALSE(overlong.has_value());
   EXPECT_EQ(overlong.error(), Error(ErrorCode::kInvalid, label() + ": line longer than 16 bytes"));
+}
+
+TEST(ClientOptionsTest, DefaultCapsFitThePodsMemoryLimit) {
+  // deploy/ gives the operator 256Mi; a body is held more than once while it is decoded, and a
+  // watch line carries one object (docs/operations.md, "Memory").
+  const ClientOptions defaults;
+  EXPECT_EQ(defaults.max_body_bytes, std::size_t{64} << 20U);
+  EXPECT_EQ(defaults.max_line_bytes, std::size_t{16} << 20U);
+  EXPECT_LT(defaults.max_line_bytes, defaults.max_body_bytes);
 }
 
 TEST_F(ClientStreamTest, ConnectionIsReusedAfterACleanEnd) {

@@ -44,7 +44,7 @@ class LineStream {
   // split across chunks or several to a chunk; an empty line is returned as "". At the clean end
   // of the body a last line without "\n" is returned, then std::nullopt. Errors: kTimeout when
   // nothing arrives for `idle_timeout`, kUnavailable when the connection breaks or the body is
-  // truncated, kInvalid when a line exceeds ClientOptions::max_body_bytes, kCancelled after
+  // truncated, kInvalid when a line exceeds ClientOptions::max_line_bytes, kCancelled after
   // cancel() or Client::shutdown().
   virtual asio::awaitable<Result<std::optional<std::string>>> next_line(
       std::chrono::milliseconds idle_timeout) = 0;

@@ -7,13 +7,17 @@
 #include <exception>
 #include <limits>
 #include <list>
+#include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
@@ -44,6 +48,10 @@ constexpr std::size_t kDiscardBytes = std::size_t{4} << 20U;
 // After accept() fails (out of file descriptors, say), wait this long before trying again instead
 // of spinning.
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
+
+// Under a flood every shed connection would be a log line; one warning per this long says how
+// many there were instead.
+constexpr std::chrono::seconds kShedWarningInterval{10};
 
 std::optional<Method> method_of(bhttp::verb verb) {
   switch (verb) {
@@ -104,11 +112,22 @@ bool is_disconnect(const error_code& error) {
          error == asio::ssl::error::stream_truncated || error == beast::error::timeout;
 }
 
+// Where a connection is in its life, for stop() and for choosing whom to shed.
+enum class Phase {
+  kHandshake,     // TLS handshake not complete
+  kFirstRequest,  // waiting for (or reading) the header of the connection's first request
+  kIdle,          // kept alive between requests, nothing of the next one received
+  kHeader,        // reading the header of a later request
+  kServing,       // between having read a request's header and having written its response
+};
+
 // One accepted connection. `tls` is declared before `stream` so the context outlives the stream
 // that was made with it.
 struct Connection {
   Connection(Tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
       : tls(std::move(context)), stream(make_stream(std::move(socket), tls.get())) {}
+
+  using Clock = std::chrono::steady_clock;
 
   static std::variant<PlainStream, TlsStream> make_stream(Tcp::socket socket,
                                                           asio::ssl::context* context) {
@@ -132,11 +151,24 @@ struct Connection {
   std::shared_ptr<asio::ssl::context> tls;
   std::variant<PlainStream, TlsStream> stream;
   beast::flat_buffer buffer;
-  std::string peer;
-  // Between having read a request's header and having written its response: stop() lets such a
-  // connection finish; any other connection is idle and closed at once.
-  bool busy = false;
+  std::string peer;     // "address:port", for logs
+  std::string address;  // the peer's IP address, for max_connections_per_peer
+  // stop() lets a kServing connection finish; any other is closed at once.
+  Phase phase = Phase::kHandshake;
+  Clock::time_point since = Clock::now();  // when `phase` began
+  // Where the connection sits in State::connections_; unset once it left the list (shed, or
+  // ended).
+  std::optional<std::list<Connection*>::iterator> listed;
+
+  void enter(Phase next) {
+    phase = next;
+    since = Clock::now();
+  }
+  [[nodiscard]] bool busy() const { return phase == Phase::kServing; }
 };
+
+// Whether `error` is a stream's expiry (beast::tcp_stream's timeout).
+bool is_timeout(const error_code& error) { return error == beast::error::timeout; }
 
 // Everything a running server owns. Shared by its coroutines so that none outlives it.
 class State : public std::enable_shared_from_this<State> {
@@ -165,24 +197,38 @@ class State : public std::enable_shared_from_this<State> {
       return Error(ErrorCode::kInvalid,
                    "bind address \"" + options_.bind_address + "\" is not an IP address");
     }
+    internal::ServerCertificates::ClientCa client_ca{.pem = options_.client_ca_pem,
+                                                     .name = "client_ca_pem"};
+    if (client_ca.pem.empty() && !options_.client_ca_file.empty()) {
+      NMO_TRY_ASSIGN(client_ca.pem, internal::read_pem_file(options_.client_ca_file));
+      client_ca.name = options_.client_ca_file;
+    }
+    const bool tls = !options_.cert_dir.empty() || !options_.certificate_pem.empty() ||
+                     !options_.key_pem.empty();
+    if (!client_ca.pem.empty() && !tls) {
+      return Error(ErrorCode::kInvalid, "a client CA needs TLS (a serving certificate)");
+    }
+    client_certificates_ = !client_ca.pem.empty();
     if (!options_.cert_dir.empty()) {
       const std::string dir =
           options_.cert_dir.back() == '/' ? options_.cert_dir : options_.cert_dir + "/";
-      NMO_TRY_ASSIGN(certificates_, internal::ServerCertificates::load(dir + options_.cert_file,
-                                                                       dir + options_.key_file));
-    } else if (!options_.certificate_pem.empty() || !options_.key_pem.empty()) {
-      NMO_TRY_ASSIGN(certificates_, internal::ServerCertificates::from_memory(
-                                        options_.certificate_pem, options_.key_pem));
+      NMO_TRY_ASSIGN(certificates_,
+                     internal::ServerCertificates::load(
+                         dir + options_.cert_file, dir + options_.key_file, std::move(client_ca)));
+    } else if (tls) {
+      NMO_TRY_ASSIGN(certificates_,
+                     internal::ServerCertificates::from_memory(
+                         options_.certificate_pem, options_.key_pem, std::move(client_ca)));
     }
-    const Tcp::endpoint endpoint(address, options_.port);
+    Tcp::endpoint endpoint(address, options_.port);
     const std::string where =
         endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-    if (acceptor_.open(endpoint.protocol(), error); !error) {
-      if (acceptor_.set_option(Tcp::acceptor::reuse_address(true), error); !error) {
-        if (acceptor_.bind(endpoint, error); !error) {
-          acceptor_.listen(asio::socket_base::max_listen_connections, error);
-        }
-      }
+    error = listen(endpoint);
+    // "::" is every address of both families (dual stack); a host without IPv6 gets every IPv4
+    // address instead.
+    if (error && address.is_v6() && address.is_unspecified()) {
+      endpoint = Tcp::endpoint(asio::ip::address_v4::any(), options_.port);
+      error = listen(endpoint);
     }
     if (error) {
       return Error(ErrorCode::kUnavailable, "listen on " + where + ": " + error.message());
@@ -193,9 +239,14 @@ class State : public std::enable_shared_from_this<State> {
     if (certificates_ && !options_.cert_dir.empty()) {
       asio::co_spawn(strand_, poll_certificates(self), asio::detached);
     }
-    logger_.info("serving", {{"address", endpoint.address().to_string()},
-                             {"port", static_cast<int>(port_.load())},
-                             {"tls", certificates_ != nullptr}});
+    logger_.info("serving",
+                 {{"address", endpoint.address().to_string()},
+                  {"port", static_cast<int>(port_.load())},
+                  {"tls", certificates_ != nullptr},
+                  {"client_certificates", client_certificates_},
+                  {"max_connections", static_cast<std::int64_t>(options_.max_connections)},
+                  {"max_connections_per_peer",
+                   static_cast<std::int64_t>(options_.max_connections_per_peer)}});
     return {};
   }
 
@@ -205,6 +256,7 @@ class State : public std::enable_shared_from_this<State> {
   std::uint64_t certificate_generation() const {
     return certificates_ ? certificates_->generation() : 0;
   }
+  [[nodiscard]] std::shared_ptr<const ConnectionStats> stats() const { return stats_; }
 
   // Stops accepting and closes idle connections; strand only.
   void begin_stop() {
@@ -216,7 +268,7 @@ class State : public std::enable_shared_from_this<State> {
     acceptor_.close(ignored);
     poll_timer_.cancel();
     for (Connection* connection : connections_) {
-      if (!connection->busy) {
+      if (!connection->busy()) {
         connection->close();
       }
     }
@@ -228,7 +280,7 @@ class State : public std::enable_shared_from_this<State> {
     begin_stop();
     const auto deadline = std::chrono::steady_clock::now() + grace;
     const auto busy = std::count_if(connections_.begin(), connections_.end(),
-                                    [](const Connection* c) { return c->busy; });
+                                    [](const Connection* c) { return c->busy(); });
     if (first && busy > 0) {
       logger_.info("stopping: waiting for requests in flight", {{"requests", busy}});
     }
@@ -249,11 +301,40 @@ class State : public std::enable_shared_from_this<State> {
   }
 
  private:
+  // Opens, binds and listens on `endpoint`; the acceptor is closed again when that fails. An
+  // unspecified IPv6 address also takes IPv4 connections (IPV6_V6ONLY off).
+  error_code listen(const Tcp::endpoint& endpoint) {
+    error_code error;
+    if (acceptor_.open(endpoint.protocol(), error); !error) {
+      if (endpoint.address().is_v6() && endpoint.address().is_unspecified()) {
+        acceptor_.set_option(asio::ip::v6_only(false), error);
+      }
+      if (!error) acceptor_.set_option(Tcp::acceptor::reuse_address(true), error);
+      if (!error) acceptor_.bind(endpoint, error);
+      if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);
+    }
+    if (error) {
+      error_code ignored;
+      acceptor_.close(ignored);
+    }
+    return error;
+  }
+
   asio::awaitable<void> accept_loop(std::shared_ptr<State> self) {
     for (;;) {
       auto [error, socket] = co_await acceptor_.async_accept(kAsTuple);
       if (stopping_ || error == asio::error::operation_aborted) {
         co_return;
+      }
+      if (error == asio::error::no_descriptors) {
+        // Out of file descriptors (a flood below max_connections, under a low RLIMIT_NOFILE):
+        // the connection waiting in the backlog gets the descriptor of the one that has waited
+        // longest, as when the slots are full.
+        if (Connection* victim = choose_victim(nullptr); victim != nullptr) {
+          count_shed(victim->phase == Phase::kIdle ? ShedReason::kIdle : ShedReason::kIncomplete);
+          shed(*victim);
+          continue;
+        }
       }
       if (error) {
         logger_.warn("accept failed", {{"error", error.message()}});
@@ -261,15 +342,110 @@ class State : public std::enable_shared_from_this<State> {
         (void)co_await pause.async_wait(kAsTuple);
         continue;
       }
-      if (connections_.size() >= options_.max_connections) {
-        logger_.warn("too many connections; closing a new one",
-                     {{"limit", static_cast<int>(options_.max_connections)}});
-        error_code ignored;
+      stats_->count_accepted();
+      error_code ignored;
+      const Tcp::endpoint remote = socket.remote_endpoint(ignored);
+      std::string address = remote.address().to_string();
+      if (!make_room(address)) {
         socket.close(ignored);
         continue;
       }
-      asio::co_spawn(strand_, serve(self, std::move(socket)), asio::detached);
+      socket.set_option(Tcp::no_delay(true), ignored);
+      // Listed here, before the next accept, so that make_room() always sees every connection.
+      auto connection = std::make_unique<Connection>(
+          std::move(socket), certificates_ ? certificates_->current() : nullptr);
+      connection->peer = address + ":" + std::to_string(remote.port());
+      connection->address = std::move(address);
+      connection->enter(certificates_ ? Phase::kHandshake : Phase::kFirstRequest);
+      connection->listed = connections_.insert(connections_.end(), connection.get());
+      ++per_peer_[connection->address];
+      asio::co_spawn(strand_, serve(self, std::move(connection)), asio::detached);
     }
+  }
+
+  // Before a new connection from `address` is served: sheds what must go for it to fit
+  // (the file comment of server.h says in which order). False when it cannot fit: the new one is
+  // closed instead.
+  bool make_room(const std::string& address) {
+    if (options_.max_connections_per_peer > 0) {
+      if (const auto held = per_peer_.find(address);
+          held != per_peer_.end() && held->second >= options_.max_connections_per_peer) {
+        Connection* victim = choose_victim(&address);
+        count_shed(ShedReason::kPeerLimit);
+        if (victim == nullptr) return false;
+        shed(*victim);
+      }
+    }
+    if (connections_.size() >= options_.max_connections) {
+      Connection* victim = choose_victim(nullptr);
+      if (victim == nullptr) {
+        count_shed(ShedReason::kFull);
+        return false;
+      }
+      count_shed(victim->phase == Phase::kIdle ? ShedReason::kIdle : ShedReason::kIncomplete);
+      shed(*victim);
+    }
+    return true;
+  }
+
+  // The connection to close for a new one (of `address` only, when given): the one idle for
+  // longest, else the oldest one still in its handshake or request header; none while all serve
+  // a request.
+  Connection* choose_victim(const std::string* address) const {
+    Connection* idle = nullptr;
+    Connection* incomplete = nullptr;
+    for (Connection* connection : connections_) {
+      if (connection->busy() || (address != nullptr && connection->address != *address)) {
+        continue;
+      }
+      Connection*& oldest = connection->phase == Phase::kIdle ? idle : incomplete;
+      if (oldest == nullptr || connection->since < oldest->since) oldest = connection;
+    }
+    return idle != nullptr ? idle : incomplete;
+  }
+
+  // Takes `connection` off the lists and closes it; its coroutine then ends on its own.
+  void shed(Connection& connection) {
+    logger_.debug(
+        1, "connection shed to make room",
+        {{"peer", connection.peer},
+         {"idle", connection.phase == Phase::kIdle},
+         {"age_ms", static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  Connection::Clock::now() - connection.since)
+                                                  .count())}});
+    unlist(connection);
+    connection.close();
+  }
+
+  void unlist(Connection& connection) {
+    if (!connection.listed) return;
+    connections_.erase(*connection.listed);
+    connection.listed.reset();
+    if (auto held = per_peer_.find(connection.address); held != per_peer_.end()) {
+      if (--held->second == 0) per_peer_.erase(held);
+    }
+  }
+
+  // Counts a connection closed early, and warns at most once per kShedWarningInterval.
+  void count_shed(ShedReason reason) {
+    stats_->count_shed(reason);
+    const auto now = std::chrono::steady_clock::now();
+    if (last_shed_warning_ && now - *last_shed_warning_ < kShedWarningInterval) {
+      return;
+    }
+    last_shed_warning_ = now;
+    std::vector<log::Field> totals;
+    for (std::size_t i = 0; i < kShedReasonCount; ++i) {
+      const auto each = static_cast<ShedReason>(i);
+      totals.emplace_back(std::string(to_string(each)) + "_total",
+                          static_cast<std::int64_t>(stats_->shed(each)));
+    }
+    logger_.with(totals).warn(
+        "closing connections early (slow, idle under pressure, or over a limit)",
+        {{"reason", to_string(reason)},
+         {"connections", static_cast<std::int64_t>(connections_.size())},
+         {"limit", static_cast<std::int64_t>(options_.max_connections)},
+         {"accepted_total", static_cast<std::int64_t>(stats_->accepted())}});
   }
 
   asio::awaitable<void> poll_certificates(std::shared_ptr<State> /*self*/) {
@@ -295,20 +471,15 @@ class State : public std::enable_shared_from_this<State> {
     }
   }
 
-  asio::awaitable<void> serve(std::shared_ptr<State> /*self*/, Tcp::socket socket) {
-    error_code ignored;
-    const Tcp::endpoint remote = socket.remote_endpoint(ignored);
-    socket.set_option(Tcp::no_delay(true), ignored);
-    Connection connection(std::move(socket), certificates_ ? certificates_->current() : nullptr);
-    connection.peer = remote.address().to_string() + ":" + std::to_string(remote.port());
-    const auto registered = connections_.insert(connections_.end(), &connection);
+  asio::awaitable<void> serve(std::shared_ptr<State> /*self*/,
+                              std::unique_ptr<Connection> connection) {
     try {
-      co_await run(connection);
+      co_await run(*connection);
     } catch (const std::exception& e) {
-      logger_.error("connection failed", {{"peer", connection.peer}, {"error", e.what()}});
+      logger_.error("connection failed", {{"peer", connection->peer}, {"error", e.what()}});
     }
-    connection.close();
-    connections_.erase(registered);
+    connection->close();
+    unlist(*connection);
     if (stopping_) {
       wake_.cancel();
     }
@@ -319,10 +490,12 @@ class State : public std::enable_shared_from_this<State> {
       connection.tcp().expires_after(options_.handshake_timeout);
       const error_code error = co_await internal::accept_handshake(*tls);
       if (error) {
+        if (is_timeout(error)) count_shed(ShedReason::kHandshakeTimeout);
         logger_.debug(1, "TLS handshake failed",
                       {{"peer", connection.peer}, {"error", describe(error)}});
         co_return;
       }
+      connection.enter(Phase::kFirstRequest);
     }
     bool first = true;
     while (!stopping_) {
@@ -330,15 +503,36 @@ class State : public std::enable_shared_from_this<State> {
       parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(
           options_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
       parser.body_limit(options_.max_body_bytes);
-      connection.tcp().expires_after(first ? options_.read_timeout : options_.idle_timeout);
+      if (!first && connection.buffer.size() == 0) {
+        // Kept alive: idle until the next request's first bytes, then header_timeout for the
+        // rest of its header.
+        connection.enter(Phase::kIdle);
+        connection.tcp().expires_after(options_.idle_timeout);
+        const error_code idle_error = co_await std::visit(
+            [&](auto& stream) { return internal::read_some(stream, connection.buffer); },
+            connection.stream);
+        if (idle_error) {
+          logger_.debug(2, "connection ended",
+                        {{"peer", connection.peer}, {"reason", describe(idle_error)}});
+          co_return;
+        }
+      }
+      if (!first) connection.enter(Phase::kHeader);
+      // The first request's header counts from the handshake (or the accept).
+      if (first) {
+        connection.tcp().expires_at(connection.since + options_.header_timeout);
+      } else {
+        connection.tcp().expires_after(options_.header_timeout);
+      }
       first = false;
       error_code error = co_await std::visit(
           [&](auto& stream) {
             return internal::read_request_header(stream, connection.buffer, parser);
           },
           connection.stream);
+      if (error && is_timeout(error)) count_shed(ShedReason::kHeaderTimeout);
       if (!error && !parser.is_done()) {
-        connection.busy = true;
+        connection.enter(Phase::kServing);
         connection.tcp().expires_after(options_.read_timeout);
         error = co_await std::visit(
             [&](auto& stream) {
@@ -346,7 +540,7 @@ class State : public std::enable_shared_from_this<State> {
             },
             connection.stream);
       }
-      connection.busy = true;
+      connection.enter(Phase::kServing);
       if (error) {
         std::optional<Response> refusal = refusal_for(error);
         if (!refusal) {
@@ -360,7 +554,7 @@ class State : public std::enable_shared_from_this<State> {
                        {"reason", describe(error)}});
         const bool written = co_await write(connection, std::move(*refusal), false);
         if (written) {
-          connection.busy = false;
+          connection.enter(Phase::kIdle);
           error_code ignored;
           connection.tcp().socket().shutdown(Tcp::socket::shutdown_send, ignored);
           connection.tcp().expires_after(kDiscardTimeout);
@@ -391,7 +585,6 @@ class State : public std::enable_shared_from_this<State> {
       }
       const bool written =
           co_await write(connection, std::move(response), keep_alive && !stopping_);
-      connection.busy = false;
       if (!written || !keep_alive) {
         co_return;
       }
@@ -477,11 +670,15 @@ class State : public std::enable_shared_from_this<State> {
   asio::steady_timer wake_;  // woken when a connection ends during stop()
   const log::Logger logger_;
   std::unique_ptr<internal::ServerCertificates> certificates_;  // null for plain HTTP
+  bool client_certificates_ = false;                            // set before accepting
   std::atomic<std::uint16_t> port_{0};
+  const std::shared_ptr<ConnectionStats> stats_ = std::make_shared<ConnectionStats>();
 
   // Strand only.
   bool stopping_ = false;
-  std::list<Connection*> connections_;
+  std::list<Connection*> connections_;                        // in accept order
+  std::map<std::string, std::size_t, std::less<>> per_peer_;  // listed connections by address
+  std::optional<std::chrono::steady_clock::time_point> last_shed_warning_;
 };
 
 class ServerHandle final : public Server {
@@ -497,6 +694,9 @@ class ServerHandle final : public Server {
 
   std::uint16_t port() const override { return state_->port(); }
   std::uint64_t certificate_generation() const override { return state_->certificate_generation(); }
+  std::shared_ptr<const ConnectionStats> connection_stats() const override {
+    return state_->stats();
+  }
   asio::awaitable<void> stop(std::chrono::milliseconds grace) override {
     // On the strand, where the server's state lives, whatever executor the caller runs on.
     std::shared_ptr<State> state = state_;
@@ -508,6 +708,24 @@ class ServerHandle final : public Server {
 };
 
 }  // namespace
+
+std::string_view to_string(ShedReason reason) noexcept {
+  switch (reason) {
+    case ShedReason::kIdle:
+      return "idle";
+    case ShedReason::kIncomplete:
+      return "incomplete";
+    case ShedReason::kPeerLimit:
+      return "peer_limit";
+    case ShedReason::kFull:
+      return "full";
+    case ShedReason::kHandshakeTimeout:
+      return "handshake_timeout";
+    case ShedReason::kHeaderTimeout:
+      return "header_timeout";
+  }
+  return "unknown";
+}
 
 Server::~Server() = default;
 

@@ -43,11 +43,12 @@ Handler echo_handler() {
 }
 
 // What a raw client got back: everything the server wrote until it closed the connection.
-std::string raw_exchange(std::uint16_t port, const std::string& bytes) {
+std::string raw_exchange(std::uint16_t port, const std::string& bytes,
+                         const std::string& address = "127.0.0.1") {
   asio::io_context context;
   asio::ip::tcp::socket socket(context);
   boost::system::error_code error;
-  socket.connect({asio::ip::make_address("127.0.0.1"), port}, error);
+  socket.connect({asio::ip::make_address(address), port}, error);
   EXPECT_FALSE(error) << error.message();
   asio::write(socket, asio::buffer(bytes), error);
   std::string received;
@@ -99,6 +100,40 @@ class ServerTest : public ::testing::Test {
   asio::io_context context_;  // the clients', run by test::run() on the test thread
   std::unique_ptr<Server> server_;
 };
+
+constexpr const char* kCloseRequest = "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+// Whether a TCP connection to `address`:`port` is accepted.
+bool connects(const std::string& address, std::uint16_t port) {
+  asio::io_context context;
+  asio::ip::tcp::socket socket(context);
+  boost::system::error_code error;
+  socket.connect({asio::ip::make_address(address), port}, error);
+  return !error;
+}
+
+// "::" is dual stack: one listener answers on the IPv6 and on the IPv4 loopback.
+TEST(ServerAddressTest, UnspecifiedIpv6AddressAnswersOnBothLoopbacks) {
+  test::IoThread io;
+  ServerOptions options;
+  options.bind_address = "::";
+  ASSERT_OK_AND_ASSIGN(auto server, Server::start(io.executor(), options, echo_handler()));
+  for (const char* address : {"::1", "127.0.0.1"}) {
+    EXPECT_THAT(raw_exchange(server->port(), kCloseRequest, address), StartsWith("HTTP/1.1 200"))
+        << address;
+  }
+  io.spawn(server->stop(milliseconds(100))).get();
+}
+
+TEST(ServerAddressTest, Ipv6LoopbackListensThereAlone) {
+  test::IoThread io;
+  ServerOptions options;
+  options.bind_address = "::1";
+  ASSERT_OK_AND_ASSIGN(auto server, Server::start(io.executor(), options, echo_handler()));
+  EXPECT_THAT(raw_exchange(server->port(), kCloseRequest, "::1"), StartsWith("HTTP/1.1 200"));
+  EXPECT_FALSE(connects("127.0.0.1", server->port()));
+  io.spawn(server->stop(milliseconds(100))).get();
+}
 
 TEST_F(ServerTest, ServesRequestsOverTlsOnOneKeptAliveConnection) {
   start(echo_handler());
@@ -198,8 +233,8 @@ TEST_F(ServerTest, HandlerThatThrowsGets500) {
   EXPECT_EQ(response.body, "internal error\n");
 }
 
-TEST_F(ServerTest, SilentConnectionIsClosedAfterTheReadTimeout) {
-  start_plain(echo_handler(), {.read_timeout = milliseconds(200)});
+TEST_F(ServerTest, SilentConnectionIsClosedAfterTheHeaderTimeout) {
+  start_plain(echo_handler(), {.header_timeout = milliseconds(200)});
   const auto started = std::chrono::steady_clock::now();
   const std::string answer = raw_exchange(server_->port(), "");
   EXPECT_EQ(answer, "");

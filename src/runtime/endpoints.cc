@@ -1,9 +1,12 @@
 #include "runtime/endpoints.h"
 
 #include <charconv>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/ip/address.hpp>
+#include <prometheus/counter.h>
 
 #include "base/log.h"
 
@@ -20,7 +23,43 @@ http::Response text_response(unsigned status, std::string body) {
 // The path without its query.
 std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
 
+// Raises `counter` to `value` (counters only grow; `value` is a running total).
+void raise_to(prometheus::Counter& counter, std::uint64_t value) {
+  const auto target = static_cast<double>(value);
+  if (const double now = counter.Value(); target > now) counter.Increment(target - now);
+}
+
 }  // namespace
+
+void export_connection_stats(ManagerMetrics& metrics, const std::string& server,
+                             std::shared_ptr<const http::ConnectionStats> stats) {
+  // Registered by name: the second server gets the families the first one made.
+  auto& accepted_family =
+      prometheus::BuildCounter()
+          .Name("http_server_connections_accepted_total")
+          .Help("TCP connections accepted by the operator's servers, by server.")
+          .Register(metrics.registry());
+  auto& shed_family = prometheus::BuildCounter()
+                          .Name("http_server_connections_shed_total")
+                          .Help(
+                              "Connections a server closed early, by server and reason: idle or "
+                              "incomplete ones shed to make room, over the per-peer limit, no "
+                              "slot free, handshake or request header too slow.")
+                          .Register(metrics.registry());
+  prometheus::Counter* accepted = &accepted_family.Add({{"server", server}});
+  std::vector<prometheus::Counter*> shed;
+  for (std::size_t i = 0; i < http::kShedReasonCount; ++i) {
+    const auto reason = static_cast<http::ShedReason>(i);
+    shed.push_back(
+        &shed_family.Add({{"server", server}, {"reason", std::string(http::to_string(reason))}}));
+  }
+  metrics.add_refresher([stats = std::move(stats), accepted, shed = std::move(shed)] {
+    raise_to(*accepted, stats->accepted());
+    for (std::size_t i = 0; i < shed.size(); ++i) {
+      raise_to(*shed[i], stats->shed(static_cast<http::ShedReason>(i)));
+    }
+  });
+}
 
 Result<std::optional<BindAddress>> parse_bind_address(const std::string& text) {
   if (text == "0") return std::optional<BindAddress>();
@@ -34,7 +73,7 @@ Result<std::optional<BindAddress>> parse_bind_address(const std::string& text) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  if (host.empty()) host = "0.0.0.0";
+  if (host.empty()) host = "::";  // every address, IPv6 and IPv4 (http::ServerOptions)
   boost::system::error_code error;
   boost::asio::ip::make_address(host, error);
   if (error) {
@@ -85,6 +124,12 @@ http::Handler metrics_handler(ManagerMetrics& metrics, MetricsAuthorizer* author
         log::root().warn("could not check a /metrics caller with the API server",
                          {{"error", decision.error().describe()}});
         co_return text_response(500, "cannot check the caller's permission now\n");
+      }
+      if (decision->verdict == AccessDecision::Verdict::kBusy) {
+        log::root().debug(1, "turned a /metrics caller away", {{"reason", decision->reason}});
+        http::Response busy = text_response(503, "Service Unavailable: " + decision->reason + "\n");
+        busy.headers.emplace_back("Retry-After", std::to_string(decision->retry_after.count()));
+        co_return busy;
       }
       if (decision->verdict == AccessDecision::Verdict::kUnauthenticated) {
         co_return text_response(401, "Unauthorized: " + decision->reason + "\n");

@@ -1,8 +1,10 @@
-// parse_bind_address(), and the probe and (insecure) metrics handlers called directly. The
-// secure path needs an API server for its TokenReview and SubjectAccessReview: it is tested end
-// to end (test/e2e/metrics_test.cc).
+// parse_bind_address(), the probe and metrics handlers called directly, and a server's
+// connection counters in the exposition. The secure path's answers when no review is needed or
+// possible are checked here; its TokenReview and SubjectAccessReview need an API server and are
+// tested end to end (test/e2e/metrics_test.cc).
 #include "runtime/endpoints.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -11,6 +13,7 @@
 
 #include "base/testing/status_matchers.h"
 #include "http/testing/run.h"
+#include "kube/client/testing/unexpected_client.h"
 
 namespace nmo::runtime {
 namespace {
@@ -19,7 +22,7 @@ using ::testing::HasSubstr;
 
 TEST(ParseBindAddressTest, AcceptsGoStyleListenAddresses) {
   ASSERT_OK_AND_ASSIGN(auto any, parse_bind_address(":8443"));
-  EXPECT_EQ(any, (BindAddress{.ip = "0.0.0.0", .port = 8443}));
+  EXPECT_EQ(any, (BindAddress{.ip = "::", .port = 8443}));
   ASSERT_OK_AND_ASSIGN(auto loopback, parse_bind_address("127.0.0.1:8080"));
   EXPECT_EQ(loopback, (BindAddress{.ip = "127.0.0.1", .port = 8080}));
   ASSERT_OK_AND_ASSIGN(auto v6, parse_bind_address("[::1]:0"));
@@ -75,6 +78,69 @@ TEST(MetricsHandlerTest, ServesTheExpositionWithoutAnAuthorizer) {
   EXPECT_EQ(response.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(response.body, HasSubstr("leader_election_master_status{name=\"lease\"} 1\n"));
   EXPECT_EQ(call(handler, http::Method::kGet, "/other").status, 404U);
+}
+
+TEST(ExportConnectionStatsTest, EachScrapeReportsTheServersCountersPerReason) {
+  ManagerMetrics metrics;
+  auto webhook = std::make_shared<http::ConnectionStats>();
+  auto probes = std::make_shared<http::ConnectionStats>();
+  export_connection_stats(metrics, "webhook", webhook);
+  export_connection_stats(metrics, "health-probes", probes);
+  EXPECT_THAT(metrics.serialize(),
+              HasSubstr("http_server_connections_shed_total{reason=\"header_timeout\",server="
+                        "\"webhook\"} 0\n"));
+  for (int i = 0; i < 3; ++i) webhook->count_accepted();
+  webhook->count_shed(http::ShedReason::kIdle);
+  probes->count_shed(http::ShedReason::kIncomplete);
+  probes->count_shed(http::ShedReason::kIncomplete);
+  const std::string text = metrics.serialize();
+  EXPECT_THAT(text, HasSubstr("http_server_connections_accepted_total{server=\"webhook\"} 3\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("http_server_connections_shed_total{reason=\"idle\",server=\"webhook\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("http_server_connections_shed_total{reason=\"incomplete\",server="
+                              "\"health-probes\"} 2\n"));
+  // Counted again at the next scrape, not added twice.
+  EXPECT_THAT(metrics.serialize(),
+              HasSubstr("http_server_connections_accepted_total{server=\"webhook\"} 3\n"));
+}
+
+// An authorization lane whose rate limit is used up: every review is refused before it is sent.
+class SaturatedClient final : public kube::testing::UnexpectedClient {
+ public:
+  asio::awaitable<Result<boost::json::value>> create(std::string /*path*/,
+                                                     boost::json::value /*object*/,
+                                                     kube::WriteOptions /*options*/) override {
+    ++creates;
+    Error error(ErrorCode::kTooManyRequests, "client-side rate limit exceeded");
+    error.retry_after = std::chrono::seconds(1);
+    co_return error;
+  }
+  int creates = 0;
+};
+
+http::Response call_with_token(const http::Handler& handler, const std::string& authorization) {
+  asio::io_context io;
+  http::Request request{.method = http::Method::kGet, .target = "/metrics"};
+  if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+  return http::test::run(io, handler(std::move(request)));
+}
+
+TEST(MetricsHandlerTest, TurnsCallersAwayWithRetryAfterWhenTheyCannotBeCheckedNow) {
+  ManagerMetrics metrics;
+  SaturatedClient client;
+  MetricsAuthorizer authorizer(client);
+  const http::Handler handler = metrics_handler(metrics, &authorizer);
+  const http::Response busy = call_with_token(handler, "Bearer made-up");
+  EXPECT_EQ(busy.status, 503U);
+  EXPECT_EQ(busy.header("Retry-After"), "1");
+  EXPECT_THAT(busy.body, HasSubstr("too many /metrics callers to check now"));
+  EXPECT_EQ(client.creates, 1);
+  // No token at all needs no review.
+  const http::Response anonymous = call_with_token(handler, "");
+  EXPECT_EQ(anonymous.status, 401U);
+  EXPECT_EQ(anonymous.body, "Unauthorized: no bearer token\n");
+  EXPECT_EQ(client.creates, 1);
 }
 
 }  // namespace

@@ -20,4 +20,4 @@ nmo_cc_library(
 )
 nmo_cc_test(NAME runtime_event_recorder_test
             SRCS ${CMAKE_CURRENT_SOURCE_DIR}/event_recorder_test.cc
-            DEPS nmo::runtime_event_recorder nmo::base_testing)
+            DEPS nmo::runtime_event_recorder nmo::base_testing nmo::kube_client_testing)

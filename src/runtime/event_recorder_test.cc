@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "kube/api/time.h"
+#include "kube/client/testing/unexpected_client.h"
 #include "runtime/internal/event_recorder_correlator.h"
 #include "runtime/internal/event_recorder_json.h"
 
@@ -190,7 +191,7 @@ TEST(SpamFilter, RefusalsDoNotBorrowAndTokensCapAtBurst) {
 // ---- the recorder against a fake API client ----
 
 // Records the writes and answers them from a script; completes at once.
-class FakeClient final : public kube::Client {
+class FakeClient final : public kube::testing::UnexpectedClient {
  public:
   struct Call {
     std::string verb;
@@ -198,19 +199,11 @@ class FakeClient final : public kube::Client {
     json::value body;
   };
 
-  const kube::RestConfig& config() const override { return config_; }
-  asio::awaitable<Result<json::value>> get_json(std::string /*path*/) override {
-    co_return Error(ErrorCode::kInternal, "unexpected get");
-  }
   asio::awaitable<Result<json::value>> create(std::string path, json::value object,
                                               kube::WriteOptions /*options*/) override {
     calls.push_back({"create", std::move(path), object});
     if (fail_creates) co_return Error(ErrorCode::kUnavailable, "connection refused");
     co_return object;
-  }
-  asio::awaitable<Result<json::value>> update(std::string /*path*/, json::value /*object*/,
-                                              kube::WriteOptions /*options*/) override {
-    co_return Error(ErrorCode::kInternal, "unexpected update");
   }
   asio::awaitable<Result<json::value>> patch(std::string path, kube::PatchType type,
                                              std::string body,
@@ -220,30 +213,10 @@ class FakeClient final : public kube::Client {
     if (patch_not_found) co_return Error(ErrorCode::kNotFound, "events not found", 404);
     co_return json::object{};
   }
-  asio::awaitable<Result<void>> remove(std::string /*path*/,
-                                       kube::DeleteOptions /*options*/) override {
-    co_return Error(ErrorCode::kInternal, "unexpected delete");
-  }
-  asio::awaitable<Result<kube::EvictionResult>> evict(std::string /*ns*/, std::string /*name*/,
-                                                      kube::EvictOptions /*options*/) override {
-    co_return Error(ErrorCode::kInternal, "unexpected eviction");
-  }
-  asio::awaitable<Result<std::string>> list_raw(std::string /*path*/,
-                                                kube::ListOptions /*options*/) override {
-    co_return Error(ErrorCode::kInternal, "unexpected list");
-  }
-  asio::awaitable<Result<std::unique_ptr<kube::WatchStream>>> watch(
-      std::string /*path*/, kube::WatchOptions /*options*/) override {
-    co_return Error(ErrorCode::kInternal, "unexpected watch");
-  }
-  void shutdown() override {}
 
   std::vector<Call> calls;
   bool fail_creates = false;
   bool patch_not_found = false;
-
- private:
-  kube::RestConfig config_;
 };
 
 class EventRecorderTest : public ::testing::Test {

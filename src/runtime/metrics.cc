@@ -152,7 +152,17 @@ ManagerMetrics::ManagerMetrics()
       leader_(BuildGauge()
                   .Name("leader_election_master_status")
                   .Help("1 while this process holds the leader Lease, 0 otherwise.")
-                  .Register(*registry_)) {}
+                  .Register(*registry_)),
+      authorization_reviews_(
+          BuildCounter()
+              .Name("metrics_authorization_reviews_total")
+              .Help("TokenReviews and SubjectAccessReviews sent to check /metrics callers, by "
+                    "review and result.")
+              .Register(*registry_)),
+      authorization_shed_(BuildCounter()
+                              .Name("metrics_authorization_shed_total")
+                              .Help("/metrics callers answered 503 without a review, by reason.")
+                              .Register(*registry_)) {}
 
 ManagerMetrics::~ManagerMetrics() = default;
 
@@ -179,6 +189,16 @@ void ManagerMetrics::observe_request(std::string_view host, std::string_view met
 
 void ManagerMetrics::set_leader(const std::string& lease, bool leading) {
   leader_.Add({{"name", lease}}).Set(leading ? 1 : 0);
+}
+
+void ManagerMetrics::observe_authorization_review(std::string_view review,
+                                                  std::string_view result) {
+  authorization_reviews_.Add({{"result", std::string(result)}, {"review", std::string(review)}})
+      .Increment();
+}
+
+void ManagerMetrics::observe_authorization_shed(std::string_view reason) {
+  authorization_shed_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void ManagerMetrics::add_refresher(std::function<void()> refresh) {

@@ -11,14 +11,18 @@ nmo_cc_library(
     ${CMAKE_CURRENT_SOURCE_DIR}/metrics.cc
     ${CMAKE_CURRENT_SOURCE_DIR}/metrics_authorizer.cc
     ${CMAKE_CURRENT_SOURCE_DIR}/process_metrics.cc
-  DEPS nmo::asio nmo::base nmo::kube_client nmo::runtime_controller nmo::runtime_work_queue
-       prometheus-cpp::core Boost::json
+  DEPS nmo::asio nmo::base nmo::http nmo::kube_client nmo::runtime_controller
+       nmo::runtime_work_queue prometheus-cpp::core Boost::json
   COROUTINES)
 nmo_cc_test(NAME runtime_metrics_test
             SRCS
               ${CMAKE_CURRENT_SOURCE_DIR}/metrics_test.cc
               ${CMAKE_CURRENT_SOURCE_DIR}/process_metrics_test.cc
             DEPS nmo::runtime_metrics)
+nmo_cc_test(NAME runtime_metrics_authorizer_test
+            SRCS ${CMAKE_CURRENT_SOURCE_DIR}/metrics_authorizer_test.cc
+            DEPS nmo::runtime_metrics nmo::base_testing nmo::http_testing nmo::kube_client_testing
+            COROUTINES)
 
 # nmo_runtime_endpoints: the /metrics handler (optionally behind TokenReview/SubjectAccessReview),
 # the /healthz and /readyz probe handler, and the bind-address flag parser.
@@ -30,4 +34,5 @@ nmo_cc_library(
   COROUTINES)
 nmo_cc_test(NAME runtime_endpoints_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/endpoints_test.cc
             DEPS nmo::runtime_endpoints nmo::base_testing nmo::http_testing
+                 nmo::kube_client_testing
             COROUTINES)

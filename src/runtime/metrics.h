@@ -10,6 +10,8 @@
 //   workqueue_{queue,work}_duration_seconds{name,controller} histograms
 //   rest_client_requests_total{code,host,method}            one per HTTP attempt
 //   leader_election_master_status{name}
+//   metrics_authorization_reviews_total{review,result}      secure /metrics: reviews sent
+//   metrics_authorization_shed_total{reason}                secure /metrics: callers turned away
 //   process_* (process_metrics.h)
 //
 // Domain code adds its own families to registry() and keeps gauges fresh either directly or
@@ -65,6 +67,15 @@ class ManagerMetrics {
   /// leader_election_master_status{name=`lease`}: 1 while this process leads.
   void set_leader(const std::string& lease, bool leading);
 
+  /// metrics_authorization_reviews_total{review,result}: one TokenReview or
+  /// SubjectAccessReview (`review`) sent for a /metrics caller, with its `result`
+  /// (MetricsAuthorizerOptions::on_review).
+  void observe_authorization_review(std::string_view review, std::string_view result);
+
+  /// metrics_authorization_shed_total{reason}: a /metrics caller answered 503 without a
+  /// review (MetricsAuthorizerOptions::on_shed).
+  void observe_authorization_shed(std::string_view reason);
+
   /// Runs `refresh` at the start of every serialize().
   void add_refresher(std::function<void()> refresh);
 
@@ -94,6 +105,8 @@ class ManagerMetrics {
   prometheus::Family<prometheus::Histogram>& work_duration_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Gauge>& leader_;
+  prometheus::Family<prometheus::Counter>& authorization_reviews_;
+  prometheus::Family<prometheus::Counter>& authorization_shed_;
   std::vector<std::function<void()>> refreshers_;
 };
 

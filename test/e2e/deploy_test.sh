@@ -13,7 +13,11 @@
 #   4. The alerts: every runbook_url names a heading of docs/operations.md, every metric they use
 #      is documented there, and (when promtool is installed: Debian package prometheus) the rule
 #      groups pass `promtool check rules` and the unit tests of deploy_alerts_test.yaml.
-#   5. Cleanup, also on failure (trap): the ValidatingWebhookConfiguration (failurePolicy Fail
+#   5. The recommended labels (docs/operations.md, "Labels"): every object deploy/default renders
+#      carries app.kubernetes.io/name, instance, version (CMakeLists.txt's), component, part-of
+#      and managed-by, and so do the manager's pods; the Deployment's and the Services' selectors
+#      are still exactly name and component=manager (a Deployment's selector cannot change).
+#   6. Cleanup, also on failure (trap): the ValidatingWebhookConfiguration (failurePolicy Fail
 #      with no real endpoint would refuse every NodeMaintenance create; a configuration that was
 #      there before, e.g. make run's, is put back), the Deployment (its fake pods would count in
 #      other tests' drains; waits until they are gone), the Services, the cert-manager and
@@ -108,6 +112,7 @@ default="$(dirname "$(testenv_crd_kustomization)")/default"
 say "server-side dry run of ${default}"
 check "kubectl apply --server-side --dry-run=server -k ${default}" \
   kapply --dry-run=server -k "${default}"
+kapply --dry-run=server -k "${default}" -o json 2>/dev/null >"${work}/dry-run.json" || true
 say "applying ${default}"
 check "kubectl apply --server-side -k ${default}" kapply -k "${default}"
 check "the CRD is Established" \
@@ -285,5 +290,34 @@ if command -v promtool >/dev/null; then
 else
   say "SKIP promtool check/test rules: promtool is not installed (Debian package prometheus)"
 fi
+
+# --- 5. recommended labels ------------------------------------------------------------
+recommended='["name", "instance", "version", "component", "part-of", "managed-by"] | map("app.kubernetes.io/" + .)'
+# "<kind>/<name>" of each rendered object without one of them, or with another version.
+without_labels() {
+  jq -r --arg version "$(project_version)" "${recommended} as \$keys | .items[] |
+    select((.metadata.labels // {}) as \$l | (\$keys | any(\$l[.] == null)) or \$l[\"app.kubernetes.io/version\"] != \$version) |
+    \"\(.kind)/\(.metadata.name)\"" "${work}/dry-run.json"
+}
+every_object_labelled() {
+  local missing
+  missing="$(without_labels)"
+  echo "objects ($(jq '.items | length' "${work}/dry-run.json")) without all six labels or with another version: ${missing:-none}"
+  [[ -z "${missing}" ]] && (($(jq '.items | length' "${work}/dry-run.json") > 15))
+}
+check "every object of ${default} carries the six recommended labels, version $(project_version)" every_object_labelled
+pods_labelled() {
+  kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o json >"${work}/pods.json"
+  jq -e --arg version "$(project_version)" '.items | length == 2 and all(.metadata.labels |
+    .["app.kubernetes.io/instance"] == "node-maintenance-operator" and .["app.kubernetes.io/version"] == $version and
+    .["app.kubernetes.io/part-of"] == "medik8s" and .["app.kubernetes.io/managed-by"] == "kustomize")' "${work}/pods.json"
+}
+check "the manager's pods carry the recommended labels too" pods_labelled
+selectors_unchanged() {
+  local want='{"app.kubernetes.io/component":"manager","app.kubernetes.io/name":"node-maintenance-operator"}'
+  jq -e --argjson want "${want}" '[.items[] | select(.kind == "Deployment") | .spec.selector.matchLabels] +
+    [.items[] | select(.kind == "Service") | .spec.selector] | length == 3 and all(. == $want)' "${work}/dry-run.json"
+}
+check "the Deployment's and the Services' selectors are still exactly name and component=manager" selectors_unchanged
 
 ((failed == 0))

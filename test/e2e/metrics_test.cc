@@ -4,16 +4,22 @@
 // the secure endpoint deciding through TokenReview and SubjectAccessReview on the real API
 // server; /readyz waiting for the caches and /healthz catching a wedged loop; and JSON log
 // lines from which `grep <node>` tells every decision about the node.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -157,6 +163,41 @@ class MetricsTest : public OperatorFixture {
         },
         [&] { return last; });
     return last;
+  }
+
+  // A token of the ServiceAccount `prometheus` of `ns`, bound to a ClusterRole that may get
+  // /metrics (removed at the end).
+  std::string metrics_reader_token(const TestNamespace& ns) {
+    kubectl_.must({"create", "serviceaccount", "prometheus", "-n", ns.name()});
+    const std::string role = ns.name() + "-metrics-reader";
+    defer([this, role] {
+      (void)kubectl_.run({"delete", "clusterrolebinding", role, "--ignore-not-found"});
+      (void)kubectl_.run({"delete", "clusterrole", role, "--ignore-not-found"});
+    });
+    kubectl_.must({"create", "clusterrole", role, "--verb=get", "--non-resource-url=/metrics"});
+    kubectl_.must({"create", "clusterrolebinding", role, "--clusterrole=" + role,
+                   "--serviceaccount=" + ns.name() + ":prometheus"});
+    return token_of(ns, "prometheus");
+  }
+
+  std::string token_of(const TestNamespace& ns, const std::string& account) {
+    std::string token = kubectl_.must({"create", "token", account, "-n", ns.name()});
+    while (!token.empty() && token.back() == '\n') token.pop_back();
+    return token;
+  }
+
+  // Scrapes the secure `url` with `token` until it answers 200 (a new binding takes a moment to
+  // reach the API server's authorizer, and a denial is trusted for 30 s); the last answer.
+  Fetched scrape_securely(const std::string& url, const std::string& token) {
+    Fetched allowed;
+    EXPECT_TRUE(wait_until(
+        "the bound ServiceAccount may scrape", kDrain,
+        [&] {
+          allowed = fetch(url, token);
+          return allowed.status == 200;
+        },
+        [&] { return std::to_string(allowed.status) + " " + allowed.body; }));
+    return allowed;
   }
 
   std::string metrics_url_;
@@ -350,22 +391,9 @@ TEST_F(MetricsTest, SecureMetricsServeOnlyCallersTheApiServerAllows) {
 
   TestNamespace ns(kubectl_, "scrape");
   kubectl_.must({"create", "serviceaccount", "stranger", "-n", ns.name()});
-  kubectl_.must({"create", "serviceaccount", "prometheus", "-n", ns.name()});
-  const std::string role = ns.name() + "-metrics-reader";
-  defer([this, role] {
-    (void)kubectl_.run({"delete", "clusterrolebinding", role, "--ignore-not-found"});
-    (void)kubectl_.run({"delete", "clusterrole", role, "--ignore-not-found"});
-  });
-  kubectl_.must({"create", "clusterrole", role, "--verb=get", "--non-resource-url=/metrics"});
-  kubectl_.must({"create", "clusterrolebinding", role, "--clusterrole=" + role,
-                 "--serviceaccount=" + ns.name() + ":prometheus"});
-  auto token_of = [&](const std::string& account) {
-    std::string token = kubectl_.must({"create", "token", account, "-n", ns.name()});
-    while (!token.empty() && token.back() == '\n') token.pop_back();
-    return token;
-  };
+  const std::string scraper = metrics_reader_token(ns);
 
-  const Fetched stranger = fetch(url, token_of("stranger"));
+  const Fetched stranger = fetch(url, token_of(ns, "stranger"));
   EXPECT_EQ(stranger.status, 403);
   EXPECT_EQ(stranger.body.rfind("Forbidden: user \"system:serviceaccount:" + ns.name() +
                                     ":stranger\" may not get /metrics",
@@ -373,19 +401,131 @@ TEST_F(MetricsTest, SecureMetricsServeOnlyCallersTheApiServerAllows) {
             0U)
       << stranger.body;
 
-  const std::string scraper = token_of("prometheus");
-  Fetched allowed;
-  EXPECT_TRUE(wait_until(
-      "the bound ServiceAccount may scrape", kReact,
-      [&] {
-        allowed = fetch(url, scraper);
-        return allowed.status == 200;
-      },
-      [&] { return std::to_string(allowed.status) + " " + allowed.body; }));
+  const Fetched allowed = scrape_securely(url, scraper);
   EXPECT_NE(allowed.body.find("controller_runtime_reconcile_total{controller=\"nodemaintenance\","
                               "result=\"success\"}"),
             std::string::npos);
   EXPECT_EQ(promcheck(allowed.body), "");
+}
+
+// Answers per HTTP status ("0": no answer) of `requests` GETs of `url`, each with a bearer token
+// made up for it, `concurrency` at a time (one curl with --parallel).
+std::map<int, int> flood_with_made_up_tokens(const std::string& url, int requests,
+                                             int concurrency) {
+  const std::filesystem::path config =
+      e2e_log_dir() / ("flood-" + std::to_string(::getpid()) + ".curl");
+  {
+    std::ofstream out(config);
+    std::mt19937_64 generator(std::random_device{}());
+    for (int i = 0; i < requests; ++i) {
+      if (i > 0) out << "next\n";
+      out << "url = \"" << url << "\"\ninsecure\nsilent\nmax-time = 30\noutput = \"/dev/null\"\n"
+          << "write-out = \"%{http_code}\\n\"\n"
+          << "header = \"Authorization: Bearer made-up-" << generator() << "\"\n";
+    }
+  }
+  const ProcessResult result =
+      run_process({"curl", "--parallel", "--parallel-immediate", "--parallel-max",
+                   std::to_string(concurrency), "--config", config.string()});
+  std::filesystem::remove(config);
+  std::map<int, int> statuses;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) ++statuses[std::atoi(line.c_str())];
+  }
+  return statuses;
+}
+
+// The sum of every series of `family` whose labels contain `label` (e.g. review="TokenReview").
+double sum_of(const std::string& exposition, const std::string& family, const std::string& label) {
+  double total = 0;
+  std::istringstream lines(exposition);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(family + "{", 0) == 0 && line.find(label) != std::string::npos) {
+      total += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return total;
+}
+
+// docs/reliability.md, "Hostile clients": strangers flooding secure /metrics with made-up tokens
+// get 401 or 503 at once, the API server sees a bounded number of TokenReviews (the
+// authorization lane's rate limit), and leader election, on a lane of its own, keeps renewing
+// the Lease throughout; a real scraper is served afterwards.
+TEST_F(MetricsTest, AFloodOfMadeUpTokensCostsBoundedReviewsAndNeverTheLease) {
+  std::vector<std::string> flags = kOperatorFlags;
+  flags.insert(flags.end(), {"--leader-elect", "--metrics-bind-address", "127.0.0.1:0",
+                             "--health-probe-bind-address", "0"});
+  OperatorProcess& process = start_operator(flags);
+  const int port = served_port(process, "metrics");
+  ASSERT_NE(port, 0);
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/metrics";
+  ASSERT_TRUE(process.wait_for_log("became the leader", 60s)) << process.log_tail(20);
+  auto renewed = [this] {
+    const auto held = lease(kOperatorNamespace, kLeaderLease);
+    return held ? std::make_pair(string_at(*held, "/spec/holderIdentity"),
+                                 string_at(*held, "/spec/renewTime"))
+                : std::make_pair(std::string(), std::string());
+  };
+  // Plain variables, not a structured binding: Clang 14 cannot capture those.
+  const std::pair<std::string, std::string> before = renewed();
+  const std::string holder = before.first;
+  const std::string renewed_before = before.second;
+  ASSERT_FALSE(holder.empty());
+  TestNamespace ns(kubectl_, "flood");
+  const std::string scraper = metrics_reader_token(ns);
+
+  const auto started = std::chrono::steady_clock::now();
+  std::future<std::map<int, int>> flood =
+      std::async(std::launch::async, [url] { return flood_with_made_up_tokens(url, 300, 100); });
+  std::string last_renewal = renewed_before;
+  EXPECT_TRUE(wait_until(
+      "the leader renews its Lease while the flood runs", 20s,
+      [&] {
+        const auto [now_holder, renew_time] = renewed();
+        EXPECT_EQ(now_holder, holder);
+        last_renewal = renew_time;
+        return renew_time > renewed_before;
+      },
+      [&] { return "renewTime " + last_renewal + ", before the flood " + renewed_before; }));
+  const std::map<int, int> statuses = flood.get();
+  const double flood_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  int answered = 0;
+  for (const auto& [status, count] : statuses) {
+    EXPECT_TRUE(status == 401 || status == 503) << count << " answers " << status;
+    answered += count;
+  }
+  EXPECT_EQ(answered, 300);
+  EXPECT_GT(statuses.count(503) != 0 ? statuses.at(503) : 0, 0)
+      << "the flood never reached a bound";
+
+  const Fetched scraped = scrape_securely(url, scraper);
+  ASSERT_EQ(scraped.status, 200);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // The authorization lane: burst 10, 5 per second (cmd/node-maintenance-operator/main.cc).
+  const double token_reviews =
+      sum_of(scraped.body, "metrics_authorization_reviews_total", "review=\"TokenReview\"");
+  EXPECT_GE(token_reviews, 1);
+  EXPECT_LE(token_reviews, 10 + 5 * elapsed + 1)
+      << "flood took " << flood_seconds << " s, " << elapsed << " s until the scrape";
+  EXPECT_LT(token_reviews, 300);
+  EXPECT_GT(sum_of(scraped.body, "metrics_authorization_shed_total", "reason="), 0);
+  EXPECT_EQ(promcheck(scraped.body), "");
+
+  // Still the same leader, still renewing, never having lost the Lease.
+  const std::string after_flood = renewed().second;
+  EXPECT_TRUE(wait_until(
+      "the leader renews its Lease after the flood", 20s,
+      [&] {
+        const auto [now_holder, renew_time] = renewed();
+        EXPECT_EQ(now_holder, holder);
+        return renew_time > after_flood;
+      },
+      [&] { return renewed().second; }));
+  EXPECT_TRUE(process.running()) << process.log_tail(20);
+  EXPECT_EQ(process.log().find("lost leader lease"), std::string::npos) << process.log_tail(20);
 }
 
 TEST_F(MetricsTest, ReadyzWaitsForTheCachesToSync) {

@@ -33,6 +33,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/testing/status_matchers.h"
+#include "http/asio.h"
+#include "http/client.h"
+#include "http/testing/run.h"
+#include "http/testing/test_pki.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/operator_process.h"
@@ -128,6 +133,7 @@ class WebhookTest : public ClusterTest {
         << operator_->log_tail(30);
 
     run_ = unique_name("run");
+    if (!api_server_calls_it()) return;
     configuration_ = unique_name("nmo-e2e-webhook");
     register_webhook("https://127.0.0.1:" + std::to_string(port_) + kValidatePath);
     // The API server picks new configurations up asynchronously: ready once a dry-run create
@@ -182,6 +188,73 @@ class WebhookTest : public ClusterTest {
 
   // Flags the operator gets besides the webhook's.
   virtual std::vector<std::string> extra_flags() const { return {}; }
+
+  // Whether the local API server can call this operator's webhook (not when it asks for a client
+  // certificate: the shared cluster's API server has no admission configuration that presents
+  // one), so SetUp registers it and waits for its first answer.
+  virtual bool api_server_calls_it() const { return true; }
+
+  // A client of the operator's webhook port, as anyone who reaches it could make one; with a
+  // client certificate when given.
+  std::unique_ptr<http::Client> webhook_client(std::string client_cert_pem = {},
+                                               std::string client_key_pem = {}) {
+    Result<std::unique_ptr<http::Client>> client = http::Client::create(
+        io_.get_executor(), {.host = "127.0.0.1",
+                             .port = std::to_string(port_),
+                             .tls = true,
+                             .tls_options = {.ca_pem = certificate_.ca_pem(),
+                                             .client_cert_pem = std::move(client_cert_pem),
+                                             .client_key_pem = std::move(client_key_pem)},
+                             .max_idle_connections = 0});
+    EXPECT_TRUE(client.has_value()) << client.error().describe();
+    return client ? std::move(client).value() : nullptr;
+  }
+
+  // An AdmissionReview CREATE of NodeMaintenance `name` for `node`, sent by `username` as the
+  // API server would send it, posted straight to the webhook port.
+  Result<http::Response> post_review(http::Client& client, const std::string& name,
+                                     const std::string& node, const std::string& username) {
+    const json::object kind{{"group", "nodemaintenance.medik8s.io"},
+                            {"version", "v1beta1"},
+                            {"kind", "NodeMaintenance"}};
+    const json::object review{
+        {"apiVersion", "admission.k8s.io/v1"},
+        {"kind", "AdmissionReview"},
+        {"request",
+         {{"uid", unique_name("forged-review")},
+          {"kind", kind},
+          {"resource",
+           {{"group", "nodemaintenance.medik8s.io"},
+            {"version", "v1beta1"},
+            {"resource", "nodemaintenances"}}},
+          {"name", name},
+          {"operation", "CREATE"},
+          {"userInfo", {{"username", username}, {"groups", json::array{"system:authenticated"}}}},
+          {"object", json::parse(manifest(name, node))},
+          {"dryRun", false}}}};
+    http::Request request{.method = http::Method::kPost,
+                          .target = kValidatePath,
+                          .headers = {{"Content-Type", "application/json"}},
+                          .body = json::serialize(review),
+                          .timeout = std::chrono::seconds(10)};
+    return http::test::run(io_, client.send(std::move(request)));
+  }
+
+  // response.allowed of an answered review (false, with a failure, when it is no review).
+  static bool allowed_in(const http::Response& answer) {
+    boost::system::error_code error;
+    const json::value body = json::parse(answer.body, error);
+    if (error || !body.is_object()) {
+      ADD_FAILURE() << "not a JSON answer: " << answer.body;
+      return false;
+    }
+    const json::value* allowed = body.find_pointer("/response/allowed", error);
+    if (allowed == nullptr || !allowed->is_bool()) {
+      ADD_FAILURE() << "no response.allowed in: " << answer.body;
+      return false;
+    }
+    return allowed->as_bool();
+  }
 
   // Where the operator finds the serving certificate.
   virtual std::vector<std::string> certificate_flags() {
@@ -247,6 +320,7 @@ class WebhookTest : public ClusterTest {
   }
 
   ServingCertificate certificate_;
+  asio::io_context io_;  // the webhook clients', run on the test thread
   int port_ = 0;
   std::string run_;
   std::string configuration_;
@@ -363,6 +437,85 @@ TEST_F(WebhookTest, SecondMaintenanceForANodeIsDeniedNamingTheFirst) {
                 kDenied + already_held(node_a_, first));
   // Another node is not affected.
   EXPECT_TRUE(create(unique_name("maintenance-b"), node_b_).ok());
+}
+
+// Anyone who reaches the webhook port can post a review. A forged CREATE for a real node (from
+// another requester) must not hold the node against the admin's real create: before, the
+// reservation refused it for 10 s ("already under maintenance"). The admin's create is admitted
+// at once; the forger's object was never stored, so nothing else is left to settle.
+TEST_F(WebhookTest, ForgedReviewFromAnotherRequesterDoesNotDenyTheAdminsCreate) {
+  std::unique_ptr<http::Client> forger = webhook_client();
+  ASSERT_NE(forger, nullptr);
+  const std::string forged = unique_name("forged");
+  ASSERT_OK_AND_ASSIGN(const http::Response answer,
+                       post_review(*forger, forged, node_a_, "mallory"));
+  ASSERT_EQ(answer.status, 200U) << answer.body;
+  EXPECT_TRUE(allowed_in(answer));  // a real node nobody maintains: the forgery is admitted
+
+  // Right away (well within the reservation's 10 s), the real create through the API server.
+  const std::string real = unique_name("maintenance-a");
+  const ProcessResult created = create(real, node_a_);
+  EXPECT_TRUE(created.ok()) << created.err;
+  EXPECT_EQ(remaining(), std::vector<std::string>{real});
+  // And the real one, once the lookup sees it stored, holds the node against everyone.
+  std::string last;
+  EXPECT_TRUE(wait_until(
+      "a forged review to be denied now that the real maintenance exists", 30s,
+      [&] {
+        Result<http::Response> again =
+            post_review(*forger, unique_name("forged"), node_a_, "mallory");
+        if (!again) return false;
+        last = again->body;
+        // The message, JSON-escaped in the body, names the real maintenance.
+        return again->status == 200 && !allowed_in(*again) &&
+               again->body.find("by NodeMaintenance \\\"" + real + "\\\"") != std::string::npos;
+      },
+      [&] { return last; }));
+}
+
+// --webhook-client-ca: reviews need a client certificate the CA signed (mTLS). The shared
+// cluster's API server presents none (its admission configuration is not ours to change), so the
+// caller here is our own client, with and without the certificate.
+class ClientCaWebhookTest : public WebhookTest {
+ protected:
+  ClientCaWebhookTest() {
+    Result<http::test::TestPki> pki = http::test::make_test_pki();
+    if (!pki) {
+      ADD_FAILURE() << pki.error().describe();
+      return;
+    }
+    pki_ = std::move(pki).value();
+    ca_file_ = certificate_.dir() / "client-ca.crt";
+    std::ofstream(ca_file_) << pki_.ca_cert_pem;
+  }
+  std::vector<std::string> extra_flags() const override {
+    return {"--webhook-client-ca", ca_file_.string()};
+  }
+  bool api_server_calls_it() const override { return false; }
+
+  http::test::TestPki pki_;
+  std::filesystem::path ca_file_;
+};
+
+TEST_F(ClientCaWebhookTest, ReviewsWithoutTheClientCertificateAreRefusedAtTls) {
+  std::unique_ptr<http::Client> anonymous = webhook_client();
+  ASSERT_NE(anonymous, nullptr);
+  const Result<http::Response> refused =
+      post_review(*anonymous, unique_name("forged"), node_a_, "mallory");
+  EXPECT_FALSE(refused.has_value())
+      << "answered without a client certificate: " << refused.value().status << " "
+      << refused.value().body;
+
+  std::unique_ptr<http::Client> holder = webhook_client(pki_.client_cert_pem, pki_.client_key_pem);
+  ASSERT_NE(holder, nullptr);
+  ASSERT_OK_AND_ASSIGN(const http::Response answer,
+                       post_review(*holder, unique_name("maintenance-a"), node_a_, "admin"));
+  EXPECT_EQ(answer.status, 200U) << answer.body;
+  EXPECT_TRUE(allowed_in(answer));
+  // The missing node is still denied: the rules run behind the certificate check.
+  ASSERT_OK_AND_ASSIGN(const http::Response missing,
+                       post_review(*holder, unique_name("maintenance-x"), "node-nowhere", "admin"));
+  EXPECT_FALSE(allowed_in(missing)) << missing.body;
 }
 
 // At start the operator names the server's version and, on an older one, what it lacks and what

@@ -22,7 +22,7 @@ struct StreamState {
         connection(std::move(exchange.connection)),
         parser(std::move(exchange.parser)),
         label(std::move(request_label)),
-        lines(client->options.max_body_bytes) {}
+        lines(client->options.max_line_bytes) {}
 
   std::shared_ptr<ClientState> client;
   // Strand-confined from here on, except `cancelled`.
@@ -93,7 +93,7 @@ asio::awaitable<Result<std::optional<std::string>>> next_line_on_strand(
       co_return fail(*stream,
                      Error(ErrorCode::kInvalid,
                            stream->label + ": line longer than " +
-                               std::to_string(stream->client->options.max_body_bytes) + " bytes"));
+                               std::to_string(stream->client->options.max_line_bytes) + " bytes"));
     }
     if (stream->body_done) {
       std::string last = stream->lines.take_remaining();

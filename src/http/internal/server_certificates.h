@@ -32,10 +32,15 @@ namespace nmo::http::internal {
 // kInvalid naming the file the bad PEM came from (`cert_name`, `key_name`):
 //   "/certs/tls.crt: not a PEM certificate chain (no start line)"
 //   "/certs/tls.key: does not match the certificate in /certs/tls.crt"
-// Encrypted keys are refused, never prompted for.
+// Encrypted keys are refused, never prompted for. A non-empty `client_ca_pem` makes every
+// handshake require a client certificate that chains to one of its certificates (kInvalid
+// naming `client_ca_name` when it holds none).
 [[nodiscard]] Result<std::shared_ptr<asio::ssl::context>> make_server_tls_context(
     std::string_view cert_pem, std::string_view key_pem, std::string_view cert_name,
-    std::string_view key_name);
+    std::string_view key_name, std::string_view client_ca_pem, std::string_view client_ca_name);
+
+// The whole of a small file (a PEM certificate or key), or kInvalid naming it.
+[[nodiscard]] Result<std::string> read_pem_file(const std::string& path);
 
 // What identifies one version of a file on disk.
 struct FileStamp {
@@ -55,15 +60,23 @@ struct FileStamp {
 // The current serving context and the files it comes from.
 class ServerCertificates {
  public:
+  // What client certificates every context asks for: none when `pem` is empty, else one signed
+  // by a CA in `pem` (`name` says where it came from, for errors).
+  struct ClientCa {
+    std::string pem;
+    std::string name;
+  };
+
   // Loads the pair. kInvalid when a file cannot be read or the pair is unusable (the message
   // names the file).
   [[nodiscard]] static Result<std::unique_ptr<ServerCertificates>> load(std::string cert_path,
-                                                                        std::string key_path);
+                                                                        std::string key_path,
+                                                                        ClientCa client_ca);
 
   // A pair held in memory, never reloaded (poll() always says kUnchanged). kInvalid when it is
   // unusable (the message says "certificate_pem" or "key_pem").
   [[nodiscard]] static Result<std::unique_ptr<ServerCertificates>> from_memory(
-      std::string_view cert_pem, std::string_view key_pem);
+      std::string_view cert_pem, std::string_view key_pem, ClientCa client_ca);
 
   // The context new handshakes use. Connections keep the pointer they took for their lifetime.
   [[nodiscard]] std::shared_ptr<asio::ssl::context> current() const;
@@ -85,14 +98,17 @@ class ServerCertificates {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  ServerCertificates(std::string cert_path, std::string key_path)
-      : cert_path_(std::move(cert_path)), key_path_(std::move(key_path)) {}
+  ServerCertificates(std::string cert_path, std::string key_path, ClientCa client_ca)
+      : cert_path_(std::move(cert_path)),
+        key_path_(std::move(key_path)),
+        client_ca_(std::move(client_ca)) {}
 
   // Reads both files and builds a context.
   [[nodiscard]] Result<std::shared_ptr<asio::ssl::context>> read_pair() const;
 
   const std::string cert_path_;
   const std::string key_path_;
+  const ClientCa client_ca_;
   FileStamp cert_stamp_;  // as seen by the last load or poll (poll()'s thread only)
   FileStamp key_stamp_;
   std::string last_error_;

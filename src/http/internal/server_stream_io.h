@@ -30,6 +30,12 @@ asio::awaitable<boost::system::error_code> read_request_header(TlsStream& stream
                                                                beast::flat_buffer& buffer,
                                                                RequestParser& parser);
 
+// Waits for the next bytes from the peer and appends them to `buffer` (the start of a kept-alive
+// connection's next request, which read_request_header() then parses from the buffer).
+asio::awaitable<boost::system::error_code> read_some(PlainStream& stream,
+                                                     beast::flat_buffer& buffer);
+asio::awaitable<boost::system::error_code> read_some(TlsStream& stream, beast::flat_buffer& buffer);
+
 // Reads the rest of the request (its body) into `parser`.
 asio::awaitable<boost::system::error_code> read_request_body(PlainStream& stream,
                                                              beast::flat_buffer& buffer,

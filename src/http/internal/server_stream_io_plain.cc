@@ -13,12 +13,22 @@ namespace {
 
 constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
 
+// How much read_some() asks for at once; a request header usually fits.
+constexpr std::size_t kReadSomeBytes = 4096;
+
 }  // namespace
 
 asio::awaitable<boost::system::error_code> read_request_header(PlainStream& stream,
                                                                beast::flat_buffer& buffer,
                                                                RequestParser& parser) {
   auto [error, bytes] = co_await beast::http::async_read_header(stream, buffer, parser, kAsTuple);
+  co_return error;
+}
+
+asio::awaitable<boost::system::error_code> read_some(PlainStream& stream,
+                                                     beast::flat_buffer& buffer) {
+  auto [error, bytes] = co_await stream.async_read_some(buffer.prepare(kReadSomeBytes), kAsTuple);
+  buffer.commit(bytes);
   co_return error;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include <boost/asio/redirect_error.hpp>
@@ -11,6 +10,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "base/log.h"
+#include "base/lru_cache.h"
 #include "base/token_bucket.h"
 #include "http/client.h"
 #include "http/line_stream.h"
@@ -25,6 +25,10 @@ using std::chrono::seconds;
 constexpr milliseconds kMaxRetryBackoff{8000};
 constexpr seconds kDefaultRetryAfter{1};
 constexpr seconds kMaxRetryAfter{30};
+// Distinct API warnings remembered so each is logged once; beyond it the oldest are forgotten
+// (and logged again if they come back), so a server or admission webhook that words its
+// warnings differently every time cannot grow the set without bound.
+constexpr std::size_t kMaxWarningsSeen = 256;
 
 // How a request may be retried.
 enum class RetryPolicy {
@@ -98,7 +102,8 @@ class ClientImpl final : public Client {
         options_(std::move(options)),
         http_options_(std::move(http_options)),
         http_(std::move(http)),
-        bucket_(options_.qps, std::max(1, options_.burst)) {}
+        bucket_(options_.qps, std::max(1, options_.burst)),
+        warnings_seen_(kMaxWarningsSeen) {}
 
   ~ClientImpl() override { shutdown(); }
 
@@ -180,7 +185,9 @@ class ClientImpl final : public Client {
   asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string path,
                                                               WatchOptions options) override {
     for (bool refreshed = false;; refreshed = true) {
-      co_await rate_limit();
+      const std::optional<std::chrono::nanoseconds> turn = reserve_token();
+      if (!turn) co_return throttled();
+      co_await pause(*turn);
       http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
       auto attempt = authorize(request);
       if (!attempt) co_return attempt.error();
@@ -308,7 +315,22 @@ class ClientImpl final : public Client {
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 
-  asio::awaitable<void> rate_limit() { co_await pause(bucket_.reserve()); }
+  // Takes a rate-limit token within the bounds of ClientOptions and says how long to wait for
+  // it; std::nullopt (nothing taken) when the bounds would be exceeded: see throttled().
+  std::optional<std::chrono::nanoseconds> reserve_token() {
+    return bucket_.try_reserve(options_.max_rate_limit_wait, options_.max_rate_limit_waiters);
+  }
+
+  // The client-side throttle of a request reserve_token() refused.
+  Error throttled() const {
+    Error error(ErrorCode::kTooManyRequests,
+                "client-side rate limit of " + options_.user_agent +
+                    " exceeded: the request would wait longer than " +
+                    std::to_string(options_.max_rate_limit_wait.count()) + "ms or behind " +
+                    std::to_string(options_.max_rate_limit_waiters) + " others");
+    error.retry_after = seconds(1);
+    return error;
+  }
 
   // Logs each distinct API warning once (deprecations repeat on every request).
   void log_warnings(const http::Headers& headers) {
@@ -316,7 +338,8 @@ class ClientImpl final : public Client {
       std::string text(value);
       {
         const std::lock_guard lock(warnings_mu_);
-        if (!warnings_seen_.insert(text).second) continue;
+        if (warnings_seen_.find(text) != nullptr) continue;
+        warnings_seen_.put(text, true);
       }
       log::root().warn("API server warning", {{"warning", text}});
     }
@@ -332,7 +355,9 @@ class ClientImpl final : public Client {
     bool refreshed = false;
     for (int attempt = 0;; ++attempt) {
       const bool may_retry = attempt < options_.max_retries;
-      co_await rate_limit();
+      const std::optional<std::chrono::nanoseconds> turn = reserve_token();
+      if (!turn) co_return throttled();
+      co_await pause(*turn);
       if (fence) {
         if (auto allowed = fence(); !allowed) co_return allowed.error();
       }
@@ -399,10 +424,14 @@ class ClientImpl final : public Client {
   bool shut_down_ = false;                            // guarded by http_mu_
   TokenBucket bucket_;
   std::mutex warnings_mu_;
-  std::set<std::string> warnings_seen_;  // guarded by warnings_mu_
+  LruCache<std::string, bool> warnings_seen_;  // guarded by warnings_mu_
 };
 
 }  // namespace
+
+bool is_client_throttled(const Error& error) {
+  return error.code == ErrorCode::kTooManyRequests && error.http_status == 0;
+}
 
 Result<std::unique_ptr<Client>> Client::create(asio::any_io_executor executor, RestConfig config,
                                                ClientOptions options) {

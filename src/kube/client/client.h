@@ -44,6 +44,15 @@ struct ClientOptions {
   /// Client-side rate limit (controller-runtime's defaults: 20 qps, burst 30).
   double qps = 20.0;
   int burst = 30;
+  /// Bounds of the wait for a rate-limit token (docs/reliability.md, "Hostile clients"): a
+  /// request whose token would not be due within `max_rate_limit_wait`, or that would queue
+  /// behind `max_rate_limit_waiters` others, fails at once with a client-side throttle
+  /// (is_client_throttled()) instead of borrowing from the future without end. The defaults
+  /// hold 30 s of requests at the default rate: a request that cannot even start within the
+  /// time it would be given to finish (request_timeout) is better failed and retried by its
+  /// caller's backoff.
+  std::chrono::milliseconds max_rate_limit_wait{std::chrono::seconds(30)};
+  int max_rate_limit_waiters = 600;
   std::string user_agent = "node-maintenance-operator";
   /// Per request (not for watch bodies, which have WatchOptions::idle_timeout).
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
@@ -57,6 +66,11 @@ struct ClientOptions {
   /// cheap. Empty: nothing is observed.
   std::function<void(std::string_view method, std::string_view code)> on_attempt;
 };
+
+/// Whether `error` is the client's own refusal to queue a request behind its rate limit
+/// (ClientOptions::max_rate_limit_wait / max_rate_limit_waiters): kTooManyRequests with no HTTP
+/// status, the API server never asked. Its retry_after says when trying again makes sense.
+[[nodiscard]] bool is_client_throttled(const Error& error);
 
 /// A watch in progress. Obtained from Client::watch().
 ///

@@ -129,6 +129,7 @@ Result<AdmissionRequest> decode_admission_review(std::string_view body) {
   NMO_TRY_ASSIGN(const boost::json::object* user, get_object(*body_request, "userInfo", path));
   if (user != nullptr) {
     NMO_TRY_ASSIGN(request.username, get_string(*user, "username", path.field("userInfo")));
+    NMO_TRY_ASSIGN(request.user_uid, get_string(*user, "uid", path.field("userInfo")));
   }
   NMO_TRY_ASSIGN(request.object, decode_object(*body_request, "object", path));
   NMO_TRY_ASSIGN(request.old_object, decode_object(*body_request, "oldObject", path));

@@ -52,7 +52,8 @@ struct AdmissionRequest {
   Operation operation = Operation::kCreate;
   std::string name;      // request.name ("" when the API server left it out)
   bool dry_run = false;  // request.dryRun: nothing will be stored
-  std::string username;  // request.userInfo.username, for logs
+  std::string username;  // request.userInfo.username: logs, and whose reservation (validator.h)
+  std::string user_uid;  // request.userInfo.uid ("" for users without one, e.g. certificates)
   // request.object: set for CREATE and UPDATE (required there).
   std::optional<ReviewedObject> object;
   // request.oldObject: set for UPDATE (required there) and DELETE (when sent).

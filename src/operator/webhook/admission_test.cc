@@ -23,7 +23,7 @@ const char* const kCreateReview = R"({
     "requestKind": {"group": "nodemaintenance.medik8s.io", "version": "v1beta1", "kind": "NodeMaintenance"},
     "name": "maintenance-worker-01",
     "operation": "CREATE",
-    "userInfo": {"username": "amin", "groups": ["system:masters"]},
+    "userInfo": {"username": "amin", "uid": "u-1", "groups": ["system:masters"]},
     "object": {
       "apiVersion": "nodemaintenance.medik8s.io/v1beta1",
       "kind": "NodeMaintenance",
@@ -51,6 +51,7 @@ TEST(DecodeAdmissionReview, CreateCarriesTheObject) {
   EXPECT_EQ(request.name, "maintenance-worker-01");
   EXPECT_FALSE(request.dry_run);
   EXPECT_EQ(request.username, "amin");
+  EXPECT_EQ(request.user_uid, "u-1");
   EXPECT_EQ(request.object, (ReviewedObject{.name = "maintenance-worker-01",
                                             .node_name = "node-worker-01",
                                             .deleting = false}));

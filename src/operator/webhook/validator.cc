@@ -18,6 +18,12 @@ bool is_dns_subdomain(std::string_view name) {
                      [&](char c) { return alphanumeric(c) || c == '-' || c == '.'; });
 }
 
+// Who asked, as the review says: the username, and the uid that tells apart two users of one
+// name over time ("" for most certificate users). Never compared across replicas.
+std::string requester_of(const AdmissionRequest& request) {
+  return request.username + '\n' + request.user_uid;
+}
+
 }  // namespace
 
 std::string node_not_found_message(std::string_view node) {
@@ -112,13 +118,14 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
   }
   const std::lock_guard lock(mutex_);
   const Clock::time_point now = options_.clock->now();
-  std::erase_if(reservations_, [&](const auto& entry) { return entry.second.expires <= now; });
-  if (auto reserved = reservations_.find(node); reserved != reservations_.end()) {
-    const std::string& holder = reserved->second.holder;
-    const bool stored = std::any_of(existing->begin(), existing->end(),
-                                    [&](const ExistingMaintenance& m) { return m.name == holder; });
-    if (stored) reservations_.erase(reserved);
-  }
+  // Expired reservations go, and so do this node's whose holder the lookup shows stored.
+  std::erase_if(reservations_, [&](const auto& entry) {
+    if (entry.second.expires <= now) return true;
+    if (entry.first.first != node) return false;
+    const std::string& holder = entry.second.holder;
+    return std::any_of(existing->begin(), existing->end(),
+                       [&](const ExistingMaintenance& m) { return m.name == holder; });
+  });
   if (!others.empty()) {
     // The oldest one is the one the controller lets proceed (older wins, then the name).
     const auto first =
@@ -133,13 +140,16 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
                          });
     co_return AdmissionVerdict::deny(already_under_maintenance_message(node, first->name));
   }
-  if (auto reserved = reservations_.find(node);
+  // Only the same requester's reservation refuses (see the header: a forged review must not).
+  ReservationKey key{node, requester_of(request)};
+  if (auto reserved = reservations_.find(key);
       reserved != reservations_.end() && reserved->second.holder != name) {
     co_return AdmissionVerdict::deny(
         already_under_maintenance_message(node, reserved->second.holder));
   }
   if (!request.dry_run) {
-    reservations_[node] = Reservation{.holder = name, .expires = now + options_.reservation_ttl};
+    reservations_[std::move(key)] =
+        Reservation{.holder = name, .expires = now + options_.reservation_ttl};
   }
   co_return AdmissionVerdict::allow();
 }

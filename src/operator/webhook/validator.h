@@ -17,12 +17,21 @@
 //
 // Races: admission runs before the object is stored, so two creates for one node that arrive
 // together both find no other NodeMaintenance. The validator therefore reserves the node for the
-// admitted CR for `reservation_ttl`; a create for a reserved node is denied naming the holder.
-// A reservation ends when a lookup shows the holder stored (it is then found like any other
-// NodeMaintenance), or when it expires (the create failed further down, e.g. AlreadyExists).
-// Dry-run creates reserve nothing (the webhook declares sideEffects: None). This covers one
-// process; across replicas the controller's older-wins rule is the final arbiter (docs/design.md
-// §4).
+// admitted CR and its requester (request.userInfo: username and uid) for `reservation_ttl`; a
+// create by the same requester for a node it reserved under another name is denied naming the
+// holder. A reservation ends when a lookup shows the holder stored (it is then found like any
+// other NodeMaintenance), or when it expires (the create failed further down, e.g.
+// AlreadyExists). Dry-run creates reserve nothing (the webhook declares sideEffects: None).
+//
+// A reservation never refuses a different requester: anyone who can reach the webhook's port
+// can post a review, and a forged CREATE for a real node must not lock the admin out of it (a
+// denial of service; docs/design.md §4). A create by another requester is admitted (and reserves
+// for that requester in turn); if both objects get stored, the controller's older-wins rule
+// (docs/design.md §2.7) keeps one and fails the other as a duplicate, as it does across
+// replicas, whose reservations are not shared. The race the reservation exists for, one script
+// firing two creates at once, comes from one requester and stays caught. A forger who names the
+// victim's exact username (and uid) still delays that user's creates by up to reservation_ttl;
+// --webhook-client-ca (mTLS, docs/operations.md) keeps forged reviews out altogether.
 //
 // Optional (--webhook-reject-unsafe-control-plane, ValidatorOptions::reject_unsafe_control_plane):
 // upstream's reject-at-create rule for control-plane nodes whose loss would break etcd quorum:
@@ -42,6 +51,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/clock.h"
 #include "http/asio.h"
@@ -78,7 +88,7 @@ class Validator {
   // The verdict on one review.
   asio::awaitable<AdmissionVerdict> validate(AdmissionRequest request);
 
-  // Nodes currently reserved (expired reservations are dropped on the next create).
+  // Reservations held (one per node and requester; expired ones are dropped on the next create).
   [[nodiscard]] std::size_t reservation_count() const;
 
  private:
@@ -88,12 +98,14 @@ class Validator {
     std::string holder;  // the admitted NodeMaintenance
     Clock::time_point expires;
   };
+  // (node, requester): the requester is userInfo's username and uid.
+  using ReservationKey = std::pair<std::string, std::string>;
 
   ClusterLookup& lookup_;
   const ValidatorOptions options_;
 
   mutable std::mutex mutex_;
-  std::map<std::string, Reservation, std::less<>> reservations_;  // by node; guarded by mutex_
+  std::map<ReservationKey, Reservation> reservations_;  // guarded by mutex_
 };
 
 }  // namespace nmo::op::webhook

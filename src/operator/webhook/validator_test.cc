@@ -1,5 +1,6 @@
 // The admission rules of docs/design.md §4 with their exact messages, the per-node reservation
-// (twenty simultaneous creates for one node: one admitted), and failing lookups.
+// (twenty simultaneous creates for one node: one admitted) that refuses only its own requester
+// (a forged review does not lock the admin out), and failing lookups.
 #include "operator/webhook/validator.h"
 
 #include <chrono>
@@ -58,6 +59,15 @@ AdmissionRequest create(const std::string& name, const std::string& node, bool d
           .name = name,
           .dry_run = dry_run,
           .object = ReviewedObject{.name = name, .node_name = node}};
+}
+
+// A create by `username` (userInfo), as a forged review or a real API server sends it.
+AdmissionRequest create_by(const std::string& username, const std::string& name,
+                           const std::string& node, const std::string& user_uid = "") {
+  AdmissionRequest request = create(name, node);
+  request.username = username;
+  request.user_uid = user_uid;
+  return request;
 }
 
 AdmissionRequest update(const std::string& old_node, const std::string& new_node,
@@ -248,6 +258,60 @@ TEST_F(ValidatorTest, TwentySimultaneousCreatesForOneNodeAdmitOne) {
                              already_under_maintenance_message("node-worker-01", winner)));
     }
   }
+}
+
+TEST_F(ValidatorTest, ForgedCreateOfAnotherRequesterDoesNotDenyTheAdmin) {
+  // Anyone reaching the port can post this; the object is never stored.
+  EXPECT_EQ(validate(create_by("mallory", "forged", "node-worker-01")), AdmissionVerdict::allow());
+  EXPECT_EQ(validate(create_by("kubernetes-admin", "maintenance-worker-01", "node-worker-01")),
+            AdmissionVerdict::allow());
+  EXPECT_EQ(validator_.reservation_count(), 2U);
+  // The admin's own second create still is a duplicate of its first.
+  EXPECT_EQ(validate(create_by("kubernetes-admin", "again", "node-worker-01")),
+            AdmissionVerdict::deny(
+                already_under_maintenance_message("node-worker-01", "maintenance-worker-01")));
+  // Once the admin's is stored, it refuses everyone, the forger included.
+  lookup_.maintenances["node-worker-01"] = {{.name = "maintenance-worker-01", .created = at(0)}};
+  EXPECT_EQ(validate(create_by("mallory", "forged-2", "node-worker-01")),
+            AdmissionVerdict::deny(
+                already_under_maintenance_message("node-worker-01", "maintenance-worker-01")));
+}
+
+TEST_F(ValidatorTest, ReservationBelongsToTheUsernameAndUid) {
+  EXPECT_EQ(validate(create_by("alice", "first", "node-worker-01", "uid-1")),
+            AdmissionVerdict::allow());
+  // The same name with another uid is another user (deleted and re-created, or a forger).
+  EXPECT_EQ(validate(create_by("alice", "second", "node-worker-01", "uid-2")),
+            AdmissionVerdict::allow());
+  EXPECT_EQ(validate(create_by("alice", "third", "node-worker-01", "uid-1")).allowed, false);
+  clock_.advance(seconds(10));  // both expired
+  EXPECT_EQ(validate(create_by("alice", "third", "node-worker-01", "uid-1")),
+            AdmissionVerdict::allow());
+  EXPECT_EQ(validator_.reservation_count(), 1U);
+}
+
+TEST_F(ValidatorTest, SimultaneousCreatesOfOneScriptAdmitOneWhateverOthersDo) {
+  std::vector<AdmissionVerdict> verdicts(11);
+  int finished = 0;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    // The last one comes from someone else (a forged review, or another admin).
+    AdmissionRequest request =
+        i + 1 < verdicts.size()
+            ? create_by("script", "racer-" + std::to_string(i), "node-worker-01")
+            : create_by("mallory", "forged", "node-worker-01");
+    asio::co_spawn(context_, validator_.validate(std::move(request)),
+                   [&, i](std::exception_ptr error, AdmissionVerdict verdict) {
+                     ASSERT_FALSE(error);
+                     verdicts[i] = std::move(verdict);
+                     ++finished;
+                   });
+  }
+  context_.run();
+  ASSERT_EQ(finished, 11);
+  int script_allowed = 0;
+  for (std::size_t i = 0; i + 1 < verdicts.size(); ++i) script_allowed += verdicts[i].allowed;
+  EXPECT_EQ(script_allowed, 1);
+  EXPECT_TRUE(verdicts.back().allowed);
 }
 
 TEST_F(ValidatorTest, FailedNodeLookupRefusesWithTheReason) {

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# e2e.olm_bundle: the OLM bundle of deploy/olm (docs/development.md, "The OLM bundle").
+#
+#   1. Regenerating it (hack/olm-bundle.sh into a scratch folder) gives exactly the committed
+#      files: the bundle is deploy/'s RBAC, Deployment and webhook, not a hand-kept copy.
+#   2. The Operator Framework's own validators (test/tools/olmcheck validate: the default bundle
+#      validators, OperatorHub v2, capabilities, categories, good practices, deprecated APIs for
+#      1.34, objects) find no error; their warnings are printed. A bundle broken on purpose (an
+#      invalid minKubeVersion) is refused, so the check can fail.
+#   3. The CSV says what it must: minKubeVersion 1.27.0, the suggested namespace, AllNamespaces
+#      only, the project's version, the owned CRD with descriptors, the webhook definition on
+#      the manager's webhook port; its permissions are exactly deploy/rbac's rules for the
+#      manager (ClusterRoles bound cluster-wide, the Role in its own namespace), and the
+#      Deployment mounts no certificate where OLM mounts its own.
+#   4. Against the local cluster, a server-side dry run of what OLM would create from the bundle
+#      in a scratch namespace (olmcheck objects: the CRD, ServiceAccount, Roles, ClusterRoles and
+#      bindings, the Deployment, the webhook Service and ValidatingWebhookConfiguration, the
+#      metrics Service and user-facing ClusterRoles) and of other-namespaces.yaml. The CSV itself
+#      is not sent: its kind exists only where OLM is installed, and this cluster has no OLM
+#      (checked). The CRD is dry-run too, not applied: the bundle's lacks selectableFields
+#      (minKubeVersion 1.27), and the shared cluster's tests use them.
+# Cleanup (trap): the scratch namespace.
+#
+# Takes the cluster's shared lock when run on its own:
+#   flock /tmp/nmo-cluster.lock bash test/e2e/olm_bundle_test.sh
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "${root}"
+# shellcheck source=hack/testenv-lib.sh
+source "${root}/hack/testenv-lib.sh"
+
+dir="$(cluster_dir)"
+[[ -f "${dir}/admin.kubeconfig" && -f "${dir}/bin-dir" ]] ||
+  die "the local cluster is not up (no ${dir}/admin.kubeconfig); start it with make cluster-up"
+export KUBECONFIG="${KUBECONFIG:-${dir}/admin.kubeconfig}"
+PATH="$(cat "${dir}/bin-dir"):${PATH}"
+export PATH
+
+work="$(mktemp -d)"
+checks_name=olm-bundle-test
+# shellcheck source=test/e2e/support/checks.sh
+source "${root}/test/e2e/support/checks.sh"
+bundle=deploy/olm/bundle
+csv="${bundle}/manifests/node-maintenance-operator.clusterserviceversion.yaml"
+scratch="nmo-olm-$(openssl rand -hex 3)"
+kapply() { kubectl apply --server-side --force-conflicts "$@"; }
+
+cleanup() {
+  local status=$?
+  set +e
+  trap - EXIT INT TERM
+  kubectl delete namespace "${scratch}" --ignore-not-found --wait=false >/dev/null 2>&1
+  rm -rf "${work}"
+  say "olm bundle: ${passed} passed, ${failed} failed"
+  ((failed == 0)) || status=1
+  exit "${status}"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+started=${SECONDS}
+olmcheck="${NMO_OLMCHECK:-$(hack/go-tool-build.sh olmcheck)}"
+say "olmcheck: ${olmcheck} ($((SECONDS - started)) s to build or find)"
+
+# --- 1. regenerated == committed ------------------------------------------------------
+regenerated() {
+  hack/olm-bundle.sh --out "${work}/regen" &&
+    diff -ru "${bundle}" "${work}/regen/bundle" &&
+    diff -u deploy/olm/other-namespaces.yaml "${work}/regen/other-namespaces.yaml" &&
+    diff -u deploy/olm/bundle.Containerfile "${work}/regen/bundle.Containerfile"
+}
+check "hack/olm-bundle.sh regenerates exactly the committed deploy/olm (else: run it and commit)" regenerated
+
+# --- 2. the Operator Framework's validators -------------------------------------------
+if "${olmcheck}" validate "${bundle}" >"${work}/validate.out" 2>&1; then
+  pass "olmcheck validate ${bundle}: $(tail -n 1 "${work}/validate.out")"
+else
+  fail "olmcheck validate ${bundle}:"
+  sed 's/^/    /' "${work}/validate.out" >&2
+fi
+grep '^WARN ' "${work}/validate.out" | sed 's/^/    /' >&2 || true
+cp -r "${bundle}" "${work}/broken"
+sed -i 's/^  minKubeVersion: 1.27.0$/  minKubeVersion: one-dot-twenty-seven/' \
+  "${work}/broken/manifests/node-maintenance-operator.clusterserviceversion.yaml"
+refuses_broken() {
+  local rc=0
+  "${olmcheck}" validate "${work}/broken" >"${work}/broken.out" 2>&1 || rc=$?
+  cat "${work}/broken.out"
+  ((rc == 1)) && grep -q '^ERROR .*MinKubeVersion' "${work}/broken.out"
+}
+check "olmcheck validate refuses a bundle with an invalid minKubeVersion (exit 1, an ERROR line naming it)" refuses_broken
+
+# --- 3. what the CSV says -------------------------------------------------------------
+"${olmcheck}" objects -namespace "${scratch}" "${bundle}" >"${work}/objects.json"
+kubectl kustomize deploy/default >"${work}/default.yaml"
+kubectl create --dry-run=client --validate=false -o json -f "${work}/default.yaml" | jq -s '{items: .}' >"${work}/default.json"
+check "minKubeVersion is 1.27.0 (the oldest tested Kubernetes)" grep -qx '  minKubeVersion: 1.27.0' "${csv}"
+check "version $(project_version) (CMakeLists.txt) and name node-maintenance-operator.v$(project_version)" \
+  bash -c "grep -qx '  version: $(project_version)' '${csv}' && grep -qx '  name: node-maintenance-operator.v$(project_version)' '${csv}'"
+check "suggested namespace node-maintenance-operator-system" \
+  grep -qx '    operatorframework.io/suggested-namespace: node-maintenance-operator-system' "${csv}"
+install_modes() {
+  tr -d '\n ' <"${csv}" | grep -qF 'installModes:-supported:falsetype:OwnNamespace-supported:falsetype:SingleNamespace-supported:falsetype:MultiNamespace-supported:truetype:AllNamespaces'
+}
+check "install modes: AllNamespaces only" install_modes
+check "owns nodemaintenances.nodemaintenance.medik8s.io v1beta1 with spec and status descriptors" \
+  bash -c "grep -q '      name: nodemaintenances.nodemaintenance.medik8s.io' '${csv}' && grep -q 'specDescriptors:' '${csv}' &&
+    grep -q 'urn:alm:descriptor:io.kubernetes.phase' '${csv}' && grep -q 'urn:alm:descriptor:io.kubernetes:Node' '${csv}'"
+# rules <jq filter of one kind>: the rules of the objects it selects, in order.
+rules_of() { jq -c "[.items[] | select($1) | .rules[]]" "$2"; }
+cluster_rules_match() {
+  [[ "$(rules_of '.kind == "ClusterRole" and (.metadata.name | endswith("cluster-permissions-0"))' "${work}/objects.json")" == \
+    "$(rules_of '.kind == "ClusterRole" and (.metadata.name == "node-maintenance-operator-manager-role" or .metadata.name == "node-maintenance-operator-metrics-auth-role")' "${work}/default.json")" ]]
+}
+check "clusterPermissions are exactly deploy/rbac's manager-role and metrics-auth-role rules" cluster_rules_match
+namespace_rules_match() {
+  [[ "$(rules_of '.kind == "Role"' "${work}/objects.json")" == \
+    "$(rules_of '.kind == "Role" and .metadata.name == "node-maintenance-operator-lease-role"' "${work}/default.json")" ]]
+}
+check "permissions are exactly deploy/rbac's lease-role rules (the operator's own namespace)" namespace_rules_match
+other_namespaces() {
+  kubectl create --dry-run=client --validate=false -o json -f deploy/olm/other-namespaces.yaml | jq -s -r '.[] | "\(.kind) \(.metadata.namespace // "-") \(.metadata.name)"' | LC_ALL=C sort >"${work}/others"
+  cat "${work}/others"
+  diff -u - "${work}/others" <<'EOF'
+Namespace - medik8s-leases
+Role default node-maintenance-operator-event-role
+Role medik8s-leases node-maintenance-operator-node-lease-role
+RoleBinding default node-maintenance-operator-event-rolebinding
+RoleBinding medik8s-leases node-maintenance-operator-node-lease-rolebinding
+EOF
+}
+check "other-namespaces.yaml holds the Roles a CSV cannot: node Leases in medik8s-leases, Events in default" other_namespaces
+no_certificate_volume() {
+  jq -e '.items[] | select(.kind == "Deployment") | .spec.template.spec |
+    ([.containers[].volumeMounts // [] | .[].mountPath] | index("/tmp/k8s-webhook-server/serving-certs") == null) and
+    ([.volumes // [] | .[].secret.secretName] | index("node-maintenance-operator-webhook-server-cert") == null)' "${work}/objects.json"
+}
+check "the CSV's Deployment mounts no certificate of its own (OLM mounts one there)" no_certificate_volume
+webhook_reaches_manager() {
+  jq -e '(.items[] | select(.kind == "Deployment")) as $d |
+    (.items[] | select(.kind == "ValidatingWebhookConfiguration") | .webhooks[0]) as $w |
+    (.items[] | select(.kind == "Service" and .metadata.name == $w.clientConfig.service.name)) as $s |
+    ($d.spec.template.spec.containers[] | select(.name == "manager") | .ports[] | select(.name == "webhook-server") | .containerPort) == $s.spec.ports[0].targetPort and
+    ($s.spec.selector | to_entries | all(. as $e | $d.spec.template.metadata.labels[$e.key] == $e.value)) and
+    $w.failurePolicy == "Fail" and $w.sideEffects == "None" and
+    $w.clientConfig.service.path == "/validate-nodemaintenance-medik8s-io-v1beta1-nodemaintenance"' "${work}/objects.json"
+}
+check "the webhook definition reaches the manager's webhook-server port through OLM's Service, failurePolicy Fail" \
+  webhook_reaches_manager
+
+# --- 4. the local cluster -------------------------------------------------------------
+no_olm() { [[ -z "$(kubectl api-resources --api-group=operators.coreos.com -o name)" ]]; }
+if no_olm; then
+  say "no OLM on this cluster (no operators.coreos.com API): the ClusterServiceVersion itself is not sent, only what OLM would create from it"
+else
+  kapply --dry-run=server -f "${csv}" >/dev/null && pass "the CSV passes a server-side dry run (OLM is installed)" ||
+    fail "the CSV fails a server-side dry run"
+fi
+kubectl create namespace "${scratch}" >/dev/null
+check "server-side dry run of what OLM creates from the bundle, in namespace ${scratch} ($(jq '.items | length' "${work}/objects.json") objects)" \
+  kapply --dry-run=server -f "${work}/objects.json"
+check "server-side dry run of deploy/olm/other-namespaces.yaml" kapply --dry-run=server -f deploy/olm/other-namespaces.yaml
+
+say "took $((SECONDS - started)) s"
+((failed == 0))
