@@ -22,7 +22,7 @@ constexpr std::size_t kWebhookMaxBody = std::size_t{3} << 20U;
 
 // Connections /metrics and the probes hold at once (the webhook keeps the server's 1,024, for an
 // API server's up to 200 concurrent reviews). Their real callers are a few scrapers and the
-// kubelet; a TLS connection costs about 100 KiB (OpenSSL's and Asio's record buffers), so 1,024
+// kubelet; a TLS connection costs about 120 KiB (OpenSSL's and Asio's record buffers), so 1,024
 // on both TLS ports took a flooded leader to 280 MiB, past the pod's 256Mi
 // (docs/reliability.md, "Hostile clients").
 constexpr std::size_t kScrapeMaxConnections = 256;
