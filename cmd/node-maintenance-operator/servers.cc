@@ -20,6 +20,14 @@ namespace {
 // and an UPDATE carries two of them.
 constexpr std::size_t kWebhookMaxBody = std::size_t{3} << 20U;
 
+// Connections /metrics and the probes hold at once (the webhook keeps the server's 1,024, for an
+// API server's up to 200 concurrent reviews). Their real callers are a few scrapers and the
+// kubelet; a TLS connection costs about 120 KiB (OpenSSL's and Asio's record buffers), so 1,024
+// on both TLS ports took a flooded leader to 280 MiB, past the pod's 256Mi
+// (docs/reliability.md, "Hostile clients").
+constexpr std::size_t kScrapeMaxConnections = 256;
+constexpr std::size_t kScrapeMaxConnectionsPerPeer = 64;
+
 // Whether something accepts TCP connections on `port` of `bind_ip` (its loopback twin for a
 // wildcard address), within a second.
 asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
@@ -57,6 +65,8 @@ Result<std::unique_ptr<http::Server>> start_probes(asio::io_context& io,
                                                    const runtime::Manager& manager) {
   http::ServerOptions options;
   options.name = "health-probes";
+  options.max_connections = kScrapeMaxConnections;
+  options.max_connections_per_peer = kScrapeMaxConnectionsPerPeer;
   options.bind_address = where.ip;
   options.port = where.port;
   options.max_body_bytes = 1024;
@@ -108,6 +118,8 @@ Result<std::unique_ptr<http::Server>> start_metrics(asio::io_context& io,
                                                     runtime::MetricsAuthorizer* authorizer) {
   http::ServerOptions options;
   options.name = "metrics";
+  options.max_connections = kScrapeMaxConnections;
+  options.max_connections_per_peer = kScrapeMaxConnectionsPerPeer;
   options.bind_address = where.ip;
   options.port = where.port;
   options.max_body_bytes = 1024;

@@ -40,7 +40,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -96,31 +95,13 @@ double seconds_between(WallClock::time_point from, WallClock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-// The JSON lines of an operator log (the replicas log with --log-format=json).
-std::vector<json::object> log_records(const OperatorProcess& replica) {
-  std::vector<json::object> records;
-  std::istringstream in(replica.log());
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line.front() != '{') continue;
-    boost::system::error_code ec;
-    json::value v = json::parse(line, ec);
-    if (!ec && v.is_object()) records.push_back(std::move(v.as_object()));
-  }
-  return records;
-}
-
-std::string field(const json::object& record, const char* key) {
-  const json::value* v = record.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 // When the replica logged `msg` (with field pod == `pod` when given) first; nullopt when not.
 std::optional<WallClock::time_point> logged_at(const OperatorProcess& replica,
                                                const std::string& msg,
                                                const std::string& pod = {}) {
-  for (const auto& record : log_records(replica)) {
-    if (field(record, "msg") == msg && (pod.empty() || field(record, "pod") == pod)) {
-      return chaos::instant(field(record, "ts"));
+  for (const auto& record : chaos::log_records(replica)) {
+    if (chaos::field(record, "msg") == msg && (pod.empty() || chaos::field(record, "pod") == pod)) {
+      return chaos::instant(chaos::field(record, "ts"));
     }
   }
   return std::nullopt;
@@ -361,11 +342,11 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
         violation("the resumed leader did not exit");
         old_leader.kill();
       }
-      for (const auto& record : log_records(old_leader)) {
-        const auto at = chaos::instant(field(record, "ts"));
-        if (field(record, "msg") == "pod evicted" && at && *at >= resumed &&
-            running_at_resume.contains(field(record, "pod"))) {
-          violation("the resumed leader evicted " + field(record, "pod"));
+      for (const auto& record : chaos::log_records(old_leader)) {
+        const auto at = chaos::instant(chaos::field(record, "ts"));
+        if (chaos::field(record, "msg") == "pod evicted" && at && *at >= resumed &&
+            running_at_resume.contains(chaos::field(record, "pod"))) {
+          violation("the resumed leader evicted " + chaos::field(record, "pod"));
         }
       }
     }
@@ -428,8 +409,8 @@ TEST_F(LeaderFailoverTest, KilledLeaderIsReplacedWithoutDoubleActions) {
   // Every pod evicted at most once, across all replicas' logs (the killed ones too).
   std::map<std::string, int> evictions;
   for (OperatorProcess* r : replicas_) {
-    for (const auto& record : log_records(*r)) {
-      if (field(record, "msg") == "pod evicted") ++evictions[field(record, "pod")];
+    for (const auto& record : chaos::log_records(*r)) {
+      if (chaos::field(record, "msg") == "pod evicted") ++evictions[chaos::field(record, "pod")];
     }
   }
   int evicted_pods = 0;

@@ -278,16 +278,10 @@ class WebhookTest : public ClusterTest {
   // deploy/webhook's configuration (hack/webhook-dev.sh), under this test's name and label,
   // selecting only this run's NodeMaintenances.
   void register_webhook(const std::string& url) {
-    const std::string made = certificate_.webhook_configuration(url);
+    const std::string made = certificate_.scoped_webhook_configuration(
+        url, configuration_, kConfigLabel, kRunLabel, run_);
     ASSERT_FALSE(made.empty());
-    json::object configuration = json::parse(made).as_object();
-    json::object& metadata = configuration["metadata"].as_object();
-    metadata["name"] = configuration_;
-    metadata["labels"].as_object()[kConfigLabel] = "true";
-    json::array& webhooks = configuration["webhooks"].as_array();
-    ASSERT_EQ(webhooks.size(), 1U);
-    webhooks[0].as_object()["objectSelector"] = {{"matchLabels", {{kRunLabel, run_}}}};
-    kubectl_.apply(json::serialize(configuration));
+    kubectl_.apply(made);
   }
 
   // Names of this run's NodeMaintenances.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -78,6 +79,23 @@ std::optional<std::chrono::system_clock::time_point> instant(const std::string& 
   auto parsed = kube::parse_time(text);
   if (!parsed) return std::nullopt;
   return std::chrono::system_clock::time_point(*parsed);
+}
+
+std::vector<boost::json::object> log_records(const e2e::OperatorProcess& replica) {
+  std::vector<boost::json::object> records;
+  std::istringstream in(replica.log());
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line.front() != '{') continue;
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(line, ec);
+    if (!ec && v.is_object()) records.push_back(std::move(v.as_object()));
+  }
+  return records;
+}
+
+std::string field(const boost::json::object& record, const char* key) {
+  const boost::json::value* v = record.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : "";
 }
 
 double median(std::vector<double> values) {

@@ -18,6 +18,10 @@
 
 #include <boost/json/fwd.hpp>
 
+namespace nmo::e2e {
+class OperatorProcess;
+}  // namespace nmo::e2e
+
 namespace nmo::chaos {
 
 /// True under `make chaos` (NMO_CHAOS_FULL=1): run the experiments at full length.
@@ -54,6 +58,13 @@ bool cluster_restart(const std::vector<std::string>& args);
 /// A timestamp of the API ("2026-11-30T23:58:01Z", with any fraction) as a wall-clock instant
 /// (kube::parse_time); std::nullopt when it does not parse.
 [[nodiscard]] std::optional<std::chrono::system_clock::time_point> instant(const std::string& text);
+
+/// The JSON lines of an operator's log (replicas started with --log-format=json); other lines
+/// are skipped.
+[[nodiscard]] std::vector<boost::json::object> log_records(const e2e::OperatorProcess& replica);
+
+/// The string field `key` of a log record ("" when absent or not a string).
+[[nodiscard]] std::string field(const boost::json::object& record, const char* key);
 
 /// The median and the largest of `values` (0 when empty).
 [[nodiscard]] double median(std::vector<double> values);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include "test/e2e/support/subprocess.h"
@@ -48,6 +49,26 @@ std::string ServingCertificate::webhook_configuration(const std::string& url) co
     return {};
   }
   return made.out;
+}
+
+std::string ServingCertificate::scoped_webhook_configuration(const std::string& url,
+                                                             const std::string& name,
+                                                             const std::string& label,
+                                                             const std::string& object_label,
+                                                             const std::string& value) const {
+  const std::string made = webhook_configuration(url);
+  if (made.empty()) return {};
+  boost::json::object configuration = boost::json::parse(made).as_object();
+  boost::json::object& metadata = configuration["metadata"].as_object();
+  metadata["name"] = name;
+  metadata["labels"].as_object()[label] = "true";
+  boost::json::array& webhooks = configuration["webhooks"].as_array();
+  if (webhooks.size() != 1U) {
+    ADD_FAILURE() << "deploy/webhook has " << webhooks.size() << " webhooks, expected one";
+    return {};
+  }
+  webhooks[0].as_object()["objectSelector"] = {{"matchLabels", {{object_label, value}}}};
+  return boost::json::serialize(configuration);
 }
 
 }  // namespace nmo::e2e

@@ -28,6 +28,15 @@ class ServingCertificate {
   /// and this CA as caBundle (hack/webhook-dev.sh configuration); "" (and a failure) when it
   /// cannot be made.
   [[nodiscard]] std::string webhook_configuration(const std::string& url) const;
+  /// webhook_configuration(url) named `name`, labelled `label`=true (so that a run can remove
+  /// the ones a crashed run left), and calling the webhook only for objects labelled
+  /// `object_label`=`value`, so that no other test's objects reach it. JSON; "" (and a failure)
+  /// when it cannot be made.
+  [[nodiscard]] std::string scoped_webhook_configuration(const std::string& url,
+                                                         const std::string& name,
+                                                         const std::string& label,
+                                                         const std::string& object_label,
+                                                         const std::string& value) const;
 
  private:
   std::filesystem::path dir_;
