@@ -308,12 +308,10 @@ TEST_F(ServerHostileClientsTest, OutOfDescriptorsTheLongestWaitingConnectionMake
     // Each raw connection holds two descriptors here (its end and the server's); one is left
     // for the real client's socket, none for the server to accept it with.
     constexpr std::size_t kFlood = 5;
-    // A client of its own, which has no connection to reuse: its request needs a new one.
-    std::unique_ptr<Client> fresh = make_client(false);
     const DescriptorLimit limit(2 * kFlood + 1);
     for (auto& more : connect_many(kFlood)) flood.push_back(std::move(more));
     EXPECT_EQ(stats_->shed(ShedReason::kIncomplete), 0U);
-    ASSERT_OK_AND_ASSIGN(const Response response, get(*fresh));
+    ASSERT_OK_AND_ASSIGN(const Response response, get(*client));
     EXPECT_EQ(response.status, 200U);
   }
   // The one that made room waited longest: the oldest silent one (incomplete), or the first
