@@ -28,6 +28,19 @@ constexpr std::size_t kWebhookMaxBody = std::size_t{3} << 20U;
 constexpr std::size_t kScrapeMaxConnections = 256;
 constexpr std::size_t kScrapeMaxConnectionsPerPeer = 64;
 
+// The options of a server only scrapers and the kubelet call (/metrics, the probes): small
+// requests, and the connection limits above.
+http::ServerOptions scrape_server_options(std::string name, const runtime::BindAddress& where) {
+  http::ServerOptions options;
+  options.name = std::move(name);
+  options.max_connections = kScrapeMaxConnections;
+  options.max_connections_per_peer = kScrapeMaxConnectionsPerPeer;
+  options.bind_address = where.ip;
+  options.port = where.port;
+  options.max_body_bytes = 1024;
+  return options;
+}
+
 // Whether something accepts TCP connections on `port` of `bind_ip` (its loopback twin for a
 // wildcard address), within a second.
 asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
@@ -63,13 +76,7 @@ asio::awaitable<std::optional<std::string>> check_listening(std::string bind_ip,
 Result<std::unique_ptr<http::Server>> start_probes(asio::io_context& io,
                                                    const runtime::BindAddress& where,
                                                    const runtime::Manager& manager) {
-  http::ServerOptions options;
-  options.name = "health-probes";
-  options.max_connections = kScrapeMaxConnections;
-  options.max_connections_per_peer = kScrapeMaxConnectionsPerPeer;
-  options.bind_address = where.ip;
-  options.port = where.port;
-  options.max_body_bytes = 1024;
+  http::ServerOptions options = scrape_server_options("health-probes", where);
   return http::Server::start(io.get_executor(), options,
                              runtime::probe_handler(manager.healthz(), manager.readyz()));
 }
@@ -116,13 +123,7 @@ Result<std::unique_ptr<http::Server>> start_metrics(asio::io_context& io,
                                                     const Flags& flags,
                                                     runtime::ManagerMetrics& metrics,
                                                     runtime::MetricsAuthorizer* authorizer) {
-  http::ServerOptions options;
-  options.name = "metrics";
-  options.max_connections = kScrapeMaxConnections;
-  options.max_connections_per_peer = kScrapeMaxConnectionsPerPeer;
-  options.bind_address = where.ip;
-  options.port = where.port;
-  options.max_body_bytes = 1024;
+  http::ServerOptions options = scrape_server_options("metrics", where);
   if (flags.metrics_secure) {
     if (!flags.metrics_cert_dir.empty()) {
       options.cert_dir = flags.metrics_cert_dir;

@@ -331,8 +331,7 @@ class State : public std::enable_shared_from_this<State> {
         // the connection waiting in the backlog gets the descriptor of the one that has waited
         // longest, as when the slots are full.
         if (Connection* victim = choose_victim(nullptr); victim != nullptr) {
-          count_shed(victim->phase == Phase::kIdle ? ShedReason::kIdle : ShedReason::kIncomplete);
-          shed(*victim);
+          shed_for_room(*victim);
           continue;
         }
       }
@@ -382,8 +381,7 @@ class State : public std::enable_shared_from_this<State> {
         count_shed(ShedReason::kFull);
         return false;
       }
-      count_shed(victim->phase == Phase::kIdle ? ShedReason::kIdle : ShedReason::kIncomplete);
-      shed(*victim);
+      shed_for_room(*victim);
     }
     return true;
   }
@@ -402,6 +400,12 @@ class State : public std::enable_shared_from_this<State> {
       if (oldest == nullptr || connection->since < oldest->since) oldest = connection;
     }
     return idle != nullptr ? idle : incomplete;
+  }
+
+  // Sheds `victim` (choose_victim()) to make room, counted as idle or incomplete.
+  void shed_for_room(Connection& victim) {
+    count_shed(victim.phase == Phase::kIdle ? ShedReason::kIdle : ShedReason::kIncomplete);
+    shed(victim);
   }
 
   // Takes `connection` off the lists and closes it; its coroutine then ends on its own.

@@ -318,26 +318,7 @@ std::string forged_review(const std::string& name, const std::string& node, cons
                             {"kind", "NodeMaintenance"},
                             {"metadata", {{"name", name}, {"labels", {{kRunLabel, run}}}}},
                             {"spec", {{"nodeName", node}, {"reason", "forged"}}}};
-  return json::serialize(json::object{{"apiVersion", "admission.k8s.io/v1"},
-                                      {"kind", "AdmissionReview"},
-                                      {"request",
-                                       {{"uid", unique_name("forged-review")},
-                                        {"kind",
-                                         {{"group", "nodemaintenance.medik8s.io"},
-                                          {"version", "v1beta1"},
-                                          {"kind", "NodeMaintenance"}}},
-                                        {"resource",
-                                         {{"group", "nodemaintenance.medik8s.io"},
-                                          {"version", "v1beta1"},
-                                          {"resource", "nodemaintenances"}}},
-                                        {"name", name},
-                                        {"operation", "CREATE"},
-                                        {"userInfo",
-                                         {{"username", user},
-                                          {"uid", unique_name("uid")},
-                                          {"groups", json::array{"system:authenticated"}}}},
-                                        {"object", object},
-                                        {"dryRun", false}}}});
+  return create_review(name, object, user);
 }
 
 // "allowed", "denied", or how the post failed.

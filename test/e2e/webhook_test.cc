@@ -214,28 +214,10 @@ class WebhookTest : public ClusterTest {
   // API server would send it, posted straight to the webhook port.
   Result<http::Response> post_review(http::Client& client, const std::string& name,
                                      const std::string& node, const std::string& username) {
-    const json::object kind{{"group", "nodemaintenance.medik8s.io"},
-                            {"version", "v1beta1"},
-                            {"kind", "NodeMaintenance"}};
-    const json::object review{
-        {"apiVersion", "admission.k8s.io/v1"},
-        {"kind", "AdmissionReview"},
-        {"request",
-         {{"uid", unique_name("forged-review")},
-          {"kind", kind},
-          {"resource",
-           {{"group", "nodemaintenance.medik8s.io"},
-            {"version", "v1beta1"},
-            {"resource", "nodemaintenances"}}},
-          {"name", name},
-          {"operation", "CREATE"},
-          {"userInfo", {{"username", username}, {"groups", json::array{"system:authenticated"}}}},
-          {"object", json::parse(manifest(name, node))},
-          {"dryRun", false}}}};
     http::Request request{.method = http::Method::kPost,
                           .target = kValidatePath,
                           .headers = {{"Content-Type", "application/json"}},
-                          .body = json::serialize(review),
+                          .body = create_review(name, json::parse(manifest(name, node)), username),
                           .timeout = std::chrono::seconds(10)};
     return http::test::run(io_, client.send(std::move(request)));
   }

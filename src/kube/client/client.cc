@@ -185,9 +185,7 @@ class ClientImpl final : public Client {
   asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string path,
                                                               WatchOptions options) override {
     for (bool refreshed = false;; refreshed = true) {
-      const std::optional<std::chrono::nanoseconds> turn = reserve_token();
-      if (!turn) co_return throttled();
-      co_await pause(*turn);
+      NMO_CO_TRY(co_await rate_limit());
       http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
       auto attempt = authorize(request);
       if (!attempt) co_return attempt.error();
@@ -315,13 +313,17 @@ class ClientImpl final : public Client {
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 
-  // Takes a rate-limit token within the bounds of ClientOptions and says how long to wait for
-  // it; std::nullopt (nothing taken) when the bounds would be exceeded: see throttled().
-  std::optional<std::chrono::nanoseconds> reserve_token() {
-    return bucket_.try_reserve(options_.max_rate_limit_wait, options_.max_rate_limit_waiters);
+  // Waits for a rate-limit token within the bounds of ClientOptions; the client-side throttle
+  // (throttled()), having waited for nothing, when they would be exceeded.
+  asio::awaitable<Result<void>> rate_limit() {
+    const std::optional<std::chrono::nanoseconds> turn =
+        bucket_.try_reserve(options_.max_rate_limit_wait, options_.max_rate_limit_waiters);
+    if (!turn) co_return throttled();
+    co_await pause(*turn);
+    co_return Result<void>();
   }
 
-  // The client-side throttle of a request reserve_token() refused.
+  // The client-side throttle of a request rate_limit() refused.
   Error throttled() const {
     Error error(ErrorCode::kTooManyRequests,
                 "client-side rate limit of " + options_.user_agent +
@@ -355,9 +357,7 @@ class ClientImpl final : public Client {
     bool refreshed = false;
     for (int attempt = 0;; ++attempt) {
       const bool may_retry = attempt < options_.max_retries;
-      const std::optional<std::chrono::nanoseconds> turn = reserve_token();
-      if (!turn) co_return throttled();
-      co_await pause(*turn);
+      NMO_CO_TRY(co_await rate_limit());
       if (fence) {
         if (auto allowed = fence(); !allowed) co_return allowed.error();
       }

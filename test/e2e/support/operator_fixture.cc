@@ -409,19 +409,24 @@ std::vector<std::string> taints_of(const json::value& node) {
   return taints;
 }
 
-bool has_taint_key(const json::value& node, const std::string& key) {
-  const auto taints = taints_of(node);
-  return std::any_of(taints.begin(), taints.end(), [&](const auto& t) {
-    return t.starts_with(key + "=") || t.starts_with(key + ":");
-  });
-}
+namespace {
 
-std::size_t drain_taint_count(const json::value& node) {
+// How many of the node's taints have `key`, with or without a value, whatever their effect.
+std::size_t taints_with_key(const json::value& node, const std::string& key) {
   const auto taints = taints_of(node);
-  const std::string key(kDrainTaintKey);
   return static_cast<std::size_t>(std::count_if(taints.begin(), taints.end(), [&](const auto& t) {
     return t.starts_with(key + "=") || t.starts_with(key + ":");
   }));
+}
+
+}  // namespace
+
+bool has_taint_key(const json::value& node, const std::string& key) {
+  return taints_with_key(node, key) > 0;
+}
+
+std::size_t drain_taint_count(const json::value& node) {
+  return taints_with_key(node, std::string(kDrainTaintKey));
 }
 
 std::string phase_of(const json::value& nm) { return string_at(nm, "/status/phase"); }

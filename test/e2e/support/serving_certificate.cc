@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "test/e2e/support/cluster.h"
 #include "test/e2e/support/subprocess.h"
 
 namespace nmo::e2e {
@@ -69,6 +70,31 @@ std::string ServingCertificate::scoped_webhook_configuration(const std::string& 
   }
   webhooks[0].as_object()["objectSelector"] = {{"matchLabels", {{object_label, value}}}};
   return boost::json::serialize(configuration);
+}
+
+std::string create_review(const std::string& name, const boost::json::value& object,
+                          const std::string& username) {
+  return boost::json::serialize(
+      boost::json::object{{"apiVersion", "admission.k8s.io/v1"},
+                          {"kind", "AdmissionReview"},
+                          {"request",
+                           {{"uid", unique_name("review")},
+                            {"kind",
+                             {{"group", "nodemaintenance.medik8s.io"},
+                              {"version", "v1beta1"},
+                              {"kind", "NodeMaintenance"}}},
+                            {"resource",
+                             {{"group", "nodemaintenance.medik8s.io"},
+                              {"version", "v1beta1"},
+                              {"resource", "nodemaintenances"}}},
+                            {"name", name},
+                            {"operation", "CREATE"},
+                            {"userInfo",
+                             {{"username", username},
+                              {"uid", unique_name("uid")},
+                              {"groups", boost::json::array{"system:authenticated"}}}},
+                            {"object", object},
+                            {"dryRun", false}}}});
 }
 
 }  // namespace nmo::e2e

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include <boost/json/value.hpp>
+
 namespace nmo::e2e {
 
 class ServingCertificate {
@@ -41,5 +43,11 @@ class ServingCertificate {
  private:
   std::filesystem::path dir_;
 };
+
+/// An AdmissionReview (admission.k8s.io/v1) CREATE of the NodeMaintenance `object` named
+/// `name` by `username` (a fresh uid, group system:authenticated), as the API server sends it
+/// to the webhook; for tests that post reviews straight to the webhook port. JSON.
+[[nodiscard]] std::string create_review(const std::string& name, const boost::json::value& object,
+                                        const std::string& username);
 
 }  // namespace nmo::e2e
