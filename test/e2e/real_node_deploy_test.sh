@@ -18,6 +18,10 @@
 #   6. The leader pod deleted mid-drain: its replacement takes the Lease over and the drain
 #      finishes, each pod evicted once (one replica: a second one would need the same host ports
 #      on the one loopback node).
+#   9. Hostile clients from the pod's own address (the host network): silent connections past
+#      the limits of the probe, metrics and webhook ports and a forged admission review; the
+#      kubelet's probes keep passing (no restart, Ready throughout, no Unhealthy event), the
+#      leader keeps its Lease, and the admin's real create right after the forgery is admitted.
 #   8. The same webhook with the certificate of the cert-manager base (deploy/webhook/cert-manager)
 #      instead: without a certificate creates fail closed; with the Secret and caBundle that
 #      cert-manager makes (played by test/e2e/support/cert_manager_stand_in.sh: its binaries
@@ -380,6 +384,103 @@ with_token() {
 }
 check "/metrics with a metrics-reader token: 200 with the operator's series" with_token
 check "/metrics without a token: 401" test "$(metrics_code)" == 401
+
+# --- 9. hostile clients against the pod -------------------------------------------------
+# Silent connections past each server's limits, from the address the kubelet and the API server
+# use too (the host network: 127.0.0.1), and a forged admission review, while the kubelet keeps
+# probing (docs/reliability.md, "Hostile clients").
+flood() { # flood <port> <connections> <seconds>: holds that many silent connections, reopening the ones the server closes; prints how many it closed
+  ulimit -n 8192
+  local port="$1" want="$2" until=$((SECONDS + $3)) closed=0 fd
+  local -a fds=() open=()
+  while ((SECONDS < until)); do
+    open=()
+    for fd in "${fds[@]}"; do
+      # Readable without a byte sent: the server closed it.
+      if read -r -t 0 -u "${fd}"; then
+        exec {fd}>&-
+        closed=$((closed + 1))
+      else
+        open+=("${fd}")
+      fi
+    done
+    fds=("${open[@]}")
+    while ((${#fds[@]} < want)); do
+      exec {fd}<>"/dev/tcp/127.0.0.1/${port}" || break
+      fds+=("${fd}")
+    done
+    sleep 1 # the flood's pace, not a wait for anything
+  done
+  echo "${closed}"
+}
+flood_pod="$(manager_pod)"
+flood_restarts="$(restarts "${flood_pod}")"
+flood_ready_since="$(kubectl get pod -n "${ns}" "${flood_pod}" -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastTransitionTime}')"
+flood_transitions="$(kubectl get lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.leaseTransitions}')"
+flood_start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+flood_seconds=30
+say "flooding the probe (150), metrics (150) and webhook (1100) ports with silent connections for ${flood_seconds}s"
+flood "${POD_HEALTH_PORT}" 150 "${flood_seconds}" >"${work}/flood-health" 2>"${work}/flood-health.err" &
+flood_health=$!
+flood "${POD_METRICS_PORT}" 150 "${flood_seconds}" >"${work}/flood-metrics" 2>"${work}/flood-metrics.err" &
+flood_metrics=$!
+flood "${POD_WEBHOOK_PORT}" 1100 "${flood_seconds}" >"${work}/flood-webhook" 2>"${work}/flood-webhook.err" &
+flood_webhook=$!
+webhook_path="$(kubectl get validatingwebhookconfiguration "${webhook}" -o jsonpath='{.webhooks[0].clientConfig.service.path}')"
+forged_review() { # a CREATE for ${worker} that no API server sent, by a made-up user
+  jq -n --arg node "${worker}" --arg uid "$(openssl rand -hex 8)" '{
+    apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+    request: {uid: $uid, operation: "CREATE", name: "forged", dryRun: false,
+      kind: {group: "nodemaintenance.medik8s.io", version: "v1beta1", kind: "NodeMaintenance"},
+      resource: {group: "nodemaintenance.medik8s.io", version: "v1beta1", resource: "nodemaintenances"},
+      userInfo: {username: "mallory", groups: ["system:authenticated"]},
+      object: {apiVersion: "nodemaintenance.medik8s.io/v1beta1", kind: "NodeMaintenance",
+        metadata: {name: "forged"}, spec: {nodeName: $node, reason: "forged"}}}}' |
+    curl -sk --max-time 10 -H 'Content-Type: application/json' --data-binary @- \
+      "https://127.0.0.1:${POD_WEBHOOK_PORT}${webhook_path}" | tee "${work}/forged.json" |
+    jq -e '.response.allowed == true' >/dev/null
+}
+check "under the flood: a forged review for ${worker} is answered by the pod" wait_until 20 forged_review
+real_create() {
+  kubectl create -f - <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: rn-after-forged-${suffix}}
+spec: {nodeName: ${worker}, reason: "the admin's real create"}
+EOF
+}
+check "under the flood: the admin's real create for ${worker} right after the forged review is admitted" real_create
+check "under the flood: a maintenance for a node that does not exist is still refused with the story's message" \
+  refuses_create 'node "node-that-does-not-exist" not found in cluster; invalid nodeName, no node with name node-that-does-not-exist found' "rn-flood-${suffix}" node-that-does-not-exist
+check "under the flood: /metrics with a metrics-reader token is answered 200" with_token
+wait "${flood_health}" "${flood_metrics}" "${flood_webhook}"
+say "connections the pod closed on the flood: probes $(cat "${work}/flood-health"), metrics $(cat "${work}/flood-metrics"), webhook $(cat "${work}/flood-webhook")"
+check "the flood reached its connection counts (no error opening them)" bash -c \
+  "! grep -q . ${work}/flood-health.err ${work}/flood-metrics.err ${work}/flood-webhook.err"
+check "the pod shed connections of the flood on the probe port (its limits were reached)" \
+  test "$(cat "${work}/flood-health")" -gt 0
+unchanged_pod() { # no restart, and Ready since before the flood
+  local now
+  now="$(kubectl get pod -n "${ns}" "${flood_pod}" -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastTransitionTime}')"
+  echo "restarts, Ready, since: ${now} (before: ${flood_restarts} True ${flood_ready_since})"
+  [[ "${now}" == "${flood_restarts} True ${flood_ready_since}" ]]
+}
+check "after the flood: no restart, the pod Ready since before it" unchanged_pod
+no_failed_probe() {
+  kubectl get events -n "${ns}" --field-selector "involvedObject.name=${flood_pod},reason=Unhealthy" -o json |
+    jq -e --arg t "${flood_start}" '[.items[] | select((.lastTimestamp // .eventTime) >= $t) | .message] | length == 0'
+}
+check "after the flood: no failed kubelet probe since it began (no Unhealthy event)" no_failed_probe
+lease_kept() {
+  local now
+  now="$(kubectl get lease -n "${ns}" "${lease_name}" -o jsonpath='{.spec.holderIdentity} {.spec.leaseTransitions}')"
+  echo "holder, transitions: ${now} (before: ${flood_pod}_* ${flood_transitions})"
+  [[ "${now}" == "${flood_pod}"_*" ${flood_transitions}" ]]
+}
+check "after the flood: the leader kept its Lease (holder and transitions unchanged)" lease_kept
+check "the admin's maintenance after the forged review Succeeded" wait_until 60 phase_is "rn-after-forged-${suffix}" Succeeded
+kubectl delete nm "rn-after-forged-${suffix}" --wait --timeout=60s >/dev/null
+check "deleting it uncordoned and untainted ${worker} again" wait_until 60 node_restored
 
 # --- 8. the cert-manager base ---------------------------------------------------------
 cm_dir="$(module_dir "${cert_manager_module}")"
