@@ -12,8 +12,9 @@
 # holds the cluster's lock while it runs so that no test shares the cluster with it.
 #   NMO_BENCH_DRAIN_RUNS   runs per side (default 5)
 #   NMO_BENCH_DRAIN_PODS   pods per node (default 110, the kubelet's default maximum)
-#   NMO_BENCH_DRAIN_QPS, NMO_BENCH_DRAIN_BURST  the operator's client rate limit (default 20 / 30,
-#                          its defaults)
+#   NMO_BENCH_DRAIN_QPS, NMO_BENCH_DRAIN_BURST  the operator's client rate limit (default 0 / 30,
+#                          its defaults: no client-side limit)
+#   NMO_BENCH_DRAIN_IN_FLIGHT  the operator's --evictions-in-flight (default 32, its default)
 #   NMO_OPERATOR_BIN       the operator binary (default build-release/bin/node-maintenance-operator)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,7 +28,8 @@ pods="${NMO_BENCH_DRAIN_PODS:-110}"
 # Both sides' client rate limits, stated in the table, each side at its defaults: the operator's
 # flags --kube-api-qps/--kube-api-burst, and client-go's 5 qps / burst 10 for kubectl, which has
 # no flag for them (its "evicted" lines come 0.2 s apart once the burst is spent).
-operator_qps="${NMO_BENCH_DRAIN_QPS:-20}"
+operator_qps="${NMO_BENCH_DRAIN_QPS:-0}"
+operator_in_flight="${NMO_BENCH_DRAIN_IN_FLIGHT:-32}"
 operator_burst="${NMO_BENCH_DRAIN_BURST:-30}"
 kubectl_qps="5 (client-go default)"
 kubectl_burst="10"
@@ -114,9 +116,10 @@ EOF
   wait_running "${node}" "${pods}"
 }
 
-log "starting the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst})"
+log "starting the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${operator_in_flight} evictions in flight)"
 started="$(now)"
-start_operator "${work}/operator.log" --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}"
+start_operator "${work}/operator.log" --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}" \
+  --evictions-in-flight="${operator_in_flight}"
 startup="$(elapsed "${started}" "$(now)")"
 idle_rss_kb="$(proc_kib "${operator_pid}" VmRSS)"
 

@@ -58,12 +58,20 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
       ->envname("NMO_ETCD_QUORUM_STABLE_FOR")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
-  app.add_option("--kube-api-qps", flags.qps, "client-side rate limit towards the API server")
+  app.add_option("--kube-api-qps", flags.qps,
+                 "client-side rate limit towards the API server; 0 or less: none (the API "
+                 "server's Priority and Fairness is the brake)")
       ->envname("NMO_KUBE_API_QPS")
-      ->check(CLI::Range(0.1, 100000.0))
+      ->check(CLI::Range(-100000.0, 100000.0))
       ->capture_default_str();
-  app.add_option("--kube-api-burst", flags.burst, "client-side burst towards the API server")
+  app.add_option("--kube-api-burst", flags.burst,
+                 "client-side burst towards the API server (with --kube-api-qps above 0)")
       ->envname("NMO_KUBE_API_BURST")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--evictions-in-flight", flags.options.evictions_in_flight,
+                 "eviction requests awaiting their answer at once, per node")
+      ->envname("NMO_EVICTIONS_IN_FLIGHT")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--webhook-port", flags.webhook_port,

@@ -26,7 +26,8 @@ struct Flags {
   int max_parallel = 1;
   std::string etcd_quorum_check = "auto";
   int etcd_quorum_stable_for_seconds = 30;
-  double qps = 20.0;
+  // No client-side rate limit by default (docs/design.md §6).
+  double qps = 0.0;
   int burst = 30;
   // Empty: json in a cluster (in-cluster service account), text elsewhere.
   std::string log_format;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <boost/asio/redirect_error.hpp>
@@ -102,7 +103,9 @@ class ClientImpl final : public Client {
         options_(std::move(options)),
         http_options_(std::move(http_options)),
         http_(std::move(http)),
-        bucket_(options_.qps, std::max(1, options_.burst)),
+        bucket_(options_.qps > 0 ? std::optional<TokenBucket>(std::in_place, options_.qps,
+                                                              std::max(1, options_.burst))
+                                 : std::nullopt),
         warnings_seen_(kMaxWarningsSeen) {}
 
   ~ClientImpl() override { shutdown(); }
@@ -316,8 +319,9 @@ class ClientImpl final : public Client {
   // Waits for a rate-limit token within the bounds of ClientOptions; the client-side throttle
   // (throttled()), having waited for nothing, when they would be exceeded.
   asio::awaitable<Result<void>> rate_limit() {
+    if (!bucket_) co_return Result<void>();
     const std::optional<std::chrono::nanoseconds> turn =
-        bucket_.try_reserve(options_.max_rate_limit_wait, options_.max_rate_limit_waiters);
+        bucket_->try_reserve(options_.max_rate_limit_wait, options_.max_rate_limit_waiters);
     if (!turn) co_return throttled();
     co_await pause(*turn);
     co_return Result<void>();
@@ -422,7 +426,7 @@ class ClientImpl final : public Client {
   std::string http_cert_pem_;                         // guarded by http_mu_; http_'s client cert
   std::vector<std::weak_ptr<http::Client>> retired_;  // guarded by http_mu_; still in use
   bool shut_down_ = false;                            // guarded by http_mu_
-  TokenBucket bucket_;
+  std::optional<TokenBucket> bucket_;                 // none: no client-side rate limit
   std::mutex warnings_mu_;
   LruCache<std::string, bool> warnings_seen_;  // guarded by warnings_mu_
 };

@@ -1,7 +1,7 @@
 // Client: the Kubernetes API client ("client-go") on top of the HTTP layer: authentication
 // (client certificate, a bearer token re-read as it rotates, or an exec credential plugin's token
 // or certificate, fetched again when it expires and once after a 401), impersonation headers
-// (RestConfig::impersonate_*), client-side rate limiting,
+// (RestConfig::impersonate_*), client-side rate limiting (when asked for),
 // retries where they are safe, Status errors decoded into nmo::Error, API warnings logged, and
 // typed calls over the projections of kube/api.
 //
@@ -41,7 +41,9 @@
 namespace nmo::kube {
 
 struct ClientOptions {
-  /// Client-side rate limit (controller-runtime's defaults: 20 qps, burst 30).
+  /// Client-side rate limit: `qps` requests a second after a burst of `burst`. Zero or
+  /// negative: none, the API server's Priority and Fairness is the brake (its 429s are retried
+  /// after Retry-After), as controller-runtime's default since v0.15.
   double qps = 20.0;
   int burst = 30;
   /// Bounds of the wait for a rate-limit token (docs/reliability.md, "Hostile clients"): a

@@ -80,6 +80,22 @@ TEST_F(ClientBoundsTest, ARateLimitWaitPastItsDeadlineFailsAtOnce) {
   EXPECT_FALSE(is_client_throttled(Error(ErrorCode::kTooManyRequests, "slow down", 429)));
 }
 
+TEST_F(ClientBoundsTest, ZeroOrNegativeQpsIsNoClientSideRateLimit) {
+  for (const double qps : {0.0, -1.0}) {
+    ClientOptions options;
+    options.qps = qps;
+    options.burst = 1;
+    // Bounds a bucket of one token would trip at the second request.
+    options.max_rate_limit_wait = std::chrono::milliseconds(0);
+    options.max_rate_limit_waiters = 0;
+    auto unlimited = client(options);
+    ASSERT_NE(unlimited, nullptr);
+    const std::size_t before = server_->requests().size();
+    for (int i = 0; i < 50; ++i) EXPECT_OK(get(*unlimited, "/w/q" + std::to_string(i)));
+    EXPECT_EQ(server_->requests().size() - before, 50U) << "qps " << qps;
+  }
+}
+
 TEST_F(ClientBoundsTest, WarningsRememberedToLogOnceAreCapped) {
   ClientOptions options;
   options.qps = 1e6;
