@@ -74,6 +74,11 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
       ->envname("NMO_EVICTIONS_IN_FLIGHT")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--evictions-in-flight-total", flags.options.evictions_in_flight_total,
+                 "eviction requests awaiting their answer at once, across every maintenance")
+      ->envname("NMO_EVICTIONS_IN_FLIGHT_TOTAL")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   app.add_option("--webhook-port", flags.webhook_port,
                  "HTTPS port of the validating admission webhook; 0 disables it")
       ->envname("NMO_WEBHOOK_PORT")

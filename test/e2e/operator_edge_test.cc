@@ -26,6 +26,9 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -89,6 +92,27 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
                                                 {"metadata", {{"name", configuration}}},
                                                 {"webhooks", json::array{hook}}}));
     return {nullptr, [delete_configuration](void*) { delete_configuration(); }};
+  }
+
+  // Waits until a dry-run eviction of `pod` is refused with `expected` in the error (an
+  // admission webhook on evictions is in effect); `probe` is the last attempt.
+  bool wait_dry_run_eviction_refused(const std::string& ns, const std::string& pod,
+                                     const std::string& expected, ProcessResult& probe) {
+    const std::string eviction =
+        json::serialize(json::object{{"apiVersion", "policy/v1"},
+                                     {"kind", "Eviction"},
+                                     {"metadata", {{"name", pod}, {"namespace", ns}}},
+                                     {"deleteOptions", {{"dryRun", json::array{"All"}}}}});
+    return wait_until(
+        "the webhook to refuse a dry-run eviction", 30s,
+        [&] {
+          probe =
+              kubectl_.run({"create", "--raw",
+                            "/api/v1/namespaces/" + ns + "/pods/" + pod + "/eviction", "-f", "-"},
+                           eviction);
+          return probe.err.find(expected) != std::string::npos;
+        },
+        [&] { return "exit " + std::to_string(probe.exit_code) + ": " + probe.err + probe.out; });
   }
 
   // The pendingPodsRefs entry of `pod`, or nullopt.
@@ -778,7 +802,9 @@ TEST_F(NodeMaintenanceEdgeTest, TwentyCreatedAndDeletedInABurstLeaveNothingBehin
 // answers evictions of a VM's launcher pod while it live-migrates: every AdmissionReview is
 // refused with code 429 until allow() is called. Serves a certificate for 127.0.0.1 signed by
 // a CA made here with openssl (ca_pem() for the caBundle). The refusal (code, reason, message)
-// can be chosen, for webhooks that refuse other requests than evictions (test 12).
+// can be chosen, for webhooks that refuse other requests than evictions (test 12). After
+// hold(), every review is allowed but answered only after the hold, and the most reviews held
+// at once is counted.
 class DeferringWebhook {
  public:
   static constexpr const char* kMessage =
@@ -796,6 +822,15 @@ class DeferringWebhook {
     options.cert_dir = certificate_.dir().string();
     auto started = http::Server::start(
         io_.executor(), options, [this](http::Request request) -> asio::awaitable<http::Response> {
+          const std::chrono::milliseconds hold = hold_.load();
+          if (hold.count() > 0) {
+            const int now = ++held_;
+            max_held_ = std::max(max_held_.load(), now);  // one io thread: no race
+            const auto executor = co_await asio::this_coro::executor;
+            asio::steady_timer timer(executor, hold);
+            co_await timer.async_wait(asio::use_awaitable);
+            --held_;
+          }
           co_return answer(request);
         });
     if (!started.has_value()) {
@@ -817,7 +852,13 @@ class DeferringWebhook {
   [[nodiscard]] std::uint16_t port() const { return server_ ? server_->port() : 0; }
   [[nodiscard]] const std::string& ca_base64() const { return ca_base64_; }
   void allow() { allowed_ = true; }
+  // From now on every review is allowed, `span` after it came.
+  void hold(std::chrono::milliseconds span) {
+    hold_ = span;
+    allow();
+  }
   [[nodiscard]] int reviews() const { return reviews_; }
+  [[nodiscard]] int max_held() const { return max_held_; }
 
  private:
   http::Response answer(const http::Request& request) {
@@ -845,6 +886,9 @@ class DeferringWebhook {
   std::string ca_base64_;
   std::atomic<bool> allowed_{false};
   std::atomic<int> reviews_{0};
+  std::atomic<std::chrono::milliseconds> hold_{std::chrono::milliseconds(0)};
+  std::atomic<int> held_{0};
+  std::atomic<int> max_held_{0};
   http::test::IoThread io_;  // before server_: the server is destroyed first
   std::unique_ptr<http::Server> server_;
 };
@@ -869,22 +913,8 @@ TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDe
   // the pod is refused by the webhook.
   const std::string expected = "admission webhook \"" + webhook_name +
                                "\" denied the request: " + DeferringWebhook::kMessage;
-  const std::string dry_run_eviction = json::serialize(
-      json::object{{"apiVersion", "policy/v1"},
-                   {"kind", "Eviction"},
-                   {"metadata", {{"name", "virt-launcher"}, {"namespace", ns.name()}}},
-                   {"deleteOptions", {{"dryRun", json::array{"All"}}}}});
   ProcessResult probe;
-  ASSERT_TRUE(wait_until(
-      "the webhook to refuse a dry-run eviction", 30s,
-      [&] {
-        probe = kubectl_.run(
-            {"create", "--raw", "/api/v1/namespaces/" + ns.name() + "/pods/virt-launcher/eviction",
-             "-f", "-"},
-            dry_run_eviction);
-        return probe.err.find(expected) != std::string::npos;
-      },
-      [&] { return "exit " + std::to_string(probe.exit_code) + ": " + probe.err + probe.out; }));
+  ASSERT_TRUE(wait_dry_run_eviction_refused(ns.name(), "virt-launcher", expected, probe));
   EXPECT_NE(probe.err.find("TooManyRequests"), std::string::npos) << probe.err;
 
   const int reviews_before_operator = webhook.reviews();
@@ -1022,6 +1052,57 @@ TEST_F(NodeMaintenanceEdgeTest, PodOfATerminatingNamespaceIsReportedAndWaitedFor
   EXPECT_TRUE(wait_until("namespace " + ns.name() + " gone", 2 * kDrain, [&] {
     return !kubectl_.get_json({"namespace", ns.name()});
   }));
+}
+
+// ---- Evictions in flight across maintenances (docs/design.md §2.4) --------------------------
+
+// Two nodes of three pods each drained at once under --evictions-in-flight-total=2: an
+// admission webhook on the pods' evictions holds each for a while before allowing it, and
+// counts how many it held at once (DeferringWebhook::hold()). The per-node bound (32) alone would
+// let all six through.
+TEST_F(NodeMaintenanceEdgeTest, EvictionsInFlightAreBoundedAcrossMaintenances) {
+  constexpr int kTotal = 2;
+  const auto nodes = fresh_nodes("inflight", 2);
+  ASSERT_EQ(nodes.size(), 2U);
+  TestNamespace ns(kubectl_, "edge-inflight");
+  for (const auto& node : nodes) {
+    for (int i = 0; i < 3; ++i) {
+      kubectl_.apply(pod_manifest(ns.name(), "held-" + node + "-" + std::to_string(i), node));
+    }
+  }
+  for (const auto& node : nodes) {
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(wait_running(ns.name(), "app=held-" + node + "-" + std::to_string(i), 1));
+    }
+  }
+
+  DeferringWebhook webhook;
+  ASSERT_TRUE(webhook.started());
+  const std::string webhook_name = "eviction-hold.e2e.medik8s.io";
+  const auto configuration_guard =
+      register_webhook("nmo-e2e-eviction-hold", webhook_name, "CREATE", "pods/eviction", ns.name(),
+                       webhook.port(), webhook.ca_base64());
+  // In effect once a dry-run eviction is refused by it (it refuses until hold()).
+  ProcessResult probe;
+  ASSERT_TRUE(
+      wait_dry_run_eviction_refused(ns.name(), "held-" + nodes[0] + "-0", webhook_name, probe));
+  webhook.hold(std::chrono::milliseconds(1500));
+
+  start(
+      {"--max-parallel-maintenances", "2", "--evictions-in-flight-total", std::to_string(kTotal)});
+  std::vector<std::string> crs;
+  for (const auto& node : nodes) {
+    crs.push_back("maintenance-edge-inflight-" + node);
+    ASSERT_FALSE(create(crs.back(), node).empty());
+  }
+  for (const auto& cr : crs) {
+    auto nm = wait_phase(cr, {"Succeeded"}, kDrain);
+    ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+    EXPECT_EQ(maintenance_of(*nm).status.eviction_pods, 3) << cr;
+  }
+  // Bounded, and the bound used: one drain alone had three pods due at once.
+  EXPECT_EQ(webhook.max_held(), kTotal);
+  EXPECT_GE(webhook.reviews(), 6);
 }
 
 // ---- A node whose lease name is hashed (docs/design.md §3.1) ---------------------------------

@@ -77,6 +77,11 @@ Inputs OperatorImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus sta
   in.etcd_quorum_stable_for = options_.etcd_quorum_stable_for;
   in.max_parallel_maintenances = options_.max_parallel_maintenances;
   in.evictions_in_flight = options_.evictions_in_flight;
+  in.evictions_in_flight_total = options_.evictions_in_flight_total;
+  for (const auto& [name, other] : maintenances_state_) {
+    if (name != nm.meta.name && *other.alive)
+      in.evictions_in_flight_elsewhere += other.drain.in_flight;
+  }
   in.node_lease_ref = node_lease_ref(nm.spec.node_name);
   in.now = Now{.tick = clock_.now(), .wall = wall_now()};
   return in;
@@ -105,8 +110,13 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     Inputs in = inputs(nm, std::move(status), done);
     in.gates = gates ? &*gates : nullptr;
     in.pods = pods ? &*pods : nullptr;
+    const int in_flight_before = in.drain.in_flight;
     Decision decision = deleting ? decide_deletion(std::move(in)) : decide(std::move(in));
+    const bool freed = decision.drain.in_flight < in_flight_before;
+    const bool waits = decision.drain.waits_for_total;
     state(nm).drain = std::move(decision.drain);
+    if (freed) wake_eviction_waiters();
+    if (waits) eviction_waiters_.insert(nm.meta.name);
     status = std::move(decision.status);
     done = decision.done;
     const bool again =
@@ -267,11 +277,13 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
         break;
       case ActionKind::kStopEvictions:
         *state(nm).alive = false;
+        wake_eviction_waiters();
         break;
       case ActionKind::kResetEvictions: {
         Maintenance& m = state(nm);
         *m.alive = false;
         m.alive = std::make_shared<bool>(true);
+        wake_eviction_waiters();
         break;
       }
       case ActionKind::kStartEviction:

@@ -20,6 +20,9 @@ constexpr std::chrono::seconds kTransportRetry{5};
 constexpr std::chrono::seconds kAcceptedRecheck{30};
 // A terminating pod's message counts the seconds: look again while it lingers.
 constexpr std::chrono::seconds kTerminatingRecheck{5};
+// A drain held back by the bound across maintenances looks again after this, should no freed
+// slot wake it first.
+constexpr std::chrono::seconds kTotalBoundRecheck{1};
 
 Condition condition(std::string_view type, bool status, std::string reason, std::string message) {
   return Condition{.type = std::string(type),
@@ -251,6 +254,7 @@ void drain_step(const Inputs& in, Step& step) {
   // pods already evicted, and must not announce the drain again.
   const bool recorded = find_condition(in.on_record.conditions, kConditionDrained) != nullptr;
   if (!recorded && !leaving.empty()) step.requeue(in.now.tick);
+  drain.waits_for_total = false;
   for (const kube::Pod& pod : leaving) {
     const LedgerPod* entry = ledger.find(pod.meta.uid);
     if (entry == nullptr || entry->gone) continue;
@@ -267,12 +271,19 @@ void drain_step(const Inputs& in, Step& step) {
       continue;
     }
     if (drain.in_flight >= in.evictions_in_flight || !recorded) continue;
+    if (drain.in_flight + in.evictions_in_flight_elsewhere >= in.evictions_in_flight_total) {
+      drain.waits_for_total = true;
+      continue;
+    }
     // A retry keeps the pod's last reason (BlockedByPDB, EvictionDeferred, ...) until the
     // answer comes: the status must not flicker to Evicting on every attempt.
     eviction.in_flight = true;
     ++drain.in_flight;
     step.add(ActionKind::kStartEviction).pod = pod;
   }
+  // Woken when a slot frees (OperatorImpl::wake_eviction_waiters()); the requeue only guards
+  // against a missed wake.
+  if (drain.waits_for_total) step.requeue(in.now.tick + kTotalBoundRecheck);
 
   // The counters.
   status.total_pods = ledger.total_pods();

@@ -81,6 +81,9 @@ struct DrainMemory {
   std::string last_drain_error;
   // While another holder has the node lease: no new check (and count) before this.
   Clock::time_point lease_recheck_at{};
+  // The last drain step held a due eviction back for the bound across maintenances: a slot
+  // freed by any of them wakes this one.
+  bool waits_for_total = false;
 };
 
 // The gates of a Pending maintenance (docs/design.md §2.2), as the gates library judged them.
@@ -163,6 +166,8 @@ struct Inputs {
   std::chrono::seconds etcd_quorum_stable_for{30};
   int max_parallel_maintenances = 1;
   int evictions_in_flight = 32;
+  int evictions_in_flight_total = 256;
+  int evictions_in_flight_elsewhere = 0;  // the other maintenances' evictions in flight
   std::string node_lease_ref;  // "<namespace>/<name>" of the node lease, as Events name it
   Now now;
 };

@@ -500,6 +500,35 @@ TEST_F(StateMachineTest, EvictionsInFlightAreBoundedPerNode) {
   EXPECT_EQ(started, 2);
 }
 
+TEST_F(StateMachineTest, EvictionsInFlightAreBoundedAcrossMaintenances) {
+  running({pod("web-1", "p1"), pod("web-2", "p2"), pod("web-3", "p3"), pod("web-4", "p4")});
+  in_.evictions_in_flight_total = 3;
+  in_.evictions_in_flight_elsewhere = 2;  // the other maintenances'
+  const Decision d = run();
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "StartEviction(web-1)",
+                                      "Requeue(+1000ms)", "WriteStatus(Running)"));
+  EXPECT_EQ(d.drain.in_flight, 1);
+  EXPECT_TRUE(d.drain.waits_for_total);
+  EXPECT_EQ(d.status.pending_pods.size(), 4U);
+
+  // The other maintenances' evictions answered, and this one's: the held pods go out, up to
+  // the bound, and nothing waits any more once every due pod is sent.
+  in_.status = d.status;
+  in_.drain = d.drain;
+  in_.drain.inbox.push_back(
+      EvictionReport{.pod = pod("web-1", "p1"),
+                     .answer = kube::EvictionResult{.outcome = kube::EvictionOutcome::kEvicted}});
+  in_.evictions_in_flight_elsewhere = 0;
+  pods_.leaving.erase(pods_.leaving.begin());  // web-1 left
+  advance(seconds(1));
+  const Decision next = run();
+  int started = 0;
+  for (const Action& a : next.actions) started += a.kind == ActionKind::kStartEviction ? 1 : 0;
+  EXPECT_EQ(started, 3);
+  EXPECT_EQ(next.drain.in_flight, 3);
+  EXPECT_FALSE(next.drain.waits_for_total);
+}
+
 TEST_F(StateMachineTest, ARefusalFromTheInboxBlocksThePodAndIsReportedWithThePod) {
   running({pod("web-1", "p1")});
   Decision first = run();

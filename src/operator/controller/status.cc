@@ -65,6 +65,13 @@ void OperatorImpl::forget(const std::string& name) {
   }
   coalescer_.forget(name);
   quorum_.forget(name);
+  eviction_waiters_.erase(name);
+  wake_eviction_waiters();
+}
+
+void OperatorImpl::wake_eviction_waiters() {
+  for (const std::string& name : eviction_waiters_) controller_.enqueue(name);
+  eviction_waiters_.clear();
 }
 
 const NodeMaintenanceStatus& OperatorImpl::believed_status(const NodeMaintenance& nm) const {

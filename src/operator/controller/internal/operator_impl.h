@@ -202,6 +202,9 @@ class OperatorImpl {
   // Drops everything remembered about the maintenance `name` (its evictions in flight drop
   // their answers): it is gone, or its cleanup has finished.
   void forget(const std::string& name);
+  // Queues every maintenance whose drain waits for the bound across maintenances (an eviction
+  // slot freed: an answer applied, a drain stopped, a maintenance forgotten).
+  void wake_eviction_waiters();
   // The status this operator believes `nm` has: its own (ahead of the cache, which lags behind
   // our writes) when it knows this very object, else the cache's. Valid until the next write.
   [[nodiscard]] const NodeMaintenanceStatus& believed_status(const NodeMaintenance& nm) const;
@@ -254,6 +257,8 @@ class OperatorImpl {
   StatusCoalescer coalescer_;
   QuorumStabilityTracker quorum_;
   std::map<std::string, Maintenance> maintenances_state_;  // by CR name
+  // Maintenances whose drain held a due eviction back for --evictions-in-flight-total.
+  std::set<std::string> eviction_waiters_;
   // CRs between their admission decision and their Running status in memory (their slot Lease
   // reaches the cache only later), so that a concurrent admission sees their node as held.
   std::set<std::string> admitting_;
