@@ -338,12 +338,15 @@ TEST_F(ServerHostileClientsTest, OutOfDescriptorsTheLongestWaitingConnectionMake
     ASSERT_OK_AND_ASSIGN(const Response response, get(*client));
     EXPECT_EQ(response.status, 200U);
   }
-  // The one that made room waited longest: the oldest silent one (incomplete), or the first
-  // client's kept-alive connection (idle). Under load the server has been seen to have a
-  // descriptor to spare by then (nothing shed); the real request is served either way.
-  EXPECT_LE(stats_->shed(ShedReason::kIdle) + stats_->shed(ShedReason::kIncomplete), 1U);
+  // What made room waited longest: the oldest silent ones, never the newest. How many go depends
+  // on when the warm-up's closed connection gives its descriptor back: none (a descriptor to
+  // spare), one, and under a loaded CI machine two have been seen; the real request is served
+  // every time and never refused as if the slots were full.
+  EXPECT_LE(stats_->shed(ShedReason::kIdle) + stats_->shed(ShedReason::kIncomplete), 2U);
   EXPECT_EQ(stats_->shed(ShedReason::kFull), 0U);
-  EXPECT_FALSE(flood.back()->closed_by_server());
+  for (std::size_t i = 2; i < flood.size(); ++i) {
+    EXPECT_FALSE(flood[i]->closed_by_server()) << i;
+  }
 }
 
 TEST_F(ServerHostileClientsTest, OnePeerAtItsLimitDisplacesOnlyItsOwnConnections) {
