@@ -1,9 +1,10 @@
 // Result<T>: a value of type T or an Error, with std::expected's API shape.
 //
 // Library code returns Result instead of throwing. We cannot use std::expected itself: libstdc++
-// 12 has it only under -std=c++2b and Clang 14 rejects it even then (reference/cpp.md 1.1). The
-// names follow std::expected (has_value, value, error, value_or, and_then, transform) so a later
-// switch is a search-and-replace. Two deliberate differences:
+// 12 has it only under -std=c++2b and Clang 14 rejects it even then
+// (docs/adr/0010-errors-result-type.md). The names follow std::expected (has_value, value, error,
+// value_or, and_then, transform) so a later switch is a search-and-replace. Two deliberate
+// differences:
 //   - an Error converts implicitly into any Result (`return Error(ErrorCode::kInvalid, "...")`),
 //     there is no std::unexpected wrapper;
 //   - calling value() on an error, or error() on a value, is a broken invariant and aborts via

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -43,6 +44,7 @@
 #include "test/chaos/support/chaos.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/scenarios.h"
 
 namespace nmo::e2e {
 namespace {
@@ -99,24 +101,20 @@ class EtcdChaosTest : public OperatorFixture {
     for (std::size_t i = 0; i < count; ++i) {
       nodes.push_back(unique_name("edge-etcd"));
       items.push_back(json::parse(node_manifest(nodes.back(), {{kControlPlaneRole, ""}})));
-      items.push_back(json::parse(etcd_mirror_pod_manifest(nodes.back())));
     }
     defer([this, nodes] {
-      std::vector<std::string> pods{
-          "delete", "pod", "-n", "kube-system", "--ignore-not-found", "--timeout=60s"};
       std::vector<std::string> delete_nodes{"delete", "node", "--ignore-not-found",
                                             "--timeout=60s"};
-      for (const auto& n : nodes) {
-        pods.push_back("etcd-" + n);
-        delete_nodes.push_back(n);
-      }
-      (void)kubectl_.run(pods);
+      delete_nodes.insert(delete_nodes.end(), nodes.begin(), nodes.end());
       (void)kubectl_.run(delete_nodes);
     });
     kubectl_.apply(json::serialize(
         json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
     for (const auto& n : nodes) EXPECT_TRUE(wait_node_ready(n));
-    EXPECT_TRUE(wait_running("kube-system", "component=etcd", count));
+    // Deferred after the nodes, so its pods go first (cleanups run in reverse order).
+    auto etcd = std::make_shared<KubeadmEtcd>(kubectl_, nodes, KubeadmEtcd::Deletion::kWait);
+    defer([etcd]() mutable { etcd.reset(); });
+    EXPECT_TRUE(etcd->ready());
     return nodes;
   }
 

@@ -1,7 +1,6 @@
 // Proves the local control plane is real: scheduling, the disruption controller and the
 // Eviction API, cordons, ReplicaSet replacement, DaemonSets, mirror pods, and the kwok
 // fault hooks the operator's tests rely on.
-#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -21,14 +20,7 @@ class ClusterSmokeTest : public ClusterTest {
 
   // Waits until `selector` in `ns` has exactly `count` running, ready pods.
   bool wait_running(const std::string& ns, const std::string& selector, std::size_t count) {
-    std::vector<json::object> pods;
-    return wait_until(
-        std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
-        [&] {
-          pods = list_pods(kubectl_, ns, selector);
-          return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
-        },
-        [&] { return std::to_string(pods.size()) + " pods"; });
+    return wait_running_pods(kubectl_, ns, selector, count);
   }
 };
 

@@ -21,7 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <set>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +37,7 @@
 #include "kube/config/base64.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/scenarios.h"
 #include "test/e2e/support/serving_certificate.h"
 
 namespace nmo::e2e {
@@ -162,9 +163,18 @@ class NodeMaintenanceEdgeTest : public OperatorFixture {
   }
 };
 
+// The NodeMaintenance's condition `type`, or nullopt when absent; read through maintenance_of()
+// (a NodeMaintenance that does not decode fails the test).
+std::optional<op::Condition> condition_of(const json::value& nm, const std::string& type) {
+  const op::NodeMaintenance m = maintenance_of(nm);
+  const op::Condition* c = op::find_condition(m.status.conditions, type);
+  return c != nullptr ? std::optional<op::Condition>(*c) : std::nullopt;
+}
+
 // The status of the NodeMaintenance's condition `type` ("" when absent).
 std::string condition_status(const json::value& nm, const std::string& type) {
-  return condition_field(nm, type, "status");
+  const std::optional<op::Condition> c = condition_of(nm, type);
+  return c ? std::string(op::to_string(c->status)) : std::string();
 }
 
 std::string describe_status(const std::optional<json::value>& nm) {
@@ -572,19 +582,10 @@ TEST_F(NodeMaintenanceEdgeTest, ControlPlaneWaitingOnQuorumDoesNotBlockAWorker) 
   restore_node_at_end(down);
   restore_node_at_end(cp_node);
 
-  std::set<std::string> nodes_with_member;
-  for (const auto& p : list_pods(kubectl_, "kube-system", "component=etcd")) {
-    nodes_with_member.insert(string_at(json::value(p), "/spec/nodeName"));
-  }
-  for (const auto& master : kControlPlaneNodes) {
-    if (nodes_with_member.contains(master)) continue;
-    kubectl_.apply(etcd_mirror_pod_manifest(master));
-    defer([this, master] {
-      (void)kubectl_.run({"delete", "pod", "-n", "kube-system", "etcd-" + master,
-                          "--ignore-not-found", "--wait=false"});
-    });
-  }
-  ASSERT_TRUE(wait_running("kube-system", "component=etcd", kControlPlaneNodes.size()));
+  // The etcd members the gate reads, kept until TearDown has deleted the maintenances.
+  auto etcd = std::make_shared<KubeadmEtcd>(kubectl_, kControlPlaneNodes);
+  defer([etcd]() mutable { etcd.reset(); });
+  ASSERT_TRUE(etcd->ready());
 
   make_not_ready(kubectl_, down);
   ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {
@@ -1257,7 +1258,8 @@ TEST_F(NodeMaintenanceEdgeTest, BeginMaintenanceIsAnnouncedOnceItsStatusIsWritte
 
 // The reason of the NodeMaintenance's condition `type` ("" when absent).
 std::string condition_reason(const json::value& nm, const std::string& type) {
-  return condition_field(nm, type, "reason");
+  const std::optional<op::Condition> c = condition_of(nm, type);
+  return c ? c->reason : std::string();
 }
 
 // After drainTimeout the maintenance is Failed like any other failure (Ready False with the

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -594,20 +595,10 @@ TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
   restore_node_at_end(node);
 
   // The etcd members the gate reads (kubeadm's stacked etcd): one mirror pod per
-  // control-plane node, created here when the cluster has none.
-  std::set<std::string> nodes_with_member;
-  for (const auto& pod : list_pods(kubectl_, "kube-system", "component=etcd")) {
-    nodes_with_member.insert(node_of(json::value(pod)));
-  }
-  for (const auto& master : kControlPlaneNodes) {
-    if (nodes_with_member.contains(master)) continue;
-    kubectl_.apply(etcd_mirror_pod_manifest(master));
-    defer([this, master] {
-      (void)kubectl_.run({"delete", "pod", "-n", "kube-system", "etcd-" + master,
-                          "--ignore-not-found", "--wait=false"});
-    });
-  }
-  ASSERT_TRUE(wait_running("kube-system", "component=etcd", kControlPlaneNodes.size()));
+  // control-plane node, created here when the cluster has none; kept until TearDown.
+  auto etcd = std::make_shared<KubeadmEtcd>(kubectl_, kControlPlaneNodes);
+  defer([etcd]() mutable { etcd.reset(); });
+  ASSERT_TRUE(etcd->ready());
 
   make_not_ready(kubectl_, down);
   ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {

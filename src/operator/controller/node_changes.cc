@@ -20,11 +20,11 @@ asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance n
   }
   // A fresh read for the patch: the cache may lag behind our own last patch, and the patch
   // tests the taints it read.
-  auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
-  if (!current) co_return current.error();
-  const MaintenanceDrift drift = check_maintenance(*current, nm.meta.uid);
+  NMO_CO_TRY_ASSIGN(const kube::Node current,
+                    co_await client_.get<kube::Node>("", nm.spec.node_name));
+  const MaintenanceDrift drift = check_maintenance(current, nm.meta.uid);
   if (!drift.needs_patch()) co_return false;
-  auto patch = maintenance_patch(*current, nm.meta.name, nm.meta.uid);
+  auto patch = maintenance_patch(current, nm.meta.name, nm.meta.uid);
   if (!patch) co_return false;
   const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name);
   const kube::WriteOptions options;

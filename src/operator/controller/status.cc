@@ -135,12 +135,12 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
   patch["metadata"] = json::object{{"resourceVersion", m.own_versions.back()}};
   const std::string path = kube::object_path<NodeMaintenance>("", nm.meta.name) + "/status";
   const kube::WriteOptions options;
-  auto written =
-      co_await client_.patch(path, kube::PatchType::kMergePatch, json::serialize(patch), options);
-  if (!written) co_return written.error();
+  NMO_CO_TRY_ASSIGN(
+      const json::value written,
+      co_await client_.patch(path, kube::PatchType::kMergePatch, json::serialize(patch), options));
   m.status = status;
   m.written = status;
-  m.own_versions.push_back(kube::resource_version_of(*written));
+  m.own_versions.push_back(kube::resource_version_of(written));
   coalescer_.record_write(nm.meta.name, clock_.now());
   flush_announcements(nm);
   co_return std::optional<Clock::time_point>();

@@ -10,8 +10,8 @@
 //       healthy - (this node's member is healthy ? 1 : 0) >= floor(members / 2) + 1
 //     (3 members need 2 healthy, 5 need 3); no members (external or managed etcd): open.
 //   - OpenShift: the etcd guard PodDisruptionBudget in openshift-etcd, upstream's rule exactly
-//     (medik8s/common IsEtcdDisruptionAllowed, reference/nmo-upstream.md §3), see
-//     openshift_etcd_disruption_allowed().
+//     (medik8s/common IsEtcdDisruptionAllowed; the rule is spelled out in docs/design.md §2.2),
+//     see openshift_etcd_disruption_allowed().
 //
 // Threading: the functions are pure and safe from any thread; QuorumStabilityTracker is a plain
 // value type, not synchronised (use it from the reconciler's strand).

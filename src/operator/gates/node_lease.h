@@ -15,10 +15,11 @@
 // on the safe side: a renewTime up to kLeaseClockSkew in the future still counts as valid (another
 // component's clock may run a little ahead; upstream would take such a lease over).
 //
-// Renewal: upstream renews only when it reconciles and can lose the lease an hour after success
-// (reference/nmo-upstream.md §2.1). We renew every kNodeLeaseRenewInterval (15 min, so three
-// renewals can fail before the hour is up), on a timer, and retry failed renewals after
-// kNodeLeaseRetryInterval; transient API errors are not counted in errorOnLeaseCount.
+// Renewal: upstream renews only when it reconciles, so it can lose the lease an hour after a
+// maintenance succeeds. We renew every kNodeLeaseRenewInterval (15 min, so three renewals can
+// fail before the hour is up; docs/design.md §2.5), on a timer, and retry failed renewals after
+// kNodeLeaseRetryInterval; transient API errors are not counted in errorOnLeaseCount
+// (docs/design.md §3.1).
 //
 // Threading: pure functions; safe to call from any thread.
 #pragma once

@@ -1,5 +1,6 @@
 #include "test/e2e/support/cluster.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <sstream>
@@ -228,6 +229,18 @@ std::vector<json::object> list_pods(const Kubectl& kubectl, const std::string& n
     for (const auto& item : items->as_array()) pods.push_back(item.as_object());
   }
   return pods;
+}
+
+bool wait_running_pods(const Kubectl& kubectl, const std::string& ns, const std::string& selector,
+                       std::size_t count) {
+  std::vector<json::object> pods;
+  return wait_until(
+      std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
+      [&] {
+        pods = list_pods(kubectl, ns, selector);
+        return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
+      },
+      [&] { return std::to_string(pods.size()) + " pods"; });
 }
 
 std::string condition_field(const json::value& object, const std::string& type,

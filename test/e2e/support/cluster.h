@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -140,6 +141,11 @@ std::string node_manifest(const std::string& name,
 /// Pods of namespace `ns` matching the label selector, as JSON objects.
 std::vector<boost::json::object> list_pods(const Kubectl& kubectl, const std::string& ns,
                                            const std::string& selector);
+
+/// Waits (90 s) until exactly `count` pods match `selector` in `ns`, all Running and Ready
+/// (pod_running_ready()); on timeout records a failure and returns false.
+bool wait_running_pods(const Kubectl& kubectl, const std::string& ns, const std::string& selector,
+                       std::size_t count);
 
 /// The `field` ("status", "reason", "message") of the status condition `type` of `object`, or ""
 /// when it has no such condition.

@@ -429,7 +429,10 @@ std::size_t drain_taint_count(const json::value& node) {
   return taints_with_key(node, std::string(kDrainTaintKey));
 }
 
-std::string phase_of(const json::value& nm) { return string_at(nm, "/status/phase"); }
+std::string phase_of(const json::value& nm) {
+  const std::optional<op::Phase> phase = maintenance_of(nm).status.phase;
+  return phase ? std::string(op::to_string(*phase)) : std::string();
+}
 
 op::NodeMaintenance maintenance_of(const json::value& nm) {
   Result<op::NodeMaintenance> decoded = op::decode_node_maintenance(nm);
@@ -537,14 +540,7 @@ void OperatorFixture::remove(const std::string& name) {
 
 bool OperatorFixture::wait_running(const std::string& ns, const std::string& selector,
                                    std::size_t count) {
-  std::vector<json::object> pods;
-  return wait_until(
-      std::to_string(count) + " running pods " + selector + " in " + ns, 90s,
-      [&] {
-        pods = list_pods(kubectl_, ns, selector);
-        return pods.size() == count && std::all_of(pods.begin(), pods.end(), pod_running_ready);
-      },
-      [&] { return std::to_string(pods.size()) + " pods"; });
+  return wait_running_pods(kubectl_, ns, selector, count);
 }
 
 std::int64_t OperatorFixture::event_count(const std::string& uid, const std::string& reason) {

@@ -138,7 +138,8 @@ class OperatorFixture : public ClusterTest {
   /// Deletes the NodeMaintenance without waiting.
   void remove(const std::string& name);
 
-  /// Waits (90 s) until exactly `count` pods match `selector` in `ns`, all Running and Ready.
+  /// Waits (90 s) until exactly `count` pods match `selector` in `ns`, all Running and Ready
+  /// (wait_running_pods() with this fixture's kubectl).
   bool wait_running(const std::string& ns, const std::string& selector, std::size_t count);
 
   /// Total count of the events with `reason` of the object with `uid`.
@@ -219,7 +220,8 @@ bool has_taint_key(const boost::json::value& node, const std::string& key);
 /// How many taints with the key medik8s.io/drain (with or without a value) the node has.
 std::size_t drain_taint_count(const boost::json::value& node);
 
-/// The `phase` of a NodeMaintenance ("" when unset).
+/// The `phase` of a NodeMaintenance ("" when unset), read through maintenance_of(): one that
+/// does not decode records a test failure.
 std::string phase_of(const boost::json::value& nm);
 
 /// `nm` read as the operator reads it (op::decode_node_maintenance). A NodeMaintenance that does

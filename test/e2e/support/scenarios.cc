@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <string>
 #include <utility>
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
+
+#include "test/e2e/support/operator_fixture.h"
 
 namespace nmo::e2e {
 namespace {
 
+namespace json = boost::json;
 using namespace std::chrono_literals;
 
 }  // namespace
@@ -93,6 +98,35 @@ void OpenShiftEtcd::set_min_available(int min_available) {
   kubectl_.must({"patch", "pdb", "-n", kNamespace, kGuardPdb, "--type=merge", "-p",
                  R"({"spec":{"minAvailable":)" + std::to_string(min_available) + "}}"});
   EXPECT_TRUE(wait_pdb(std::max(0, guards_ - min_available)));
+}
+
+KubeadmEtcd::KubeadmEtcd(const Kubectl& kubectl, const std::vector<std::string>& members,
+                         Deletion deletion)
+    : kubectl_(kubectl), deletion_(deletion) {
+  std::set<std::string> nodes_with_member;
+  for (const auto& pod : list_pods(kubectl_, kNamespace, kSelector)) {
+    nodes_with_member.insert(string_at(json::value(pod), "/spec/nodeName"));
+  }
+  json::array pods;
+  for (const std::string& node : members) {
+    if (nodes_with_member.contains(node)) continue;
+    pods.push_back(json::parse(etcd_mirror_pod_manifest(node)));
+    created_.push_back("etcd-" + node);
+  }
+  if (!pods.empty()) {
+    kubectl_.apply(json::serialize(
+        json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(pods)}}));
+  }
+  ready_ = wait_running_pods(kubectl_, kNamespace, kSelector, members.size());
+}
+
+KubeadmEtcd::~KubeadmEtcd() {
+  if (created_.empty()) return;
+  std::vector<std::string> args{"delete", "pod", "-n", kNamespace};
+  args.insert(args.end(), created_.begin(), created_.end());
+  args.emplace_back("--ignore-not-found");
+  args.emplace_back(deletion_ == Deletion::kWait ? "--timeout=60s" : "--wait=false");
+  (void)kubectl_.run(args);
 }
 
 bool OpenShiftEtcd::wait_pdb(int allowed) const {

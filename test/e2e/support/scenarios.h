@@ -65,4 +65,34 @@ class OpenShiftEtcd {
   bool ready_ = false;
 };
 
+/// kubeadm's stacked etcd as the etcd-quorum gate reads it (docs/design.md §2.2): one mirror pod
+/// `etcd-<node>` in kube-system (labels component=etcd, tier=control-plane) on each of `members`,
+/// created here for the members that have none. The constructor returns once exactly
+/// `members.size()` etcd pods are Running and Ready; the destructor deletes the pods it created,
+/// waiting until they are gone (up to 60 s) only with `Deletion::kWait` (a pod on a node left
+/// NotReady may never finish terminating). Without members the gate is open, so an
+/// OperatorFixture test keeps it until TearDown has deleted its maintenances: it hands a
+/// shared_ptr to defer().
+class KubeadmEtcd {
+ public:
+  enum class Deletion { kNoWait, kWait };
+  KubeadmEtcd(const Kubectl& kubectl, const std::vector<std::string>& members,
+              Deletion deletion = Deletion::kNoWait);
+  ~KubeadmEtcd();
+  KubeadmEtcd(const KubeadmEtcd&) = delete;
+  KubeadmEtcd& operator=(const KubeadmEtcd&) = delete;
+
+  /// Whether the constructor got every member running (a failure was recorded otherwise).
+  [[nodiscard]] bool ready() const { return ready_; }
+
+  static constexpr const char* kNamespace = "kube-system";
+  static constexpr const char* kSelector = "component=etcd";
+
+ private:
+  const Kubectl& kubectl_;
+  Deletion deletion_;
+  std::vector<std::string> created_;  // pod names
+  bool ready_ = false;
+};
+
 }  // namespace nmo::e2e
