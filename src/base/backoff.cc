@@ -1,24 +1,13 @@
 #include "base/backoff.h"
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <utility>
 
 #include "base/check.h"
+#include "base/jitter.h"
 
 namespace nmo {
-namespace {
-
-// 53 random bits scaled into [0, 1): exact, and unlike std::generate_canonical never 1.0.
-UniformRandom default_random() {
-  return [engine = std::mt19937_64(std::random_device{}())]() mutable {
-    constexpr double kTwoToMinus53 = 1.0 / static_cast<double>(std::uint64_t{1} << 53);
-    return static_cast<double>(engine() >> 11) * kTwoToMinus53;
-  };
-}
-
-}  // namespace
 
 ExponentialBackoff::ExponentialBackoff(const BackoffOptions& options, UniformRandom random)
     : options_(options), random_(std::move(random)), step_(options.initial) {
@@ -31,7 +20,7 @@ ExponentialBackoff::ExponentialBackoff(const BackoffOptions& options, UniformRan
                                         std::to_string(options_.factor));
   NMO_CHECK(options_.reset_after.count() >= 0, "ExponentialBackoff: reset_after is negative");
   if (options_.full_jitter && !random_) {
-    random_ = default_random();
+    random_ = make_uniform_random();
   }
 }
 

@@ -2,20 +2,24 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/lru_cache.h"
 #include "base/token_bucket.h"
 #include "http/client.h"
 #include "http/line_stream.h"
 #include "kube/api/status.h"
+#include "kube/client/server_throttle.h"
 
 namespace nmo::kube {
 namespace {
@@ -40,6 +44,19 @@ enum class RetryPolicy {
 
 bool is_2xx(unsigned status) { return status >= 200 && status < 300; }
 
+// now + `timeout`, saturating: a timeout of years (kubectl-maintenance --request-timeout=0) must
+// not overflow the clock.
+Clock::time_point deadline_after(const Clock& clock, milliseconds timeout) {
+  const Clock::time_point now = clock.now();
+  const auto room = std::chrono::floor<milliseconds>(Clock::time_point::max() - now);
+  return timeout >= room ? Clock::time_point::max() : now + timeout;
+}
+
+// GET is a read (list and watch included); everything else changes something.
+RequestClass request_class_of(http::Method method) {
+  return method == http::Method::kGet ? RequestClass::kRead : RequestClass::kWrite;
+}
+
 std::optional<seconds> parse_retry_after(const http::Headers& headers) {
   const auto value = http::find_header(headers, "Retry-After");
   if (!value) return std::nullopt;
@@ -48,6 +65,11 @@ std::optional<seconds> parse_retry_after(const http::Headers& headers) {
   const auto [ptr, ec] = std::from_chars(value->data(), end, n);
   if (ec != std::errc() || ptr != end || n < 0) return std::nullopt;
   return seconds(n);
+}
+
+// The floor a 429 sets under the wait of its class: its Retry-After, 1 s when absent, at most 30 s.
+seconds retry_after_floor(const http::Headers& headers) {
+  return std::min(parse_retry_after(headers).value_or(kDefaultRetryAfter), kMaxRetryAfter);
 }
 
 Error error_from(const http::Response& response) {
@@ -106,6 +128,8 @@ class ClientImpl final : public Client {
         bucket_(options_.qps > 0 ? std::optional<TokenBucket>(std::in_place, options_.qps,
                                                               std::max(1, options_.burst))
                                  : std::nullopt),
+        throttle_({.initial = options_.throttle_backoff, .max = options_.max_throttle_backoff},
+                  options_.random),
         warnings_seen_(kMaxWarningsSeen) {}
 
   ~ClientImpl() override { shutdown(); }
@@ -187,16 +211,24 @@ class ClientImpl final : public Client {
 
   asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(std::string path,
                                                               WatchOptions options) override {
+    const Clock::time_point deadline = deadline_after(throttle_.clock(), options_.request_timeout);
     for (bool refreshed = false;; refreshed = true) {
+      NMO_CO_TRY(co_await wait_for_server(RequestClass::kRead, deadline));
       NMO_CO_TRY(co_await rate_limit());
       http::Request request = make_request(http::Method::kGet, path + options.query(), {}, {});
       auto attempt = authorize(request);
       if (!attempt) co_return attempt.error();
+      const ServerThrottle::Ticket ticket = throttle_.admit(RequestClass::kRead);
       auto stream = co_await attempt->http->stream(std::move(request));
       observe(http::Method::kGet, stream ? static_cast<int>((*stream)->status()) : 0);
       if (!stream) co_return stream.error();
       auto& s = **stream;
       if (s.status() == 401 && !refreshed && refresh_credential(*attempt)) continue;
+      if (s.status() == 429) {
+        note_throttled(ticket, http::Method::kGet, path, s.headers());
+      } else {
+        throttle_.answered(ticket);
+      }
       if (!is_2xx(s.status())) {
         auto body = co_await s.read_rest(options_.request_timeout);
         co_return error_from_response(static_cast<int>(s.status()), body ? *body : std::string(),
@@ -338,6 +370,58 @@ class ClientImpl final : public Client {
     return error;
   }
 
+  // Waits until the API server's throttling of `request_class` lets a request of it go
+  // (ServerThrottle); the client-side throttle, without waiting, when that would be after
+  // `deadline`.
+  asio::awaitable<Result<void>> wait_for_server(RequestClass request_class,
+                                                Clock::time_point deadline) {
+    // Another 429 may push the instant further while this request waits: look again after.
+    for (;;) {
+      const Clock::time_point now = throttle_.clock().now();
+      const Clock::time_point start = throttle_.not_before(request_class);
+      if (start <= now) co_return Result<void>();
+      if (start > deadline) co_return server_throttled(request_class, start - now);
+      co_await pause(start - now);
+    }
+  }
+
+  // The refusal of wait_for_server() for a request of `request_class` that could go in `wait`.
+  Error server_throttled(RequestClass request_class, std::chrono::nanoseconds wait) const {
+    Error error(ErrorCode::kTooManyRequests,
+                "the API server is throttling " + std::string(to_string(request_class)) +
+                    " requests: waiting for the Retry-After and backoff of its 429s would pass "
+                    "this request's deadline (" +
+                    std::to_string(options_.request_timeout.count()) + "ms)");
+    error.retry_after = std::chrono::ceil<seconds>(wait);
+    return error;
+  }
+
+  // Slows down the class of a request that the API server's Priority and Fairness throttled,
+  // and says so at most once per kThrottleLogInterval for the class, naming the flow schema and
+  // priority level that APF reported.
+  void note_throttled(const ServerThrottle::Ticket& ticket, http::Method method,
+                      const std::string& target, const http::Headers& headers) {
+    const seconds retry_after = retry_after_floor(headers);
+    const ServerThrottle::Step step = throttle_.throttled(ticket, retry_after);
+    if (step.to_log == 0) return;
+    std::vector<log::Field> apf;
+    for (const auto& [header, key] :
+         {std::pair{"X-Kubernetes-PF-PriorityLevel-UID", "priority_level_uid"},
+          std::pair{"X-Kubernetes-PF-FlowSchema-UID", "flow_schema_uid"}}) {
+      if (const auto value = http::find_header(headers, header)) apf.emplace_back(key, *value);
+    }
+    log::root().with(apf).warn(
+        "the API server is throttling requests (429); slowing down their class",
+        {{"class", to_string(ticket.request_class)},
+         {"method", http::to_string(method)},
+         {"path", target},
+         {"retry_after_seconds", static_cast<std::int64_t>(retry_after.count())},
+         {"wait_ms",
+          static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(step.wait).count())},
+         {"consecutive", step.consecutive},
+         {"throttled_since_last_log", step.to_log}});
+  }
+
   // Logs each distinct API warning once (deprecations repeat on every request).
   void log_warnings(const http::Headers& headers) {
     for (const auto value : http::find_header_values(headers, "Warning")) {
@@ -351,16 +435,20 @@ class ClientImpl final : public Client {
     }
   }
 
-  // Sends a request with authentication, rate limiting and the retries `policy` allows. `fence`,
-  // when set, is asked before each attempt, after the rate limit; its error stops the request.
+  // Sends a request with authentication, the API server's throttling of its class, rate limiting
+  // and the retries `policy` allows. `fence`, when set, is asked before each attempt, after the
+  // rate limit; its error stops the request.
   asio::awaitable<Result<http::Response>> call(http::Method method, std::string target,
                                                std::string body, std::string_view content_type,
                                                RetryPolicy policy,
                                                std::function<Result<void>()> fence = {}) {
+    const RequestClass request_class = request_class_of(method);
+    const Clock::time_point deadline = deadline_after(throttle_.clock(), options_.request_timeout);
     milliseconds backoff = options_.retry_backoff;
     bool refreshed = false;
     for (int attempt = 0;; ++attempt) {
       const bool may_retry = attempt < options_.max_retries;
+      NMO_CO_TRY(co_await wait_for_server(request_class, deadline));
       NMO_CO_TRY(co_await rate_limit());
       if (fence) {
         if (auto allowed = fence(); !allowed) co_return allowed.error();
@@ -368,6 +456,7 @@ class ClientImpl final : public Client {
       http::Request request = make_request(method, target, body, content_type);
       auto authorized = authorize(request);
       if (!authorized) co_return authorized.error();
+      const ServerThrottle::Ticket ticket = throttle_.admit(request_class);
       auto response = co_await authorized->http->send(std::move(request));
       observe(method, response ? static_cast<int>(response->status) : 0);
       if (!response) {
@@ -389,13 +478,16 @@ class ClientImpl final : public Client {
         refreshed = true;
         continue;
       }
-      if (status == 429 && policy != RetryPolicy::kEviction && may_retry) {
-        const seconds wait = std::min(
-            parse_retry_after(response->headers).value_or(kDefaultRetryAfter), kMaxRetryAfter);
-        log::root().info("the API server throttled a request; retrying",
-                         {{"path", target}, {"retry_after_seconds", wait.count()}});
-        co_await pause(wait);
-        continue;
+      // An eviction's 429 may be a PodDisruptionBudget's or a webhook's "not now" instead.
+      const bool throttled = status == 429 && (policy != RetryPolicy::kEviction ||
+                                               classify_eviction_error(error_from(*response)) ==
+                                                   EvictionOutcome::kThrottled);
+      if (!throttled) {
+        throttle_.answered(ticket);
+      } else {
+        note_throttled(ticket, method, target, response->headers);
+        // The next attempt waits for the class in wait_for_server().
+        if (policy != RetryPolicy::kEviction && may_retry) continue;
       }
       if (policy == RetryPolicy::kRead && may_retry &&
           (status == 502 || status == 503 || status == 504)) {
@@ -427,6 +519,7 @@ class ClientImpl final : public Client {
   std::vector<std::weak_ptr<http::Client>> retired_;  // guarded by http_mu_; still in use
   bool shut_down_ = false;                            // guarded by http_mu_
   std::optional<TokenBucket> bucket_;                 // none: no client-side rate limit
+  ServerThrottle throttle_;                           // the API server's 429s, per class
   std::mutex warnings_mu_;
   LruCache<std::string, bool> warnings_seen_;  // guarded by warnings_mu_
 };
@@ -442,6 +535,13 @@ Result<std::unique_ptr<Client>> Client::create(asio::any_io_executor executor, R
   if (config.scheme != "https" && config.scheme != "http") {
     return Error(ErrorCode::kInvalid,
                  config.origin + ": unsupported scheme \"" + config.scheme + "\" in server URL");
+  }
+  if (options.throttle_backoff.count() <= 0 ||
+      options.max_throttle_backoff < options.throttle_backoff) {
+    return Error(ErrorCode::kInvalid,
+                 "the throttle backoff must be positive and at most its maximum, got " +
+                     std::to_string(options.throttle_backoff.count()) + "ms and " +
+                     std::to_string(options.max_throttle_backoff.count()) + "ms");
   }
   http::ClientOptions http_options;
   http_options.host = config.host;

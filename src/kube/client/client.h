@@ -6,9 +6,14 @@
 // typed calls over the projections of kube/api.
 //
 // Retries: reads (GET, list) are retried on connection failures and 502/503/504, and every
-// request is retried after Retry-After when API Priority & Fairness throttles it (429) — except
-// evictions, whose 429 is a business answer (eviction.h) returned to the caller untouched.
-// Writes are never retried on connection failures: the server may have applied them.
+// request is retried when API Priority & Fairness throttles it (429) — except evictions, whose
+// 429 is a business answer (eviction.h) returned to the caller untouched. Writes are never
+// retried on connection failures: the server may have applied them.
+//
+// Throttling: a 429 of Priority & Fairness (evictions' included) slows down the whole class of
+// the request, reads or writes (server_throttle.h): later requests of the class, retries
+// included, wait for Retry-After or a backoff growing with consecutive 429s, whichever is
+// longer, with jitter; the other class goes on. See ClientOptions::throttle_backoff.
 //
 // Writes take and return raw JSON (boost::json::value), so fields we never decode are never
 // dropped; patches are the preferred way to change objects (a merge patch of the fields we own,
@@ -28,6 +33,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "base/backoff.h"
 #include "base/result.h"
 #include "http/asio.h"
 #include "http/message.h"
@@ -62,6 +68,19 @@ struct ClientOptions {
   int max_retries = 4;
   /// First pause between retries of a failed read; doubles up to 8 s.
   std::chrono::milliseconds retry_backoff{std::chrono::milliseconds(250)};
+  /// After the API server's Priority and Fairness throttled a request (429), every request of
+  /// its class (reads: GET, list, watch; writes: the rest, evictions included) waits until
+  /// now + d..1.5 d at random, d being the larger of Retry-After (1 s when absent, at most 30 s)
+  /// and a backoff starting at `throttle_backoff` and doubling per consecutive 429 wave of the
+  /// class up to `max_throttle_backoff`. An answer that is not a throttle resets the backoff. A
+  /// request whose wait would end past its deadline (request_timeout after the call began) fails
+  /// at once instead (is_client_throttled()), and its caller retries with its own backoff. Both
+  /// must be positive, the second at least the first.
+  std::chrono::milliseconds throttle_backoff{std::chrono::seconds(1)};
+  std::chrono::milliseconds max_throttle_backoff{std::chrono::seconds(30)};
+  /// Numbers in [0, 1) for that jitter. Empty: a random engine of the client's own. Tests
+  /// inject fixed ones.
+  UniformRandom random;
   /// Called once per HTTP attempt (retries included, watches when they open) with the method
   /// ("GET") and the status code as text ("200"), or "<error>" when no response came: the
   /// labels of client-go's rest_client_requests_total. Runs on the client's executor; keep it
@@ -70,8 +89,10 @@ struct ClientOptions {
 };
 
 /// Whether `error` is the client's own refusal to queue a request behind its rate limit
-/// (ClientOptions::max_rate_limit_wait / max_rate_limit_waiters): kTooManyRequests with no HTTP
-/// status, the API server never asked. Its retry_after says when trying again makes sense.
+/// (ClientOptions::max_rate_limit_wait / max_rate_limit_waiters) or behind the API server's
+/// throttling of its class past its deadline (ClientOptions::throttle_backoff): kTooManyRequests
+/// with no HTTP status, the API server never asked. Its retry_after says when trying again makes
+/// sense.
 [[nodiscard]] bool is_client_throttled(const Error& error);
 
 /// A watch in progress. Obtained from Client::watch().

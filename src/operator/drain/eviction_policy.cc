@@ -61,6 +61,12 @@ std::string format_seconds(seconds span) {
 
 }  // namespace
 
+milliseconds throttle_delay(std::optional<seconds> retry_after, double jitter) {
+  const seconds floor = std::clamp(retry_after.value_or(kDefaultThrottleDelay),
+                                   kDefaultThrottleDelay, kMaxRefusalDelay);
+  return std::chrono::duration_cast<milliseconds>(jitter_above(floor, jitter));
+}
+
 milliseconds refusal_delay(int refusals, std::optional<seconds> retry_after) noexcept {
   seconds step = kFirstRefusalDelay;
   for (int i = 1; i < refusals && step < kMaxRefusalDelay; ++i) step *= 2;
@@ -71,7 +77,7 @@ milliseconds refusal_delay(int refusals, std::optional<seconds> retry_after) noe
 
 EvictionDecision decide_eviction(const kube::EvictionResult& result,
                                  std::span<const kube::PodDisruptionBudget> covering_pdbs,
-                                 int previous_refusals) {
+                                 int previous_refusals, double jitter) {
   EvictionDecision decision;
   const Error& status = result.status;
   const int refusals = std::max(previous_refusals, 0) + 1;
@@ -96,8 +102,7 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
     case kube::EvictionOutcome::kThrottled: {
       decision.next = EvictionNext::kRetry;
       decision.reason = PendingPodReason::kEvicting;
-      const seconds wait = result.retry_after().value_or(kDefaultThrottleDelay);
-      decision.retry_after = std::clamp(wait, kDefaultThrottleDelay, kMaxRefusalDelay);
+      decision.retry_after = throttle_delay(result.retry_after(), jitter);
       decision.refusals = std::max(previous_refusals, 0);
       return decision;
     }

@@ -6,7 +6,7 @@
 //   kNotFound (404)                 kGone             -                      no          -
 //   kBlockedByPdb (429)             kRetry            BlockedByPDB           yes         backoff
 //   kDeferred (429 webhook)         kRetry            EvictionDeferred       yes         backoff
-//   kThrottled (429 APF)            kRetry            Evicting               no Retry-After
+//   kThrottled (429 APF)            kRetry            Evicting               no  Retry-After+jitter
 //   kMultiplePdbs (500)             kRetry            MultiplePDBs           yes         30 s
 //   kNamespaceTerminating (403)     kRetry            NamespaceTerminating   yes         backoff
 //   kRefused (anything else)        kRetry            Error                  yes         backoff
@@ -16,10 +16,13 @@
 // the header) larger than that step is honoured, capped at kMaxRetryAfter (5 min) so a bogus value
 // cannot park a pod for hours; pod, PDB and node watch events may still retry it earlier. A
 // throttled answer (API Priority & Fairness) is not a refusal: it does not advance the backoff,
-// keeps the pod's reason at Evicting, and retries after Retry-After (1 s when absent, at most 30
-// s).
+// keeps the pod's reason at Evicting, and retries after d to 1.5 d at random, d being Retry-After
+// (1 s when absent, at most 30 s): the evictions APF throttled together (up to 32 per node) come
+// back spread out, not in the same second. The client meanwhile holds back every write of its
+// own after such a 429 (kube/client/server_throttle.h).
 //
-// Threading: pure functions; safe to call from any thread.
+// Threading: pure functions, given the random fraction (the default argument draws it from the
+// calling thread's own engine); safe to call from any thread.
 #pragma once
 
 #include <chrono>
@@ -28,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "base/jitter.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
@@ -40,7 +44,8 @@ namespace nmo::op {
 inline constexpr std::chrono::seconds kFirstRefusalDelay{5};
 inline constexpr std::chrono::seconds kMaxRefusalDelay{30};
 inline constexpr std::chrono::seconds kMaxRetryAfter{300};
-// A throttled eviction without Retry-After is retried after this (APF itself sends 1 s).
+// A throttled eviction without Retry-After is retried after this (APF itself sends 1 s), or up to
+// half again with jitter.
 inline constexpr std::chrono::seconds kDefaultThrottleDelay{1};
 
 // What to do with the pod next.
@@ -70,15 +75,22 @@ struct EvictionDecision {
 
 // The decision for one eviction answer. `covering_pdbs` are the budgets that select the pod (see
 // covering_pdbs()); they only shape the message. `previous_refusals` is the pod's `refusals` from
-// its previous decision (0 at first).
+// its previous decision (0 at first). `jitter`, in [0, 1), places a throttled answer's retry in
+// its spread (throttle_delay()); tests pass a fixed one.
 [[nodiscard]] EvictionDecision decide_eviction(
     const kube::EvictionResult& result, std::span<const kube::PodDisruptionBudget> covering_pdbs,
-    int previous_refusals);
+    int previous_refusals, double jitter = uniform_random());
 
 // The delay after the n-th consecutive refusal (n >= 1): 5 s, 10 s, 20 s, 30 s, 30 s, ...; a
 // larger `retry_after` wins, capped at kMaxRetryAfter.
 [[nodiscard]] std::chrono::milliseconds refusal_delay(
     int refusals, std::optional<std::chrono::seconds> retry_after) noexcept;
+
+// The delay before retrying an eviction that API Priority & Fairness throttled: d stretched by
+// `jitter` (in [0, 1); NMO_CHECK) up to 1.5 d, d being `retry_after` clamped to [1 s, 30 s] (1 s
+// when absent).
+[[nodiscard]] std::chrono::milliseconds throttle_delay(
+    std::optional<std::chrono::seconds> retry_after, double jitter);
 
 // The budgets among `pdbs` that cover `pod`: same namespace, selector matches its labels.
 [[nodiscard]] std::vector<kube::PodDisruptionBudget> covering_pdbs(

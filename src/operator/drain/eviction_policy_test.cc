@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -123,7 +124,7 @@ TEST(DecideEvictionTest, ThrottledIsNotABlocker) {
   const EvictionDecision d =
       decide_eviction(answer(kube::EvictionOutcome::kThrottled, 429,
                              "Too many requests, please try again later.", seconds{2}),
-                      {}, 2);
+                      {}, 2, 0.0);
   EXPECT_EQ(d.next, EvictionNext::kRetry);
   EXPECT_EQ(d.reason, PendingPodReason::kEvicting);
   EXPECT_EQ(d.retry_after, seconds{2});
@@ -131,12 +132,46 @@ TEST(DecideEvictionTest, ThrottledIsNotABlocker) {
   EXPECT_FALSE(d.drain_error);
   EXPECT_EQ(d.message, "");
   // Without Retry-After: 1 s; an absurd one is capped at 30 s.
-  EXPECT_EQ(decide_eviction(answer(kube::EvictionOutcome::kThrottled, 429, "x"), {}, 0).retry_after,
-            seconds{1});
   EXPECT_EQ(
-      decide_eviction(answer(kube::EvictionOutcome::kThrottled, 429, "x", seconds{999}), {}, 0)
+      decide_eviction(answer(kube::EvictionOutcome::kThrottled, 429, "x"), {}, 0, 0.0).retry_after,
+      seconds{1});
+  EXPECT_EQ(
+      decide_eviction(answer(kube::EvictionOutcome::kThrottled, 429, "x", seconds{999}), {}, 0, 0.0)
           .retry_after,
       seconds{30});
+}
+
+TEST(DecideEvictionTest, ThrottledRetriesSpreadAboveRetryAfter) {
+  EXPECT_EQ(throttle_delay(seconds{2}, 0.0), seconds{2});
+  EXPECT_EQ(throttle_delay(seconds{2}, 0.5), milliseconds{2500});
+  EXPECT_EQ(throttle_delay(seconds{2}, 0.9999), milliseconds{2999});
+  EXPECT_EQ(throttle_delay(std::nullopt, 0.5), milliseconds{1250});
+  EXPECT_EQ(throttle_delay(seconds{999}, 0.9999), milliseconds{44998});
+  EXPECT_EQ(throttle_delay(seconds{0}, 0.0), seconds{1});
+}
+
+// 32 evictions of one node (--evictions-in-flight) throttled together by Priority and Fairness.
+TEST(DecideEvictionTest, EvictionsThrottledTogetherDoNotAllRetryTogether) {
+  const kube::EvictionResult throttled =
+      answer(kube::EvictionOutcome::kThrottled, 429, "Too many requests, please try again later.",
+             seconds{1});
+  std::set<milliseconds> retries;
+  for (int pod = 0; pod < 32; ++pod) {
+    const milliseconds retry = decide_eviction(throttled, {}, 0, pod / 32.0).retry_after;
+    EXPECT_GE(retry, seconds{1});
+    EXPECT_LT(retry, milliseconds{1500});
+    retries.insert(retry);
+  }
+  EXPECT_EQ(retries.size(), 32U);
+  // The default jitter is random: 32 draws over 500 possible milliseconds are not all alike.
+  std::set<milliseconds> drawn;
+  for (int pod = 0; pod < 32; ++pod) {
+    const milliseconds retry = decide_eviction(throttled, {}, 0).retry_after;
+    EXPECT_GE(retry, seconds{1});
+    EXPECT_LT(retry, milliseconds{1500});
+    drawn.insert(retry);
+  }
+  EXPECT_GT(drawn.size(), 1U);
 }
 
 TEST(DecideEvictionTest, DeferredByKubeVirt) {
