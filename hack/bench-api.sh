@@ -153,7 +153,7 @@ row() { # row <label> <from> <to>
     "$(apiserver_delta "$2" "$3" "${evictions_201}") / $(apiserver_delta "$2" "$3" "${evictions_429}")" \
     "$(operator_methods "$2" "$3")"
 }
-printf '\nAPI cost per maintenance: %d bare pods per node, operator at its defaults (qps 20, burst 30)\n' "${pods}"
+printf '\nAPI cost per maintenance: %d bare pods per node, operator at its defaults (no client-side rate limit)\n' "${pods}"
 printf '%-44s %-10s %-22s %-18s %s\n' "window" "operator" "API server (watches)" "evictions 201/429" \
   "operator's requests by method and code"
 row "PDB-free: create to Succeeded" free-0 free-1
