@@ -4,12 +4,17 @@
 #
 #   e2e_prerequisites_start   builds the control-plane binaries, promcheck and olmcheck in the background
 #                             (the first control-plane build takes tens of minutes); with
-#                             NMO_REAL_NODE=1 also the operator's image (make image); with
-#                             NMO_TEST_OLDEST=1 also the oldest tested Kubernetes' binaries
-#   e2e_environment           waits for them, brings the cluster up unless it runs (remembering
-#                             that in E2E_STARTED_CLUSTER) and, with NMO_REAL_NODE=1, its real
-#                             node, and exports KUBECONFIG, NMO_ETCD_URL, PATH, NMO_PROMCHECK,
-#                             NMO_OLMCHECK, NMO_OPERATOR_KUBECONFIG (and NMO_IMAGE_ARCHIVE)
+#                             NMO_REAL_NODE=1 also the image's base images; with
+#                             NMO_TEST_OLDEST=1 also the oldest tested Kubernetes' binaries (those
+#                             two at nice 19: they are needed last)
+#   e2e_image_start <binary>  with NMO_REAL_NODE=1, the operator's image around that binary in the
+#                             background at nice 19 (hack/image-build.sh --binary), exporting
+#                             NMO_IMAGE_ARCHIVE
+#   e2e_environment           waits for the binaries, brings the cluster up unless it runs
+#                             (remembering that in E2E_STARTED_CLUSTER) and, with NMO_REAL_NODE=1,
+#                             its real node, and exports KUBECONFIG, NMO_ETCD_URL, PATH,
+#                             NMO_PROMCHECK, NMO_OLMCHECK, NMO_OPERATOR_KUBECONFIG
+#   e2e_image_wait            waits for the image e2e_image_start builds
 #   e2e_environment_oldest    the same for the oldest tested Kubernetes (KUBE_VERSION exported
 #                             too), its cluster beside the first (E2E_STARTED_OLDEST_CLUSTER)
 #   e2e_cluster_cleanup       stops the clusters that e2e_environment* started
@@ -20,7 +25,8 @@ e2e_prerequisites_start() {
   E2E_TESTENV_PID=$!
   if [[ "${NMO_TEST_OLDEST:-0}" == 1 ]]; then
     E2E_OLDEST_TESTENV_LOG="$(mktemp)"
-    KUBE_VERSION="$(testenv_oldest_version)" hack/testenv-build.sh >"${E2E_OLDEST_TESTENV_LOG}" &
+    # Needed last: at the lowest priority, so that it takes only what the rest leaves idle.
+    KUBE_VERSION="$(testenv_oldest_version)" nice -n 19 hack/testenv-build.sh >"${E2E_OLDEST_TESTENV_LOG}" &
     E2E_OLDEST_TESTENV_PID=$!
   fi
   # The strict Prometheus exposition checker the e2e tests pipe /metrics through (Go, cached).
@@ -32,12 +38,41 @@ e2e_prerequisites_start() {
   hack/go-tool-build.sh olmcheck >"${E2E_OLMCHECK_LOG}" &
   E2E_OLMCHECK_PID=$!
   if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
-    E2E_IMAGE_LOG="$(mktemp)"
-    NMO_IMAGE_ARCHIVE="$(mktemp --suffix=.tar)"
-    export NMO_IMAGE_ARCHIVE
-    hack/image-build.sh --archive "${NMO_IMAGE_ARCHIVE}" >"${E2E_IMAGE_LOG}" 2>&1 &
-    E2E_IMAGE_PID=$!
+    E2E_IMAGE_BASE_LOG="$(mktemp)"
+    nice -n 19 hack/image-base.sh >"${E2E_IMAGE_BASE_LOG}" 2>&1 &
+    E2E_IMAGE_BASE_PID=$!
   fi
+}
+
+# The image build runs hack/image-base.sh again, which waits for the run started above (a lock)
+# and then finds the base images there.
+e2e_image_start() {
+  [[ "${NMO_REAL_NODE:-0}" == 1 ]] || return 0
+  local binary="$1"
+  NMO_IMAGE_ARCHIVE="$(mktemp --suffix=.tar)"
+  export NMO_IMAGE_ARCHIVE
+  E2E_IMAGE_LOG="$(mktemp)"
+  nice -n 19 hack/image-build.sh --archive "${NMO_IMAGE_ARCHIVE}" --binary "${binary}" \
+    >"${E2E_IMAGE_LOG}" 2>&1 &
+  E2E_IMAGE_PID=$!
+}
+
+e2e_image_wait() {
+  [[ "${NMO_REAL_NODE:-0}" == 1 ]] || return 0
+  if ! wait "${E2E_IMAGE_BASE_PID}"; then
+    cat "${E2E_IMAGE_BASE_LOG}" >&2
+    rm -f "${E2E_IMAGE_BASE_LOG}"
+    die "making the image's base images failed"
+  fi
+  grep -E '^\[image' "${E2E_IMAGE_BASE_LOG}" >&2 || true
+  rm -f "${E2E_IMAGE_BASE_LOG}"
+  if ! wait "${E2E_IMAGE_PID}"; then
+    cat "${E2E_IMAGE_LOG}" >&2
+    rm -f "${E2E_IMAGE_LOG}"
+    die "building the operator's image failed"
+  fi
+  grep -E '^\[image' "${E2E_IMAGE_LOG}" >&2 || true
+  rm -f "${E2E_IMAGE_LOG}"
 }
 
 E2E_STARTED_CLUSTER=0
@@ -85,16 +120,7 @@ e2e_environment() {
   # The version it runs (KUBE_VERSION=1.27 make e2e-test uses that one alone): cleanup stops that
   # cluster, never another one that was already up.
   E2E_CLUSTER_VERSION="$(testenv_kube_version)"
-  if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
-    hack/real-node.sh up
-    if ! wait "${E2E_IMAGE_PID}"; then
-      cat "${E2E_IMAGE_LOG}" >&2
-      rm -f "${E2E_IMAGE_LOG}"
-      die "building the operator's image failed"
-    fi
-    grep -E '^\[image' "${E2E_IMAGE_LOG}" >&2 || true
-    rm -f "${E2E_IMAGE_LOG}"
-  fi
+  if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then hack/real-node.sh up; fi
 }
 
 e2e_environment_oldest() {

@@ -17,6 +17,9 @@ force=0
 for tool in mmdebstrap podman; do
   command -v "${tool}" >/dev/null || die "${tool} is not installed (run make setup)"
 done
+# One run at a time: make test starts one early, and its image build asks again meanwhile.
+exec 9>"${TMPDIR:-/tmp}/node-maintenance-operator-image-base.lock"
+flock 9
 present() { ((force == 0)) && podman image exists "$1"; }
 if present localhost/debian:bookworm && present localhost/debian:bookworm-slim; then
   exit 0

@@ -3,8 +3,11 @@
 # user would (`podman build -f Containerfile .`), on base images made here from Debian packages
 # (hack/image-base.sh), so nothing is pulled from a registry. Tags it
 # localhost/node-maintenance-operator:dev (override with NMO_IMAGE) and prints its name.
-#   hack/image-build.sh [--archive FILE]   also write it as an OCI archive (what the real node's
-#                                         containerd imports)
+#   hack/image-build.sh [--archive FILE] [--binary FILE]
+#     --archive FILE   also write it as an OCI archive (what the real node's containerd imports)
+#     --binary FILE    put this operator binary in the runtime stage instead of compiling one in
+#                      the build stage (make test: its own build, so the image costs no second
+#                      compile; the runtime stage and its library check are the same)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
@@ -13,7 +16,14 @@ source "${root}/hack/testenv-lib.sh"
 log() { printf '[image %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 archive=""
-[[ "${1:-}" == --archive ]] && archive="${2:?--archive needs a file}"
+binary=""
+while (($# > 0)); do
+  case "$1" in
+    --archive) archive="${2:?--archive needs a file}" && shift 2 ;;
+    --binary) binary="${2:?--binary needs a file}" && shift 2 ;;
+    *) die "unknown argument: $1" ;;
+  esac
+done
 image="${NMO_IMAGE:-localhost/node-maintenance-operator:dev}"
 started=${SECONDS}
 hack/image-base.sh
@@ -25,8 +35,19 @@ source_url="$(git config --get remote.origin.url 2>/dev/null || true)"
 # This sandbox may not raise the open-files and process limits podman asks runc for by
 # default (it has no CAP_SYS_RESOURCE): ask for what the caller already has.
 ulimits=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=4096:4096")
+stage=()
+if [[ -n "${binary}" ]]; then
+  [[ -x "${binary}" ]] || die "--binary ${binary}: no such executable"
+  # The build stage's output, DIR/out/node-maintenance-operator, from the given binary.
+  stage_dir="$(mktemp -d)"
+  trap 'rm -rf "${stage_dir}"' EXIT
+  mkdir "${stage_dir}/out"
+  strip -o "${stage_dir}/out/node-maintenance-operator" "${binary}"
+  stage=(--build-context "build=${stage_dir}")
+  log "the build stage's binary: ${binary}"
+fi
 log "podman build -f Containerfile -t ${image} (version ${version}, revision ${revision})"
-podman build --quiet --pull=never --network=host "${ulimits[@]}" \
+podman build --quiet --pull=never --network=host "${ulimits[@]}" "${stage[@]}" \
   --build-arg VERSION="${version}" --build-arg REVISION="${revision}" \
   --build-arg SOURCE="${source_url}" -f Containerfile -t "${image}" . >/dev/null ||
   die "podman build failed"
