@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/log_async.h"
 #include "flags.h"
 #include "http/asio.h"
 #include "kube/client/client.h"
@@ -94,6 +95,9 @@ int run(int argc, char** argv) {
   const std::string namespace_source = resolve_namespace(flags, *rest);
   const bool json = flags.log_format.empty() ? in_cluster(*rest) : flags.log_format == "json";
   log::configure(json ? log::Format::kJson : log::Format::kText, flags.verbosity);
+  // From here on a stalled stderr cannot hold up the io thread; the last lines are written
+  // when run() returns.
+  const log::AsyncWriter async_log;
   const log::Logger logger = log::root().with({{"controller", "manager"}});
   auto metrics_address = runtime::parse_bind_address(flags.metrics_bind_address);
   auto probe_address = runtime::parse_bind_address(flags.health_probe_bind_address);

@@ -2,13 +2,20 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <utility>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/stdout_sinks.h>
+
+#include "base/check.h"
+#include "base/log_async.h"
 
 namespace nmo::log {
 namespace {
@@ -109,6 +116,75 @@ std::string now_rfc3339() {
                      ms.time_since_epoch().count() % 1000);
 }
 
+// Writes one finished line where lines go now (the caller's thread, or the async writer's).
+void emit(std::string_view line) {
+  const std::lock_guard lock(g_writer_mu);
+  if (g_writer) {
+    g_writer(line);
+  } else {
+    stderr_logger().info(line);
+  }
+}
+
+std::atomic<std::uint64_t> g_dropped{0};
+
+// The queue between the loggers and the AsyncWriter's thread. Never destroyed, so that a
+// thread logging while an AsyncWriter goes away never touches freed memory (it finds `running`
+// false and writes synchronously), and no joinable thread is destroyed at exit.
+struct AsyncQueue {
+  std::mutex mu;
+  std::condition_variable wake;
+  bool running = false;                  // guarded by mu
+  bool stopping = false;                 // guarded by mu
+  std::size_t max_bytes = 0;             // guarded by mu
+  std::size_t bytes = 0;                 // guarded by mu
+  std::deque<std::string> lines;         // guarded by mu
+  std::uint64_t dropped_unreported = 0;  // guarded by mu
+  std::thread writer;
+};
+
+AsyncQueue& async_queue() {
+  static AsyncQueue& queue = *new AsyncQueue;  // never destroyed, see above
+  return queue;
+}
+
+// Queues the line when an AsyncWriter runs (dropping it when the queue is full); false when
+// none runs, and the caller writes it itself.
+bool enqueue(std::string& line) {
+  AsyncQueue& q = async_queue();
+  const std::lock_guard lock(q.mu);
+  if (!q.running) return false;
+  if (q.bytes + line.size() > q.max_bytes) {
+    ++q.dropped_unreported;
+    g_dropped.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  q.bytes += line.size();
+  q.lines.push_back(std::move(line));
+  q.wake.notify_one();
+  return true;
+}
+
+void write_queued_lines(AsyncQueue& q) {
+  std::unique_lock lock(q.mu);
+  for (;;) {
+    q.wake.wait(lock, [&q] { return q.stopping || !q.lines.empty() || q.dropped_unreported > 0; });
+    if (q.stopping && q.lines.empty() && q.dropped_unreported == 0) return;
+    std::deque<std::string> batch;
+    batch.swap(q.lines);
+    q.bytes = 0;
+    const std::uint64_t dropped = std::exchange(q.dropped_unreported, 0);
+    lock.unlock();
+    for (const std::string& line : batch) emit(line);
+    if (dropped > 0) {
+      emit(format_line(g_format.load(std::memory_order_relaxed), now_rfc3339(), "warn",
+                       "log lines dropped: the log output did not keep up", {},
+                       {{"dropped", dropped}, {"dropped_total", dropped_lines()}}));
+    }
+    lock.lock();
+  }
+}
+
 }  // namespace
 
 void configure(Format format, int verbosity) {
@@ -178,15 +254,33 @@ bool Logger::enabled(int v) { return g_verbosity.load(std::memory_order_relaxed)
 
 void Logger::write(std::string_view level, std::string_view msg,
                    std::initializer_list<Field> fields) const {
-  const std::string line = format_line(g_format.load(std::memory_order_relaxed), now_rfc3339(),
-                                       level, msg, fields_, fields);
-  const std::lock_guard lock(g_writer_mu);
-  if (g_writer) {
-    g_writer(line);
-  } else {
-    stderr_logger().info(line);
-  }
+  std::string line = format_line(g_format.load(std::memory_order_relaxed), now_rfc3339(), level,
+                                 msg, fields_, fields);
+  if (!enqueue(line)) emit(line);
 }
+
+AsyncWriter::AsyncWriter(std::size_t max_queued_bytes) {
+  AsyncQueue& q = async_queue();
+  const std::lock_guard lock(q.mu);
+  NMO_CHECK(!q.running && !q.writer.joinable(), "one log::AsyncWriter at a time");
+  q.running = true;
+  q.stopping = false;
+  q.max_bytes = max_queued_bytes;
+  q.writer = std::thread([&q] { write_queued_lines(q); });
+}
+
+AsyncWriter::~AsyncWriter() {
+  AsyncQueue& q = async_queue();
+  {
+    const std::lock_guard lock(q.mu);
+    q.running = false;  // from now on loggers write synchronously
+    q.stopping = true;
+    q.wake.notify_one();
+  }
+  q.writer.join();  // after every queued line is written
+}
+
+std::uint64_t dropped_lines() { return g_dropped.load(std::memory_order_relaxed); }
 
 const Logger& root() {
   static const Logger logger;

@@ -1,13 +1,18 @@
 #include "base/log.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "base/log_async.h"
 
 namespace nmo::log {
 namespace {
@@ -99,6 +104,58 @@ TEST_F(LogTest, LevelsAreNamed) {
   EXPECT_THAT(lines_[0], HasSubstr(" error e"));
   EXPECT_THAT(lines_[1], HasSubstr(" warn  w"));
   EXPECT_THAT(lines_[2], HasSubstr(" info  i"));
+}
+
+// The operator's case: stderr stops draining (a stalled log reader) while the io thread logs.
+// Synchronous writing would block the second info() for good (the writer holds the output);
+// through an AsyncWriter every call returns, lines beyond the queue's bound are dropped and
+// counted, and the count is reported once the output drains.
+TEST(AsyncWriterTest, LoggingNeverWaitsOnAStalledOutputAndDroppedLinesAreReported) {
+  std::mutex mu;
+  std::condition_variable changed;
+  bool stalled = true;
+  bool first_taken = false;
+  std::vector<std::string> written;  // guarded by mu
+  set_writer([&](std::string_view line) {
+    std::unique_lock lock(mu);
+    written.emplace_back(line);
+    first_taken = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return !stalled; });
+  });
+  configure(Format::kText, 0);
+  const std::uint64_t dropped_before = dropped_lines();
+  const std::string payload(100, 'x');
+  {
+    // Room for two lines of about 135 bytes.
+    const AsyncWriter async(300);
+    root().info("first");
+    {
+      std::unique_lock lock(mu);
+      ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return first_taken; }))
+          << "the writer thread never took the first line";
+    }
+    // The writer thread is now stuck in the output; these return all the same.
+    root().info("queued-1 " + payload);
+    root().info("queued-2 " + payload);
+    root().info("dropped-1 " + payload);
+    root().info("dropped-2 " + payload);
+    EXPECT_EQ(dropped_lines() - dropped_before, 2U);
+    {
+      const std::lock_guard lock(mu);
+      stalled = false;
+      changed.notify_all();
+    }
+  }                      // writes what is queued, then the count of what was dropped
+  root().info("after");  // synchronous again
+  set_writer({});
+  ASSERT_EQ(written.size(), 5U);
+  EXPECT_THAT(written[0], HasSubstr(" info  first"));
+  EXPECT_THAT(written[1], HasSubstr(" info  queued-1 x"));
+  EXPECT_THAT(written[2], HasSubstr(" info  queued-2 x"));
+  EXPECT_THAT(written[3], HasSubstr(" warn  log lines dropped: the log output did not keep up "
+                                    "dropped=2 dropped_total="));
+  EXPECT_THAT(written[4], HasSubstr(" info  after"));
 }
 
 }  // namespace
