@@ -153,13 +153,13 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
   app.add_option("--zap-encoder", upstream.zap_encoder, "json|console: the log format")
       ->group(upstream_group);
   app.add_option("--zap-log-level", upstream.zap_log_level,
-                 "debug|info|error|dpanic|panic or N > 0: the verbosity")
+                 "debug|info|error|panic or N > 0: the verbosity")
       ->group(upstream_group);
   app.add_option("--zap-stacktrace-level", upstream.zap_stacktrace_level,
                  "info|error|panic: ignored (no stack traces)")
       ->group(upstream_group);
   app.add_option("--zap-time-encoding", upstream.zap_time_encoding,
-                 "epoch|millis|nano|iso8601|rfc3339|rfc3339nano: ignored (RFC 3339 always)")
+                 "epoch|millis|nanos|iso8601|rfc3339|rfc3339nano: ignored (RFC 3339 always)")
       ->group(upstream_group);
   auto* enable_http2_flag =
       app.add_flag("--enable-http2", enable_http2, "ignored: the servers speak HTTP/1.1 only")

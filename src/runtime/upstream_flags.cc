@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <span>
 #include <string_view>
@@ -10,30 +11,39 @@
 namespace nmo::runtime {
 namespace {
 
+// zap's flags read their names in any case (controller-runtime lowercases the value first).
+std::string lowercase(std::string_view value) {
+  std::string out(value);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
 bool one_of(std::span<const std::string_view> allowed, std::string_view value) {
-  return std::find(allowed.begin(), allowed.end(), value) != allowed.end();
+  return std::find(allowed.begin(), allowed.end(), lowercase(value)) != allowed.end();
 }
 
 Error invalid(const std::string& flag, const std::string& value, const std::string& allowed) {
   return Error(ErrorCode::kInvalid, flag + ": \"" + value + "\" is not " + allowed);
 }
 
-// --zap-log-level's verbosity: zap's level names, or N for V(N) logs as controller-runtime reads
-// it.
+// --zap-log-level's verbosity: the level names controller-runtime's flag knows, or N for V(N)
+// logs as it reads it.
 Result<int> zap_level_verbosity(const std::string& level) {
-  if (level == "debug") return 1;
-  if (level == "info" || level == "error" || level == "dpanic" || level == "panic") return 0;
+  const std::string name = lowercase(level);
+  if (name == "debug") return 1;
+  if (name == "info" || name == "error" || name == "panic") return 0;
   int number = 0;
   const auto [end, error] = std::from_chars(level.data(), level.data() + level.size(), number);
   if (error == std::errc() && end == level.data() + level.size() && number > 0) return number;
-  return invalid("--zap-log-level", level, "debug, info, error, dpanic, panic or an integer > 0");
+  return invalid("--zap-log-level", level, "debug, info, error, panic or an integer > 0");
 }
 
 std::string shown(bool value) { return value ? "true" : "false"; }
 
 constexpr std::array<std::string_view, 2> kZapEncoders{"json", "console"};
 constexpr std::array<std::string_view, 3> kZapStacktraceLevels{"info", "error", "panic"};
-constexpr std::array<std::string_view, 6> kZapTimeEncodings{"epoch",   "millis",  "nano",
+constexpr std::array<std::string_view, 6> kZapTimeEncodings{"epoch",   "millis",  "nanos",
                                                             "iso8601", "rfc3339", "rfc3339nano"};
 
 }  // namespace
@@ -54,7 +64,7 @@ Result<UpstreamFlagEffects> map_upstream_flags(const UpstreamFlags& flags) {
     if (!one_of(kZapEncoders, flags.zap_encoder)) {
       return invalid("--zap-encoder", flags.zap_encoder, "json or console");
     }
-    effects.log_format = flags.zap_encoder == "console" ? "text" : "json";
+    effects.log_format = lowercase(flags.zap_encoder) == "console" ? "text" : "json";
     effects.notes.push_back("--zap-encoder=" + flags.zap_encoder + ": " +
                             (effects.log_format == "text" ? "text" : "JSON") +
                             " logs (--log-format=" + effects.log_format + ")");
@@ -75,7 +85,7 @@ Result<UpstreamFlagEffects> map_upstream_flags(const UpstreamFlags& flags) {
   if (!flags.zap_time_encoding.empty()) {
     if (!one_of(kZapTimeEncodings, flags.zap_time_encoding)) {
       return invalid("--zap-time-encoding", flags.zap_time_encoding,
-                     "epoch, millis, nano, iso8601, rfc3339 or rfc3339nano");
+                     "epoch, millis, nanos, iso8601, rfc3339 or rfc3339nano");
     }
     effects.notes.push_back("--zap-time-encoding=" + flags.zap_time_encoding +
                             ": ignored, times are RFC 3339 with milliseconds in UTC");

@@ -7,7 +7,7 @@
 //   --zap-devel=true          text logs, -v 1 (controller-runtime's development mode)
 //   --zap-devel=false         JSON logs
 //   --zap-encoder=console     --log-format=text; json: --log-format=json
-//   --zap-log-level=debug     -v 1; info, error, dpanic, panic: -v 0; N > 0: -v N
+//   --zap-log-level=debug     -v 1; info, error, panic: -v 0; N > 0: -v N
 //   --zap-stacktrace-level    accepted, ignored: these logs carry no stack traces
 //   --zap-time-encoding       accepted, ignored: times are RFC 3339 with milliseconds, UTC
 //   --enable-http2            accepted, ignored: the servers speak HTTP/1.1 only
@@ -29,9 +29,9 @@ namespace nmo::runtime {
 struct UpstreamFlags {
   std::optional<bool> zap_devel;
   std::string zap_encoder;           // json | console
-  std::string zap_log_level;         // debug | info | error | dpanic | panic | an integer > 0
+  std::string zap_log_level;         // debug | info | error | panic | an integer > 0
   std::string zap_stacktrace_level;  // info | error | panic
-  std::string zap_time_encoding;     // epoch | millis | nano | iso8601 | rfc3339 | rfc3339nano
+  std::string zap_time_encoding;     // epoch | millis | nanos | iso8601 | rfc3339 | rfc3339nano
   std::optional<bool> enable_http2;
 };
 
@@ -47,7 +47,7 @@ struct UpstreamFlagEffects {
 };
 
 // The effects of `flags`. ErrorCode::kInvalid for a value outside the sets above, naming the flag:
-// `--zap-log-level: "loud" is not debug, info, error, dpanic, panic or an integer > 0`.
+// `--zap-log-level: "loud" is not debug, info, error, panic or an integer > 0`.
 [[nodiscard]] Result<UpstreamFlagEffects> map_upstream_flags(const UpstreamFlags& flags);
 
 }  // namespace nmo::runtime

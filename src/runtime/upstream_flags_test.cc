@@ -57,7 +57,9 @@ TEST(MapUpstreamFlagsTest, ValuesZapRefusesAreRefusedNamingTheFlag) {
   const auto loud = map_upstream_flags({.zap_log_level = "loud"});
   ASSERT_FALSE(loud.has_value());
   EXPECT_EQ(loud.error().message,
-            "--zap-log-level: \"loud\" is not debug, info, error, dpanic, panic or an integer > 0");
+            "--zap-log-level: \"loud\" is not debug, info, error, panic or an integer > 0");
+  // controller-runtime's level flag has no dpanic (zap itself has).
+  EXPECT_FALSE(map_upstream_flags({.zap_log_level = "dpanic"}).has_value());
   EXPECT_FALSE(map_upstream_flags({.zap_log_level = "0"}).has_value());
   EXPECT_FALSE(map_upstream_flags({.zap_log_level = "-2"}).has_value());
   EXPECT_FALSE(map_upstream_flags({.zap_log_level = "2x"}).has_value());
@@ -66,6 +68,30 @@ TEST(MapUpstreamFlagsTest, ValuesZapRefusesAreRefusedNamingTheFlag) {
   EXPECT_EQ(encoder.error().message, "--zap-encoder: \"yaml\" is not json or console");
   EXPECT_FALSE(map_upstream_flags({.zap_stacktrace_level = "warn"}).has_value());
   EXPECT_FALSE(map_upstream_flags({.zap_time_encoding = "unix"}).has_value());
+  // "nano" is what upstream's help text says, but its flag takes "nanos" only.
+  EXPECT_FALSE(map_upstream_flags({.zap_time_encoding = "nano"}).has_value());
+}
+
+// controller-runtime lowercases each zap value before reading it: upstream's manifests may
+// spell them in any case.
+TEST(MapUpstreamFlagsTest, ValuesAreReadInAnyCaseAsZapDoes) {
+  ASSERT_OK_AND_ASSIGN(const UpstreamFlagEffects effects,
+                       map_upstream_flags({.zap_encoder = "JSON",
+                                           .zap_log_level = "Debug",
+                                           .zap_stacktrace_level = "ERROR",
+                                           .zap_time_encoding = "Nanos"}));
+  EXPECT_EQ(effects.log_format, "json");
+  EXPECT_EQ(effects.verbosity, 1);
+  EXPECT_EQ(
+      effects.notes,
+      (std::vector<std::string>{
+          "--zap-encoder=JSON: JSON logs (--log-format=json)", "--zap-log-level=Debug: -v 1",
+          "--zap-stacktrace-level=ERROR: ignored, these logs carry no stack traces",
+          "--zap-time-encoding=Nanos: ignored, times are RFC 3339 with milliseconds in UTC"}));
+  ASSERT_OK_AND_ASSIGN(const UpstreamFlagEffects console,
+                       map_upstream_flags({.zap_encoder = "Console", .zap_log_level = "INFO"}));
+  EXPECT_EQ(console.log_format, "text");
+  EXPECT_EQ(console.verbosity, 0);
 }
 
 }  // namespace
