@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Drain latency, side by side with `kubectl drain` in the same run (docs/benchmarks.md, scenario 1): a fresh
-# kwok node with 110 pods (three Deployments of 20 pinned to the node, one DaemonSet pod, 49 bare
-# pods; the default 30 s grace period, which kwok's delete stage completes at once), drained
+# Drain latency, side by side with upstream medik8s NMO and `kubectl drain` in the same run
+# (docs/benchmarks.md, scenario 1): a fresh kwok node with 110 pods (three Deployments of 20
+# pinned to the node, one DaemonSet pod, 49 bare pods; the default 30 s grace period, which kwok's
+# delete stage completes at once), drained
 #   - by the operator: from `kubectl create` of a NodeMaintenance to `kubectl wait` seeing
 #     Succeeded;
-#   - by `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` on an identical node.
-# Each side runs NMO_BENCH_DRAIN_RUNS times (default 5), alternating; prints the medians, their
-# ratio, the client QPS/burst of both sides and the API requests the operator sent per
-# maintenance (from its rest_client_requests_total); also the operator's start-up time (process
-# start to /readyz 200), its RSS then, and the stripped binary sizes. Needs the local cluster (brings it up);
+#   - by upstream medik8s NMO's own manager the same way, on an identical node (the fixture in
+#     NMO_UPSTREAM_NMO_DIR, default shared/upstream-nmo beside the checkout; left out without it);
+#   - by `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` on an identical node;
+#   - the floor, what the API server itself needs: on an identical node, cordoned first (not
+#     timed), every eviction at once from one HTTP/2 client without a limit until the node's pods
+#     are gone (a LIST every 0.05 s standing for the watch event).
+# Each operator runs only during its own drains. Each side runs NMO_BENCH_DRAIN_RUNS times
+# (default 5), alternating; prints the medians, their ratios, the client QPS/burst of each side,
+# the API requests the operator sent per maintenance (its rest_client_requests_total), the
+# requests and CPU of the API server over each drain (every client's), the operators' RSS idle
+# and at peak; also the operator's start-up time (process start to /readyz 200), its RSS then,
+# and the stripped binary sizes. Needs the local cluster (brings it up);
 # holds the cluster's lock while it runs so that no test shares the cluster with it.
 #   NMO_BENCH_DRAIN_RUNS   runs per side (default 5)
 #   NMO_BENCH_DRAIN_PODS   pods per node (default 110, the kubelet's default maximum)
@@ -45,6 +53,7 @@ work="$(mktemp -d)"
 operator_pid=""
 cleanup() {
   stop_operator
+  stop_upstream
   kubectl delete nm -l bench=drain --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete namespace "${ns}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete nodes -l bench=drain --ignore-not-found --wait=false >/dev/null 2>&1 || true
@@ -116,59 +125,161 @@ EOF
   wait_running "${node}" "${pods}"
 }
 
-log "starting the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${operator_in_flight} evictions in flight)"
-started="$(now)"
-start_operator "${work}/operator.log" --kube-api-qps="${operator_qps}" --kube-api-burst="${operator_burst}" \
-  --evictions-in-flight="${operator_in_flight}"
-startup="$(elapsed "${started}" "$(now)")"
-idle_rss_kb="$(proc_kib "${operator_pid}" VmRSS)"
+upstream_prepare "${work}"
+upstream_pid=""
 
-operator_times=()
-kubectl_times=()
-operator_requests=()
-for ((run = 1; run <= runs; run++)); do
-  node="bench-op-${run}"
-  log "run ${run}/${runs}: operator on ${node}"
-  prepare_node "${node}"
-  before="$(requests_sent)"
-  t0="$(now)"
+# The API server's counters around one drain, appended to the side's arrays <side>_cpu (its CPU
+# in ms per evicted pod) and <side>_all (requests it answered, from all clients).
+usage_before=""
+measure_begin() { usage_before="$(apiserver_usage)"; }
+measure_end() { # measure_end <side>
+  local cpu0 req0 cpu1 req1
+  read -r cpu0 req0 <<<"${usage_before}"
+  read -r cpu1 req1 <<<"$(apiserver_usage)"
+  eval "$1_cpu+=($(awk -v a="${cpu0}" -v b="${cpu1}" -v n="${evicted}" 'BEGIN { printf "%.1f", (b - a) * 1000 / n }'))"
+  eval "$1_all+=($((req1 - req0)))"
+}
+# What a drain evicts: every pod but the DaemonSet's.
+evicted=$((pods - 1))
+
+# drain_by_maintenance <node>: create → Succeeded, by whichever operator runs.
+drain_by_maintenance() {
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: nodemaintenance.medik8s.io/v1beta1
 kind: NodeMaintenance
-metadata: {name: ${node}, labels: {bench: drain}}
-spec: {nodeName: ${node}, reason: bench}
+metadata: {name: $1, labels: {bench: drain}}
+spec: {nodeName: $1, reason: bench}
 EOF
-  kubectl wait "nodemaintenance/${node}" --for=jsonpath='{.status.phase}'=Succeeded --timeout=300s >/dev/null
+  kubectl wait "nodemaintenance/$1" --for=jsonpath='{.status.phase}'=Succeeded --timeout=300s >/dev/null
+}
+
+# undo_maintenance <node>: the workloads first, so that nothing is scheduled back when the node
+# is uncordoned, then the maintenance, while its operator still runs to restore the node.
+undo_maintenance() {
+  kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
+  kubectl delete "nodemaintenance/$1" --wait=true --timeout=120s >/dev/null
+}
+
+operator_times=() kubectl_times=() upstream_times=() floor_times=()
+operator_requests=() operator_peak=() upstream_peak=() upstream_idle=()
+operator_cpu=() kubectl_cpu=() upstream_cpu=() floor_cpu=()
+operator_all=() kubectl_all=() upstream_all=() floor_all=()
+startup="" idle_rss_kb=""
+for ((run = 1; run <= runs; run++)); do
+  # Each operator runs during its own drains only: both act on every NodeMaintenance.
+  node="bench-op-${run}"
+  prepare_node "${node}"
+  log "run ${run}/${runs}: the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${operator_in_flight} evictions in flight) on ${node}"
+  started="$(now)"
+  start_operator "${work}/operator-${run}.log" --kube-api-qps="${operator_qps}" \
+    --kube-api-burst="${operator_burst}" --evictions-in-flight="${operator_in_flight}"
+  if [[ -z "${startup}" ]]; then
+    startup="$(elapsed "${started}" "$(now)")"
+    idle_rss_kb="$(proc_kib "${operator_pid}" VmRSS)"
+  fi
+  before="$(requests_sent)"
+  measure_begin
+  t0="$(now)"
+  drain_by_maintenance "${node}"
   t1="$(now)"
+  measure_end operator
   operator_times+=("$(elapsed "${t0}" "${t1}")")
   operator_requests+=("$(($(requests_sent) - before))")
-  # The workloads first, so that nothing is scheduled back when the node is uncordoned.
+  operator_peak+=("$(proc_kib "${operator_pid}" VmHWM)")
+  undo_maintenance "${node}"
+  stop_operator
+
+  if [[ -n "${upstream_bin}" ]]; then
+    node="bench-up-${run}"
+    prepare_node "${node}"
+    log "run ${run}/${runs}: upstream medik8s NMO (as cluster admin, no client-side limit) on ${node}"
+    start_upstream "${work}/upstream-${run}.log"
+    upstream_idle+=("$(proc_kib "${upstream_pid}" VmRSS)")
+    measure_begin
+    t0="$(now)"
+    drain_by_maintenance "${node}"
+    t1="$(now)"
+    measure_end upstream
+    upstream_times+=("$(elapsed "${t0}" "${t1}")")
+    upstream_peak+=("$(proc_kib "${upstream_pid}" VmHWM)")
+    undo_maintenance "${node}"
+    stop_upstream
+  fi
+
+  # The floor: what the API server itself needs for the same drain. The node cordoned first (not
+  # timed, so replacements stay Pending), then every eviction at once from one HTTP/2 client
+  # without a limit, until the node's pods are gone (a LIST every 0.05 s stands for the watch
+  # event a controller would get).
+  node="bench-floor-${run}"
+  prepare_node "${node}"
+  log "run ${run}/${runs}: the floor (every eviction at once) on ${node}"
+  kubectl cordon "${node}" >/dev/null
+  kubectl get pods -n "${ns}" --field-selector "spec.nodeName=${node}" --no-headers \
+    -o custom-columns=NAME:.metadata.name,OWNER:.metadata.ownerReferences[0].kind |
+    awk '$2 != "DaemonSet" {print $1}' >"${work}/floor-pods"
+  (($(wc -l <"${work}/floor-pods") == evicted)) || die "the floor's node does not have the ${evicted} pods to evict"
+  measure_begin
+  t0="$(now)"
+  awk -v ns="${ns}" '{
+      printf "/api/v1/namespaces/%s/pods/%s/eviction\t", ns, $1
+      printf "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"}}\n", $1, ns
+    }' "${work}/floor-pods" | NMO_BENCH_CREATE_PARALLEL="${evicted}" bench_create
+  until [[ "$(kubectl get pods -n "${ns}" --field-selector "spec.nodeName=${node}" --no-headers 2>/dev/null |
+    wc -l)" -le 1 ]]; do
+    sleep 0.05
+  done
+  t1="$(now)"
+  measure_end floor
+  floor_times+=("$(elapsed "${t0}" "${t1}")")
   kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
-  kubectl delete "nodemaintenance/${node}" --wait=true --timeout=120s >/dev/null
 
   node="bench-kubectl-${run}"
-  log "run ${run}/${runs}: kubectl drain on ${node}"
   prepare_node "${node}"
+  log "run ${run}/${runs}: kubectl drain on ${node}"
+  measure_begin
   t0="$(now)"
   kubectl drain "${node}" --ignore-daemonsets --delete-emptydir-data --force --timeout=300s \
     >/dev/null 2>&1
   t1="$(now)"
+  measure_end kubectl
   kubectl_times+=("$(elapsed "${t0}" "${t1}")")
   kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
 done
 
 op="$(median "${operator_times[@]}")"
 kc="$(median "${kubectl_times[@]}")"
-req="$(median "${operator_requests[@]}")"
-ratio="$(awk -v a="${op}" -v b="${kc}" 'BEGIN { printf "%.2f", a / b }')"
-printf '\nDrain latency: %d pods per node (%d Deployment, 1 DaemonSet, %d bare), %d runs per side\n' \
-  "${pods}" "$((deployments * per_deployment))" "${bare}" "${runs}"
-printf '%-44s %-12s %-10s %-22s %s\n' "side" "median s" "runs s" "client qps / burst" "API requests per drain"
-printf '%-44s %-12s %-10s %-22s %s\n' "operator (NodeMaintenance → Succeeded)" "${op}" \
-  "$(printf '%.1f ' "${operator_times[@]}")" "${operator_qps} / ${operator_burst}" "${req}"
-printf '%-44s %-12s %-10s %-22s %s\n' "kubectl drain --ignore-daemonsets --force" "${kc}" \
-  "$(printf '%.1f ' "${kubectl_times[@]}")" "${kubectl_qps} / ${kubectl_burst}" "-"
-printf 'ratio operator / kubectl drain: %.2f\n' "${ratio}"
+mib() { awk -v k="$(median "$@")" 'BEGIN { printf "%.1f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+printf '\nDrain latency: %d pods per node (%d Deployment, 1 DaemonSet, %d bare; %d evicted), %d runs per side\n' \
+  "${pods}" "$((deployments * per_deployment))" "${bare}" "${evicted}" "${runs}"
+row() { printf '%-42s %-9s %-27s %-21s %-9s %-10s %-15s %s\n' "$@"; }
+row "side" "median s" "runs s" "client qps / burst" "own reqs" "all reqs" "server CPU ms" "RSS idle / peak MiB"
+row "operator (NodeMaintenance → Succeeded)" "${op}" "$(printf '%.1f ' "${operator_times[@]}")" \
+  "${operator_qps} / ${operator_burst}" "$(median "${operator_requests[@]}")" \
+  "$(median "${operator_all[@]}")" "$(median "${operator_cpu[@]}")" \
+  "$(mib "${idle_rss_kb}") / $(mib "${operator_peak[@]}")"
+if [[ -n "${upstream_bin}" ]]; then
+  up="$(median "${upstream_times[@]}")"
+  row "upstream medik8s NMO (the same)" "${up}" "$(printf '%.1f ' "${upstream_times[@]}")" \
+    "none (APF only)" "-" "$(median "${upstream_all[@]}")" "$(median "${upstream_cpu[@]}")" \
+    "$(mib "${upstream_idle[@]}") / $(mib "${upstream_peak[@]}")"
+fi
+fl="$(median "${floor_times[@]}")"
+row "floor: the evictions at once (curl, HTTP/2)" "${fl}" "$(printf '%.1f ' "${floor_times[@]}")" \
+  "none" "-" "$(median "${floor_all[@]}")" "$(median "${floor_cpu[@]}")" "-"
+row "kubectl drain --ignore-daemonsets --force" "${kc}" "$(printf '%.1f ' "${kubectl_times[@]}")" \
+  "${kubectl_qps} / ${kubectl_burst}" "-" "$(median "${kubectl_all[@]}")" \
+  "$(median "${kubectl_cpu[@]}")" "-"
+printf 'own reqs: the operator'"'"'s rest_client_requests_total. all reqs, server CPU ms (per evicted pod): the API\n'
+printf 'server'"'"'s apiserver_request_total and process_cpu_seconds_total over the drain, every client included.\n'
+printf 'ratio operator / floor: %s; operator / kubectl drain: %s' "$(ratio "${op}" "${fl}")" \
+  "$(ratio "${op}" "${kc}")"
+if [[ -n "${upstream_bin}" ]]; then
+  printf '; operator / upstream NMO: %s (time), %s (peak RSS), %s (API server CPU)' \
+    "$(ratio "${op}" "${up}")" "$(ratio "$(median "${operator_peak[@]}")" "$(median "${upstream_peak[@]}")")" \
+    "$(ratio "$(median "${operator_cpu[@]}")" "$(median "${upstream_cpu[@]}")")"
+fi
+printf '\n'
 stripped() { strip -o "${work}/stripped" "$1" && stat -c %s "${work}/stripped"; }
 printf '\nOperator start-up: process start to /readyz 200 in %.2f s (polled every 20 ms); RSS when ready %d KiB\n' \
   "${startup}" "${idle_rss_kb}"
@@ -176,4 +287,3 @@ printf 'Binary sizes, stripped: node-maintenance-operator %d bytes' "$(stripped 
 cli="$(dirname "${binary}")/kubectl-maintenance"
 [[ -x "${cli}" ]] && printf ', kubectl-maintenance %d bytes' "$(stripped "${cli}")"
 printf '\n'
-

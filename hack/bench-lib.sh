@@ -58,6 +58,61 @@ stop_operator() {
   operator_pid=""
 }
 
+# upstream_prepare <work dir>: the peer of the side-by-side scenarios, upstream medik8s NMO's own
+# manager (the test fixture in NMO_UPSTREAM_NMO_DIR, default shared/upstream-nmo beside the
+# checkout; see test/README.md), unpacked into <work dir>/upstream with a throwaway serving
+# certificate where controller-runtime looks for one (its webhook server will not start without
+# it; nothing calls it). Sets upstream_bin, left empty (and said) when the fixture is missing.
+upstream_prepare() {
+  local fixture="${NMO_UPSTREAM_NMO_DIR:-$(repo_root)/../shared/upstream-nmo}" dir="$1/upstream"
+  upstream_bin=""
+  if [[ ! -f "${fixture}/manager.xz" ]]; then
+    log "no upstream NMO fixture in ${fixture} (NMO_UPSTREAM_NMO_DIR): its side is left out"
+    return 0
+  fi
+  mkdir -p "${dir}/tmp/k8s-webhook-server/serving-certs"
+  xz -dc "${fixture}/manager.xz" >"${dir}/manager" || die "unpacking ${fixture}/manager.xz failed"
+  chmod +x "${dir}/manager"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
+    -keyout "${dir}/tmp/k8s-webhook-server/serving-certs/tls.key" \
+    -out "${dir}/tmp/k8s-webhook-server/serving-certs/tls.crt" >/dev/null 2>&1 ||
+    die "openssl could not make upstream's throwaway serving certificate"
+  upstream_bin="${dir}/manager"
+}
+
+# start_upstream <log file>: upstream's manager as cluster admin with its Deployment's arguments
+# (metrics and probes off: nothing here scrapes them); returns once its controller's worker has
+# started and sets upstream_pid.
+start_upstream() {
+  local log_file="$1" deadline
+  TMPDIR="$(dirname "${upstream_bin}")/tmp" "${upstream_bin}" --kubeconfig="${KUBECONFIG}" \
+    --metrics-bind-address=0 --health-probe-bind-address=0 >"${log_file}" 2>&1 &
+  upstream_pid=$!
+  deadline=$((SECONDS + 60))
+  until grep -q 'Starting workers' "${log_file}"; do
+    kill -0 "${upstream_pid}" 2>/dev/null || { tail "${log_file}" >&2; die "upstream's manager exited"; }
+    ((SECONDS < deadline)) || { tail "${log_file}" >&2; die "upstream's manager did not start its worker"; }
+    sleep 0.02
+  done
+}
+
+stop_upstream() {
+  [[ -n "${upstream_pid:-}" ]] || return 0
+  kill "${upstream_pid}" 2>/dev/null || true
+  wait "${upstream_pid}" 2>/dev/null || true
+  upstream_pid=""
+}
+
+# The API server's own view, the same instrument for every side: its CPU seconds so far
+# (process_cpu_seconds_total) and the requests it has answered from all clients
+# (apiserver_request_total), as "<cpu> <requests>".
+apiserver_usage() {
+  admin_curl "${bench_server}/metrics" | awk '
+    $1 == "process_cpu_seconds_total" { cpu = $2 }
+    /^apiserver_request_total\{/ { requests += $NF }
+    END { printf "%s %d\n", cpu, requests }'
+}
+
 # The operator's API requests so far, all codes and methods (its rest_client_requests_total).
 requests_sent() {
   curl -s "http://127.0.0.1:${METRICS_PORT}/metrics" |
