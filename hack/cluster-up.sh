@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts a real Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler and kwok (fake kubelets), then creates the
-# story's nodes. Returns once the cluster is usable. Running it again while the cluster
-# is up is harmless. State (certificates, data, logs, PIDs) lives in .cluster/.
+# nodes of docs/design.md §8's scenarios. Returns once the cluster is usable. Running it
+# again while the cluster is up is harmless. State (certificates, data, logs, PIDs) lives
+# in .cluster/.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

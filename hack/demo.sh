@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make demo`: the story's tour (seed story, chapters 2–6, 8 and 9; docs/design.md §8 S1–S4, S6) in one command.
+# `make demo`: a tour of docs/design.md §8 (S1–S4, S6, S7) in one command.
 #
 #   1. builds the operator and brings the local cluster up (3 control-plane nodes, 5 workers);
 #   2. deploys workloads like Amin's on node-worker-01: three DaemonSets, a web Deployment, a log
@@ -10,7 +10,7 @@
 #      (ValidatingWebhookConfiguration nodemaintenance-validation.medik8s.io -> 127.0.0.1);
 #   4. creates NodeMaintenance maintenance-worker-01 and prints its progress as it changes;
 #   5. shows the cordoned, tainted node; shows the drain blocked by the PDB; shows that a second
-#      maintenance waits for the first; relaxes the PDB as the story's admin does;
+#      maintenance waits for the first; relaxes the PDB as an admin would (docs/design.md §8 S2);
 #   6. waits for Succeeded; shows the webhook refusing a change of spec.nodeName and a
 #      maintenance for a node that does not exist; deletes the NodeMaintenance and shows the node
 #      restored;
@@ -158,7 +158,7 @@ if [[ -n "$(kubectl get ns -l "${demo_label}" -o name)" ]]; then
   kubectl delete namespace -l "${demo_label}" --wait=true --timeout=120s >/dev/null
 fi
 mkdir -p "${demo_dir}"
-# Everything prefers node-worker-01 (so the story's node is busy) but may run anywhere, so the
+# Everything prefers node-worker-01 (so the maintained node is busy) but may run anywhere, so the
 # evicted pods find a new home on the other workers.
 prefer_worker_01='
       affinity:

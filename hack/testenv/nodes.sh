@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the default topology of the story: 3 control-plane nodes and 5 workers.
+# Prints the default topology of docs/design.md §8: 3 control-plane nodes and 5 workers.
 set -euo pipefail
 
 node() { # node <name> <role>

@@ -1,4 +1,4 @@
-// `kubectl maintenance diagnose <name>`: the story's chapter-9 checklist in one report — the
+// `kubectl maintenance diagnose <name>` (docs/design.md §8, S7): one report — the
 // maintenance's status, its recent Events in order, who holds the node lease and the budget
 // slots, the node's taints and schedulability, each pod still pending with the PDBs that cover
 // it — and a one-line verdict with the next action, e.g.

@@ -14,7 +14,7 @@ op::NodeMaintenance decode(std::string_view json) {
   return nm ? *nm : op::NodeMaintenance{};
 }
 
-// The story's chapter-2 moment: 8 pods must leave, 6 are gone, two wait.
+// A moment of docs/design.md §8 (S1): 8 pods must leave, 6 are gone, two wait.
 constexpr std::string_view kRunning = R"json({
   "metadata": {"name": "maintenance-worker-01", "creationTimestamp": "2024-05-01T10:00:00Z"},
   "spec": {"nodeName": "node-worker-01", "reason": "memory upgrade"},

@@ -1,8 +1,9 @@
 // The NodeMaintenance CRD (deploy/crd/) against the real API server: it installs and becomes
-// Established, accepts upstream objects, prints the story's columns, serves the field selector on
-// spec.nodeName, documents every field for `kubectl explain`, rejects what the schema forbids
-// naming the field, and stores what encode_status()/status_merge_patch() write so that
-// decode_node_maintenance() reads it back unchanged.
+// Established, accepts upstream objects, prints the columns of `kubectl get nm` (docs/design.md
+// §1), serves the field selector on spec.nodeName, documents every field for `kubectl explain`,
+// rejects what the schema forbids naming the field, and stores what
+// encode_status()/status_merge_patch() write so that decode_node_maintenance() reads it back
+// unchanged.
 //
 // The CRD is left installed at the end: other tests use it, and applying it again is harmless.
 #include <algorithm>

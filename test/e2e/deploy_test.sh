@@ -92,7 +92,8 @@ cleanup() {
   if ((${#installed_crds[@]} > 0)); then
     kubectl delete crd "${installed_crds[@]}" --ignore-not-found >/dev/null
   fi
-  # Fake pods on the story's nodes would count in other tests' drains: wait until they are gone.
+  # Fake pods on the cluster's nodes (hack/testenv/nodes.sh) would count in other tests' drains:
+  # wait until they are gone.
   if ! wait_until 90 no_manager_pods; then
     say "FAIL: the manager pods are still there 90 s after the Deployment was deleted"
     status=1

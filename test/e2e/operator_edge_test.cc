@@ -9,8 +9,8 @@
 // promises of a Running maintenance (drainTimeout, gracePeriodSeconds, the lease renewal).
 //
 // Most tests run on a fresh kwok node of their own (deleted at the end), so that they never
-// depend on what earlier tests left on the story's nodes; the quorum test uses the
-// control-plane nodes the way S5 does and puts them back.
+// depend on what earlier tests left on the shared nodes (kControlPlaneNodes, kWorkerNodes); the
+// quorum test uses the control-plane nodes the way S5 does and puts them back.
 #include <unistd.h>
 
 #include <algorithm>
@@ -268,7 +268,7 @@ TEST_F(NodeMaintenanceEdgeTest, DeletedMidDrainRestoresTheNodeAndEvictsNoMore) {
   EXPECT_FALSE(has_taint_key(*n, kDrainTaintKey)) << describe_node(*n);
 }
 
-// ---- 2. A PDB-blocked pod that ends by itself (docs/design.md §2.4, story chapter 4)
+// ---- 2. A PDB-blocked pod that ends by itself (docs/design.md §2.4, §8 S2)
 // --------------------
 
 TEST_F(NodeMaintenanceEdgeTest, BlockedPodTurningSucceededLetsTheDrainFinish) {

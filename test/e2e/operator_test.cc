@@ -1,4 +1,4 @@
-// The operator binary against the real local cluster: the story's scenarios of docs/design.md §8
+// The operator binary against the real local cluster: the scenarios of docs/design.md §8
 // (S1–S5, S8, S9) and the controller's edge cases (missing node, two maintenances for one node, an
 // admin undoing the cordon). Each test starts its own operator (OperatorFixture), creates what
 // it needs in a fresh namespace, asserts what an admin would observe (status, Events, the
@@ -164,7 +164,7 @@ class NodeMaintenanceTest : public OperatorFixture {
   }
 };
 
-// ---- S1 (story chapters 2–3) -----------------------------------------------------------------
+// ---- S1 (docs/design.md §8, §2.3–§2.4) -------------------------------------------------------
 
 TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
   const std::string node = "node-worker-01";
@@ -223,7 +223,7 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
   EXPECT_EQ(maintenance_of(*nm).status.drain_progress, 100);
   EXPECT_EQ(maintenance_of(*nm).status.last_error, "");
 
-  // The node: Ready,SchedulingDisabled with both taints in the story's order.
+  // The node: Ready,SchedulingDisabled with both taints in the order of docs/design.md §2.3.
   auto n = get_node(node);
   ASSERT_TRUE(n);
   EXPECT_TRUE(unschedulable(*n)) << describe_node(*n);
@@ -260,7 +260,7 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
            });
   }));
 
-  // `kubectl get nm` as the story shows it.
+  // `kubectl get nm` as docs/design.md §8 (S1) expects it.
   const auto table = split_lines(kubectl_.must({"get", "nm"}));
   ASSERT_GE(table.size(), 2U);
   EXPECT_EQ(split_words(table[0]),
@@ -277,7 +277,7 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
   }
   EXPECT_TRUE(row_found) << table.size() << " lines";
 
-  // The Events of the story, in `kubectl get events --field-selector involvedObject.name=`.
+  // The Events of docs/design.md §5, in `kubectl get events --field-selector involvedObject.name=`.
   std::map<std::string, Event> by_reason;
   for (const auto& e : events_of(uid)) by_reason.emplace(e.reason, e);
   for (const char* reason_name : {"BeginMaintenance", "LeaseAcquired", "NodeCordoned",
@@ -304,7 +304,7 @@ TEST_F(NodeMaintenanceTest, S1DrainsAWorkerAndReportsProgress) {
   EXPECT_TRUE(slot_holders().contains(cr + " (node " + node + ")"));
 }
 
-// ---- S2 (story chapter 4) --------------------------------------------------------------------
+// ---- S2 (docs/design.md §8, §2.4) ------------------------------------------------------------
 
 TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
   const std::string node = "node-worker-02";
@@ -382,7 +382,7 @@ TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
   EXPECT_TRUE(!after || is_terminating(*after));
 }
 
-// ---- S3 (story chapter 5) --------------------------------------------------------------------
+// ---- S3 (docs/design.md §8, §2.6) ------------------------------------------------------------
 
 TEST_F(NodeMaintenanceTest, S3DeletingTheMaintenanceRestoresTheNode) {
   const std::string node = "node-worker-01";
@@ -400,7 +400,8 @@ TEST_F(NodeMaintenanceTest, S3DeletingTheMaintenanceRestoresTheNode) {
   const auto uncordon_before = node_events(node, "UncordonNode");
 
   remove(cr);
-  // "Within a few seconds" in the story; the deadline leaves room for a loaded machine.
+  // Deletion undoes the node promptly (docs/design.md §2.6); the deadline leaves room for a loaded
+  // machine.
   EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, 20s));
   EXPECT_TRUE(wait_gone(cr, kReact));
   EXPECT_TRUE(wait_until("a new UncordonNode event on node " + node, kReact, [&] {
@@ -423,7 +424,7 @@ TEST_F(NodeMaintenanceTest, S3DeletingTheMaintenanceRestoresTheNode) {
   }));
 }
 
-// ---- S4 (story chapter 6) --------------------------------------------------------------------
+// ---- S4 (docs/design.md §8, §2.2) ------------------------------------------------------------
 
 class MaintenanceBudgetTest : public NodeMaintenanceTest {
  protected:
@@ -585,7 +586,7 @@ TEST_F(MaintenanceBudgetTest, S4ForeignNodeLeaseFillsTheBudget) {
                          [&] { return !slot_holders().contains(foreign_slot); }));
 }
 
-// ---- S5 (story chapter 7) --------------------------------------------------------------------
+// ---- S5 (docs/design.md §8, §2.2 etcd quorum) -----------------------------------------------
 
 TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
   const std::string down = "node-master-01";

@@ -8,11 +8,13 @@
 #      the kubelet, and a maintenance that was running meanwhile finishes.
 #   2. The API server calls the admission webhook through its Service (deploy/webhook: a service
 #      reference, no URL; the overlay makes the Service an ExternalName of localhost, as no
-#      Endpoints may hold a loopback address): the story's chapter-8 commands get the story's
-#      messages, with the openssl certificate of deploy/webhook/README.md.
+#      Endpoints may hold a loopback address): the commands of docs/design.md §8 (S6) get the
+#      denial messages of docs/design.md §4, with the openssl certificate of
+#      deploy/webhook/README.md.
 #   3. A maintenance of a kwok worker goes Pending -> Running -> Succeeded and is undone on
 #      delete, the operator using its pod's projected ServiceAccount token (in-cluster config).
-#   4. The story's chapter-9 command, verbatim, shows that maintenance's decisions as JSON lines.
+#   4. `kubectl logs ... -c manager` shows that maintenance's decisions as JSON lines
+#      (docs/design.md §6).
 #   5. /metrics where the metrics Service sends a scraper (the selected pod's IP and targetPort):
 #      200 for a ServiceAccount bound to the metrics-reader role, 401 without a token.
 #   6. The leader pod deleted mid-drain: its replacement takes the Lease over and the drain
@@ -25,7 +27,7 @@
 #   8. The same webhook with the certificate of the cert-manager base (deploy/webhook/cert-manager)
 #      instead: without a certificate creates fail closed; with the Secret and caBundle that
 #      cert-manager makes (played by test/e2e/support/cert_manager_stand_in.sh: its binaries
-#      cannot be built here) the story's messages are back.
+#      cannot be built here) the denial messages of docs/design.md §4 are back.
 #   7. Uninstall as docs/operations.md says leaves no NodeMaintenance, finalizer, webhook
 #      configuration, Lease or cordon behind. Afterwards the CRD, namespaces, RBAC and the e2e
 #      operator kubeconfig are put back (hack/operator-kubeconfig.sh) for the tests that follow.
@@ -345,7 +347,7 @@ check "the operator talks to the API server with its pod's projected ServiceAcco
 check "the operator says it started with the in-cluster service account's config" \
   log_has "${work}/manager-4.log" '.msg == "starting" and .config == "in-cluster service account"'
 
-# --- 4. story chapter 9, step 3 ---------------------------------------------------------
+# --- 4. the decisions in kubectl logs (docs/design.md §6) -------------------------------
 kubectl logs -n node-maintenance-operator-system deployment/node-maintenance-operator-controller-manager -c manager --since=10m >"${work}/ch9.log"
 decisions() {
   local lines

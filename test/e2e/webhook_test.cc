@@ -8,7 +8,7 @@
 // test's NodeMaintenances carry, so other tests' objects never reach this webhook, and a
 // configuration left behind by a crashed run (failurePolicy Fail) harms nobody. The
 // NodeMaintenances name two Nodes made for the test (kwok runs them), so maintenances other
-// tests hold on the story's workers never collide with the duplicate rule, and draining them
+// tests hold on the shared workers never collide with the duplicate rule, and draining them
 // touches nothing shared. TearDown always deletes the configuration first, then the test's
 // NodeMaintenances (the operator started here removes their finalizers), then stops the
 // operator and deletes the Nodes.
@@ -54,7 +54,7 @@ constexpr const char* kValidatePath =
     "/validate-nodemaintenance-medik8s-io-v1beta1-nodemaintenance";
 constexpr const char* kDenied =
     "admission webhook \"nodemaintenance-validation.medik8s.io\" denied the request: ";
-// The denials: the story's words, then upstream NMO's (docs/design.md §4).
+// The denials: our words, then upstream NMO's (docs/design.md §4).
 constexpr const char* kImmutable =
     "nodeName is immutable and cannot be changed after creation; updating spec.NodeName isn't "
     "allowed";
@@ -312,7 +312,7 @@ class WebhookTest : public ClusterTest {
   std::vector<std::string> held_;
 };
 
-// Story, chapter 8: Amin tries to move a maintenance to another node.
+// docs/design.md §8 (S6): an admin tries to move a maintenance to another node.
 TEST_F(WebhookTest, ChangingNodeNameIsDeniedWithTheStorysMessage) {
   const std::string name = unique_name("maintenance-a");
   ASSERT_TRUE(create(name, node_a_).ok());

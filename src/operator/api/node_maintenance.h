@@ -145,7 +145,7 @@ struct PendingPodRef {
   friend bool operator==(const PendingPodRef&, const PendingPodRef&) = default;
 };
 
-// status, with the story's meanings (docs/design.md §1.2). Every field is written only through
+// status, with the meanings of docs/design.md §1.2. Every field is written only through
 // /status.
 struct NodeMaintenanceStatus {
   std::optional<Phase> phase;             // phase; unset on a CR the operator has not seen yet

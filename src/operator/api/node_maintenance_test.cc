@@ -24,7 +24,7 @@ using std::chrono::year;
 
 const kube::Time kDay = sys_days{year{2026} / 11 / 30};
 
-// The story's CR, as the API server returns it before the operator has seen it.
+// The CR of docs/design.md §8 (S1), as the API server returns it before the operator has seen it.
 constexpr const char* kStoryObject = R"json({
   "apiVersion": "nodemaintenance.medik8s.io/v1beta1",
   "kind": "NodeMaintenance",
@@ -35,7 +35,7 @@ constexpr const char* kStoryObject = R"json({
            "reason": "Hardware memory upgrade - scheduled maintenance window"}
 })json";
 
-// A CR in the middle of the story's chapter 2, with every field set.
+// A CR in the middle of its drain (docs/design.md §8, S1), with every field set.
 constexpr const char* kRunningObject = R"json({
   "apiVersion": "nodemaintenance.medik8s.io/v1beta1",
   "kind": "NodeMaintenance",

@@ -21,7 +21,7 @@ kube::Pod pod(std::string ns, std::string name, std::string uid, std::string pha
   return p;
 }
 
-// The story's chapter-2 worker: eight pods that must leave.
+// The worker of docs/design.md §8 (S1): eight pods that must leave.
 std::vector<kube::Pod> eight_pods() {
   return {pod("shop", "web-1", "u1"),
           pod("shop", "web-2", "u2"),
@@ -93,7 +93,7 @@ TEST(DrainLedgerTest, PendingReasonsAndMessages) {
 }
 
 TEST(DrainLedgerTest, PodThatFinishesByItselfCountsAsGone) {
-  // Story chapter 4: after live migration the virt-launcher pod turns Succeeded.
+  // docs/design.md §2.4, §8 (S2): after live migration the virt-launcher pod turns Succeeded.
   DrainLedger ledger;
   std::vector<kube::Pod> pods{pod("vms", "virt-launcher-a", "u1"), pod("vms", "web", "u2")};
   (void)ledger.sync(pods);

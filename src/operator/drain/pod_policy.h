@@ -10,10 +10,11 @@
 //
 // Finished pods. A pod whose phase is Succeeded or Failed counts as gone for progress at once
 // (has_finished()): it no longer runs anything, and a pod that ends by itself during the drain —
-// a KubeVirt virt-launcher turning Succeeded after live migration, story chapter 4 — must let the
-// maintenance finish. Such a pod is still in totalPods (it is bound to the node and must leave),
-// and the drain engine may still send it one eviction to remove the object (the API server
-// deletes finished pods without consulting PDBs), but the maintenance never waits for it.
+// a KubeVirt virt-launcher turning Succeeded after live migration, docs/design.md §2.4 and §8
+// (S2) — must let the maintenance finish. Such a pod is still in totalPods (it is bound to the
+// node and must leave), and the drain engine may still send it one eviction to remove the object
+// (the API server deletes finished pods without consulting PDBs), but the maintenance never waits
+// for it.
 //
 // Threading: pure functions; safe to call from any thread.
 #pragma once

@@ -35,7 +35,7 @@
 namespace nmo::op {
 
 inline constexpr std::string_view kDefaultOperatorNamespace = "node-maintenance-operator-system";
-inline constexpr int kDefaultMaxParallelMaintenances = 1;  // the story's budget
+inline constexpr int kDefaultMaxParallelMaintenances = 1;  // docs/design.md §2.2
 
 // A NodeMaintenance's phase as the budget sees it.
 enum class BudgetPhase { kNew, kPending, kRunning, kSucceeded, kFailed };

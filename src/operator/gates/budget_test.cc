@@ -29,7 +29,7 @@ BudgetCandidate cr(std::string name, std::string node, int created_minute,
                          .node_checks_pass = true};
 }
 
-// Story chapter 6: five maintenances created at once (a few seconds apart).
+// docs/design.md §8 (S4): five maintenances created at once (a few seconds apart).
 std::vector<BudgetCandidate> five_workers() {
   std::vector<BudgetCandidate> crs;
   for (int i = 1; i <= 5; ++i) {

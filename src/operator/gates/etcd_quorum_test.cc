@@ -26,7 +26,8 @@ TEST(EtcdQuorumTest, ThreeMembersNeedTwoHealthy) {
   QuorumCheck check = check_etcd_quorum(members, "node-master-02");
   EXPECT_EQ(check, (QuorumCheck{
                        .safe = true, .members = 3, .healthy = 3, .healthy_after = 2, .needed = 2}));
-  // Story chapter 7: node-master-01 is NotReady; taking node-master-02 down leaves one healthy.
+  // docs/design.md §8 (S5): node-master-01 is NotReady; taking node-master-02 down leaves one
+  // healthy.
   members[0].node_ready = false;
   check = check_etcd_quorum(members, "node-master-02");
   EXPECT_FALSE(check.safe);

@@ -410,7 +410,7 @@ TEST(RestorePatchTest, UndoesEverythingOnAnUncordonedNode) {
 }
 
 TEST(RestorePatchTest, AdminCordonSurvives) {
-  // Story S8: the admin had cordoned the node before the maintenance.
+  // docs/design.md §8 (S8), §2.6: the admin had cordoned the node before the maintenance.
   json::value document = json::parse(R"({"kind": "Node",
       "metadata": {"name": "n", "resourceVersion": "1", "labels": {"a": "b"},
                    "annotations": {"x": "y"}},

@@ -8,8 +8,8 @@
 //   UPDATE  spec.nodeName changed (also while nodeName is immutable and cannot be changed after
 //           the object is being deleted)        creation; updating spec.NodeName isn't allowed
 //
-// Each message starts with the story's words and ends, after "; ", with upstream NMO's exact
-// words for the same refusal, so that scripts written for either keep matching.
+// Each message starts with our words (docs/design.md §4) and ends, after "; ", with upstream NMO's
+// exact words for the same refusal, so that scripts written for either keep matching.
 //
 // Everything else is allowed. Denials are 403 Forbidden; when the cluster cannot be asked the
 // answer is a 500 refusal that says so (the API server rejects the request either way, as

@@ -96,7 +96,7 @@ class ValidatorTest : public ::testing::Test {
   Validator validator_{lookup_, {.reservation_ttl = seconds(10), .clock = &clock_}};
 };
 
-// The story's words first, then upstream NMO's exact words for the same refusal.
+// Our words first (docs/design.md §4), then upstream NMO's exact words for the same refusal.
 TEST_F(ValidatorTest, MessagesAreTheStorysWordsThenUpstreams) {
   EXPECT_EQ(kNodeNameImmutableMessage,
             "nodeName is immutable and cannot be changed after creation; updating spec.NodeName "

@@ -25,7 +25,7 @@ namespace nmo::e2e {
 
 using namespace std::chrono_literals;
 
-/// The story's nodes, created by `make cluster-up`.
+/// The nodes of docs/design.md §8's scenarios, created by `make cluster-up`.
 inline const std::vector<std::string> kControlPlaneNodes = {"node-master-01", "node-master-02",
                                                             "node-master-03"};
 inline const std::vector<std::string> kWorkerNodes = {
