@@ -250,25 +250,26 @@ op="$(median "${operator_times[@]}")"
 kc="$(median "${kubectl_times[@]}")"
 mib() { awk -v k="$(median "$@")" 'BEGIN { printf "%.1f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+count() { median "$@" | awk '{ printf "%.0f", $1 }'; }
 printf '\nDrain latency: %d pods per node (%d Deployment, 1 DaemonSet, %d bare; %d evicted), %d runs per side\n' \
   "${pods}" "$((deployments * per_deployment))" "${bare}" "${evicted}" "${runs}"
-row() { printf '%-42s %-9s %-27s %-21s %-9s %-10s %-15s %s\n' "$@"; }
+row() { printf '%-42s %-9s %-16s %-27s %-9s %-9s %-14s %s\n' "$@"; }
 row "side" "median s" "runs s" "client qps / burst" "own reqs" "all reqs" "server CPU ms" "RSS idle / peak MiB"
 row "operator (NodeMaintenance → Succeeded)" "${op}" "$(printf '%.1f ' "${operator_times[@]}")" \
-  "${operator_qps} / ${operator_burst}" "$(median "${operator_requests[@]}")" \
-  "$(median "${operator_all[@]}")" "$(median "${operator_cpu[@]}")" \
+  "${operator_qps} / ${operator_burst}" "$(count "${operator_requests[@]}")" \
+  "$(count "${operator_all[@]}")" "$(median "${operator_cpu[@]}")" \
   "$(mib "${idle_rss_kb}") / $(mib "${operator_peak[@]}")"
 if [[ -n "${upstream_bin}" ]]; then
   up="$(median "${upstream_times[@]}")"
   row "upstream medik8s NMO (the same)" "${up}" "$(printf '%.1f ' "${upstream_times[@]}")" \
-    "none (APF only)" "-" "$(median "${upstream_all[@]}")" "$(median "${upstream_cpu[@]}")" \
+    "none (APF only)" "-" "$(count "${upstream_all[@]}")" "$(median "${upstream_cpu[@]}")" \
     "$(mib "${upstream_idle[@]}") / $(mib "${upstream_peak[@]}")"
 fi
 fl="$(median "${floor_times[@]}")"
-row "floor: the evictions at once (curl, HTTP/2)" "${fl}" "$(printf '%.1f ' "${floor_times[@]}")" \
-  "none" "-" "$(median "${floor_all[@]}")" "$(median "${floor_cpu[@]}")" "-"
+row "floor: evictions at once (curl, HTTP/2)" "${fl}" "$(printf '%.1f ' "${floor_times[@]}")" \
+  "none" "-" "$(count "${floor_all[@]}")" "$(median "${floor_cpu[@]}")" "-"
 row "kubectl drain --ignore-daemonsets --force" "${kc}" "$(printf '%.1f ' "${kubectl_times[@]}")" \
-  "${kubectl_qps} / ${kubectl_burst}" "-" "$(median "${kubectl_all[@]}")" \
+  "${kubectl_qps} / ${kubectl_burst}" "-" "$(count "${kubectl_all[@]}")" \
   "$(median "${kubectl_cpu[@]}")" "-"
 printf 'own reqs: the operator'"'"'s rest_client_requests_total. all reqs, server CPU ms (per evicted pod): the API\n'
 printf 'server'"'"'s apiserver_request_total and process_cpu_seconds_total over the drain, every client included.\n'

@@ -89,7 +89,7 @@ start_upstream() {
     --metrics-bind-address=0 --health-probe-bind-address=0 >"${log_file}" 2>&1 &
   upstream_pid=$!
   deadline=$((SECONDS + 60))
-  until grep -q 'Starting workers' "${log_file}"; do
+  until grep -qs 'Starting workers' "${log_file}"; do
     kill -0 "${upstream_pid}" 2>/dev/null || { tail "${log_file}" >&2; die "upstream's manager exited"; }
     ((SECONDS < deadline)) || { tail "${log_file}" >&2; die "upstream's manager did not start its worker"; }
     sleep 0.02
@@ -155,18 +155,20 @@ bench_nodes() {
   }'
 }
 
-# bench_pods <namespace> <node prefix> <from> <to> <pods per node> <grace seconds> [labels JSON]:
-# bare pods bound to nodes <prefix>NNNNN with spec.nodeName (no scheduler), named
-# <node>-<j>, as "path<TAB>JSON" lines for bench_create.
+# bench_pods <namespace> <node prefix> <from> <to> <pods per node> <grace seconds> [labels JSON]
+# [name suffix]: bare pods bound to nodes <prefix>NNNNN with spec.nodeName (no scheduler), named
+# <node>-<j><suffix>, as "path<TAB>JSON" lines for bench_create. Pods made again soon after
+# their namesakes were deleted need a new suffix: kwok deletes by name, and a deletion it still
+# has queued for the old pod removes the new one.
 bench_pods() {
   local labels="${7:-}"
   [[ -n "${labels}" ]] || labels='{}'
   awk -v ns="$1" -v prefix="$2" -v from="$3" -v to="$4" -v per="$5" -v grace="$6" \
-    -v labels="${labels}" 'BEGIN {
+    -v labels="${labels}" -v suffix="${8:-}" 'BEGIN {
     for (i = from; i < to; i++) for (j = 0; j < per; j++) {
       node = sprintf("%s%05d", prefix, i)
       printf "/api/v1/namespaces/%s/pods\t{\"apiVersion\":\"v1\",\"kind\":\"Pod\",", ns
-      printf "\"metadata\":{\"name\":\"%s-%d\",\"labels\":%s},\"spec\":{\"nodeName\":\"%s\",", node, j, labels, node
+      printf "\"metadata\":{\"name\":\"%s-%d%s\",\"labels\":%s},\"spec\":{\"nodeName\":\"%s\",", node, j, suffix, labels, node
       printf "\"terminationGracePeriodSeconds\":%d,\"automountServiceAccountToken\":false,", grace
       printf "\"containers\":[{\"name\":\"c\",\"image\":\"c\"}]}}\n"
     }

@@ -58,9 +58,12 @@ make_namespace "${ns}"
 bench_nodes "${prefix}" 0 "${nodes}" parallel | bench_create
 kubectl wait node -l bench=parallel --for=condition=Ready --timeout=180s >/dev/null
 
-fill() { # the pods of every node, all Running
+generation=0
+fill() { # the pods of every node, all Running, named anew each time (see bench_pods)
+  generation=$((generation + 1))
   log "creating $((nodes * pods)) pods"
-  bench_pods "${ns}" "${prefix}" 0 "${nodes}" "${pods}" 30 '{"bench":"parallel"}' | bench_create
+  bench_pods "${ns}" "${prefix}" 0 "${nodes}" "${pods}" 30 '{"bench":"parallel"}' "-g${generation}" |
+    bench_create
   wait_pods_running "${ns}" "$((nodes * pods))" 600
 }
 
@@ -131,7 +134,7 @@ all_2="${all_s}" others_2="${others_s}" requests_2="${requests}"
 
 fill
 log "run 3: budget ${nodes}, ${first} blocked by a PodDisruptionBudget"
-kubectl label pod -n "${ns}" "${first}-0" blocked=true >/dev/null
+kubectl label pod -n "${ns}" "${first}-0-g${generation}" blocked=true >/dev/null
 pdb_blocking "${ns}"
 kubectl wait pdb/bench-blocking -n "${ns}" --for=jsonpath='{.status.observedGeneration}'=1 \
   --timeout=60s >/dev/null
@@ -142,7 +145,7 @@ others_3="${others_s}" requests_3="${requests}"
 # first one blocked): the operator with that many parallel maintenances, then upstream's manager
 # (one worker, drain rounds of at most 30 s) on the same nodes and pods.
 block_first() {
-  kubectl label pod -n "${ns}" "${first}-0" blocked=true --overwrite >/dev/null
+  kubectl label pod -n "${ns}" "${first}-0-g${generation}" blocked=true --overwrite >/dev/null
   pdb_blocking "${ns}"
   kubectl wait pdb/bench-blocking -n "${ns}" --for=jsonpath='{.status.observedGeneration}'=1 \
     --timeout=60s >/dev/null
