@@ -73,10 +73,8 @@ upstream_prepare() {
   mkdir -p "${dir}/tmp/k8s-webhook-server/serving-certs"
   xz -dc "${fixture}/manager.xz" >"${dir}/manager" || die "unpacking ${fixture}/manager.xz failed"
   chmod +x "${dir}/manager"
-  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
-    -keyout "${dir}/tmp/k8s-webhook-server/serving-certs/tls.key" \
-    -out "${dir}/tmp/k8s-webhook-server/serving-certs/tls.crt" >/dev/null 2>&1 ||
-    die "openssl could not make upstream's throwaway serving certificate"
+  "$(repo_root)/hack/webhook-dev.sh" certificate "${dir}/tmp/k8s-webhook-server/serving-certs" 1 \
+    DNS:localhost || die "making upstream's throwaway serving certificate failed"
   upstream_bin="${dir}/manager"
 }
 

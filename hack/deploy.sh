@@ -146,20 +146,15 @@ EOF
   echo "${out}"
 }
 
-# deploy/webhook/README.md, "Without cert-manager", with this cluster's kubectl; sets ca_bundle
-# (the CA, base64) for the configuration.
+# deploy/webhook/README.md, "Without cert-manager", with this cluster's kubectl and the
+# repository's one certificate script (hack/webhook-dev.sh); sets ca_bundle (the CA, base64) for
+# the configuration.
 openssl_certificate() {
   local work svc="${webhook_service}"
   work="$(mktemp -d)"
-  {
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
-      -subj "/CN=node-maintenance-operator-webhook-ca" -keyout "${work}/ca.key" -out "${work}/ca.crt" &&
-      openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=node-maintenance-operator-webhook" \
-        -keyout "${work}/tls.key" -out "${work}/tls.csr" &&
-      openssl x509 -req -in "${work}/tls.csr" -CA "${work}/ca.crt" -CAkey "${work}/ca.key" -CAcreateserial \
-        -days 365 -out "${work}/tls.crt" \
-        -extfile <(printf 'subjectAltName=DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "${svc}" "${ns}" "${svc}" "${ns}")
-  } >"${work}/openssl.log" 2>&1 || { cat "${work}/openssl.log" >&2; die "making the webhook certificate failed"; }
+  hack/webhook-dev.sh certificate "${work}" 365 \
+    "DNS:${svc}.${ns}.svc,DNS:${svc}.${ns}.svc.cluster.local" ||
+    { rm -rf "${work}"; die "making the webhook certificate failed"; }
   "${kubectl[@]}" -n "${ns}" create secret tls "${cert_secret}" --cert="${work}/tls.crt" \
     --key="${work}/tls.key" --dry-run=client -o yaml | "${kubectl[@]}" apply -f - >/dev/null
   ca_bundle="$(base64 -w0 "${work}/ca.crt")"

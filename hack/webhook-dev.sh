@@ -2,9 +2,11 @@
 # The admission webhook outside a cluster: one source for its serving certificate and for its
 # ValidatingWebhookConfiguration, used by `make run` (hack/run.sh) and the end-to-end tests.
 #
-#   hack/webhook-dev.sh certificate DIR [DAYS]
-#       makes a CA (DIR/ca.crt) and a serving certificate for IP 127.0.0.1 signed by it
-#       (DIR/tls.crt, DIR/tls.key; DAYS valid, default 365); DIR is created, its files replaced
+#   hack/webhook-dev.sh certificate DIR [DAYS [SAN]]
+#       makes a CA (DIR/ca.crt) and a serving certificate signed by it (DIR/tls.crt,
+#       DIR/tls.key; DAYS valid, default 365) for SAN, an openssl subjectAltName list (default
+#       IP:127.0.0.1; hack/deploy.sh gives the webhook Service's DNS names); DIR is created,
+#       its files replaced. The one place this repository makes a certificate.
 #   hack/webhook-dev.sh configuration URL CA_FILE
 #       prints deploy/webhook/validating_webhook_configuration.yaml as JSON with clientConfig
 #       pointing at URL (the operator's webhook outside the cluster) and CA_FILE as caBundle,
@@ -16,16 +18,19 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { printf 'webhook-dev.sh: %s\n' "$*" >&2; exit 1; }
 
 certificate() {
-  local dir="$1" days="${2:-365}"
+  local dir="$1" days="${2:-365}" san="${3:-IP:127.0.0.1}"
+  # The subject names the first name of the list (its value after "IP:" or "DNS:").
+  local cn="${san%%,*}"
+  cn="${cn#*:}"
   mkdir -p "${dir}"
   (
     umask 077
     cd "${dir}"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "${days}" \
-      -subj "/CN=node-maintenance-operator-dev-ca" -keyout ca.key -out ca.crt
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+      -subj "/CN=node-maintenance-operator-ca" -keyout ca.key -out ca.crt
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=${cn}" \
       -keyout tls.key -out tls.csr
-    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >san.ext
+    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "${san}" >san.ext
     openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days "${days}" \
       -extfile san.ext -out tls.crt
     # Only what the operator (tls.crt, tls.key) and the caBundle (ca.crt) need.
@@ -47,7 +52,8 @@ configuration() {
 }
 
 case "${1:-}" in
-  certificate) [[ $# -ge 2 ]] || die "usage: certificate DIR [DAYS]"; certificate "$2" "${3:-365}" ;;
+  certificate) [[ $# -ge 2 && $# -le 4 ]] || die "usage: certificate DIR [DAYS [SAN]]"
+    certificate "$2" "${3:-365}" "${4:-IP:127.0.0.1}" ;;
   configuration) [[ $# -eq 3 ]] || die "usage: configuration URL CA_FILE"; configuration "$2" "$3" ;;
-  *) die "usage: hack/webhook-dev.sh certificate DIR [DAYS] | configuration URL CA_FILE" ;;
+  *) die "usage: hack/webhook-dev.sh certificate DIR [DAYS [SAN]] | configuration URL CA_FILE" ;;
 esac

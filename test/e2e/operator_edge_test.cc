@@ -587,11 +587,7 @@ TEST_F(NodeMaintenanceEdgeTest, ControlPlaneWaitingOnQuorumDoesNotBlockAWorker) 
   defer([etcd]() mutable { etcd.reset(); });
   ASSERT_TRUE(etcd->ready());
 
-  make_not_ready(kubectl_, down);
-  ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {
-    auto n = kubectl_.get_json({"node", down});
-    return n && node_ready_status(n->as_object()) == "False";
-  }));
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, down, kReact));
 
   start();  // default budget: one maintenance at a time
   const std::string cp_uid = create(cp_cr, cp_node);

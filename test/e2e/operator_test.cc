@@ -601,11 +601,7 @@ TEST_F(NodeMaintenanceTest, S5EtcdQuorumHoldsAControlPlaneNodeUntilStable) {
   defer([etcd]() mutable { etcd.reset(); });
   ASSERT_TRUE(etcd->ready());
 
-  make_not_ready(kubectl_, down);
-  ASSERT_TRUE(wait_until("node " + down + " NotReady", kReact, [&] {
-    auto n = kubectl_.get_json({"node", down});
-    return n && node_ready_status(n->as_object()) == "False";
-  }));
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, down, kReact));
 
   start();
   const std::string uid = create(cr, node);

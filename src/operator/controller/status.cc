@@ -49,11 +49,14 @@ void OperatorImpl::flush_announcements(const NodeMaintenance& nm) {
 Maintenance& OperatorImpl::state(const NodeMaintenance& nm) {
   Maintenance& m = maintenances_state_[nm.meta.name];
   if (m.uid != nm.meta.uid) {
-    // A new CR under an old name starts afresh.
+    // A new CR under an old name starts afresh, in every table keyed by the name too: its
+    // quorum window starts anew rather than inheriting the old object's.
     if (m.alive) *m.alive = false;
     m = Maintenance{};
     m.uid = nm.meta.uid;
     coalescer_.forget(nm.meta.name);
+    quorum_.forget(nm.meta.name);
+    eviction_waiters_.erase(nm.meta.name);
   }
   return m;
 }

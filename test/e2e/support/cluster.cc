@@ -375,4 +375,13 @@ void make_not_ready(const Kubectl& kubectl, const std::string& node) {
                 R"("reason":"TestNotReady","message":"set by a test"}]}})"});
 }
 
+bool make_not_ready_and_wait(const Kubectl& kubectl, const std::string& node,
+                             std::chrono::milliseconds timeout) {
+  make_not_ready(kubectl, node);
+  return wait_until("node " + node + " NotReady", timeout, [&] {
+    auto n = kubectl.get_json({"node", node});
+    return n && node_ready_status(n->as_object()) == "False";
+  });
+}
+
 }  // namespace nmo::e2e

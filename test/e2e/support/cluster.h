@@ -103,6 +103,11 @@ class TestNamespace {
 /// leaves its Ready condition alone) and sets the condition to False.
 void make_not_ready(const Kubectl& kubectl, const std::string& node);
 
+/// make_not_ready(), then waits up to `timeout` until the API server shows the node's Ready
+/// condition False; false (and a test failure naming the node) when it does not.
+bool make_not_ready_and_wait(const Kubectl& kubectl, const std::string& node,
+                             std::chrono::milliseconds timeout);
+
 /// Restores a node when the test ends: uncordons it and removes the labels, annotations
 /// and taints the test added, so one test's changes never leak into the next.
 class NodeGuard {
