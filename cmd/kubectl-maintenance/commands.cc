@@ -35,6 +35,7 @@
 #include "operator/gates/budget.h"
 #include "operator/gates/etcd_quorum.h"
 #include "operator/gates/node_lease.h"
+#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::cli {
 namespace {
@@ -124,30 +125,6 @@ std::pair<int, std::string> budget_of(const CommandOptions& options,
 bool is_slot_lease(const kube::Lease& lease) {
   return lease.meta.name.rfind("nmo-slot-", 0) == 0 ||
          lease.meta.name.rfind("nmo-foreign-", 0) == 0;
-}
-
-std::optional<VmiState> vmi_state(const json::value& vmi) {
-  VmiState state;
-  const auto* status = vmi.is_object() ? vmi.get_object().if_contains("status") : nullptr;
-  const auto* conditions =
-      status && status->is_object() ? status->get_object().if_contains("conditions") : nullptr;
-  if (conditions == nullptr || !conditions->is_array()) return state;
-  for (const auto& c : conditions->get_array()) {
-    if (!c.is_object()) continue;
-    const auto& object = c.get_object();
-    const auto* type = object.if_contains("type");
-    if (type == nullptr || !type->is_string() || type->get_string() != "LiveMigratable") continue;
-    const auto* value = object.if_contains("status");
-    state.live_migratable = value != nullptr && value->is_string() && value->get_string() == "True";
-    for (const char* key : {"message", "reason"}) {
-      const auto* text = object.if_contains(key);
-      if (text != nullptr && text->is_string() && !text->get_string().empty()) {
-        state.message = std::string(text->get_string());
-        break;
-      }
-    }
-  }
-  return state;
 }
 
 }  // namespace
@@ -327,7 +304,7 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   for (const auto& pod : input.pods) {
     namespaces.insert(pod.meta.namespace_);
     if (auto owner = op::daemon_set_owner(pod)) daemon_sets.emplace(owner->namespace_, owner->name);
-    any_launcher = any_launcher || is_virt_launcher(pod);
+    any_launcher = any_launcher || op::is_virt_launcher(pod);
   }
   for (const auto& [ns, name] : daemon_sets) {
     std::string path = kube::object_path<kube::DaemonSet>(ns, name);
@@ -351,15 +328,30 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
     if (!served) co_return report(served.failure());
     input.kubevirt_served = *served;
     for (const auto& pod : input.pods) {
-      if (!input.kubevirt_served || !is_virt_launcher(pod) || vmi_name(pod).empty()) continue;
+      if (!input.kubevirt_served || !op::is_virt_launcher(pod) || op::vmi_name(pod).empty()) {
+        continue;
+      }
       const std::string path = "/apis/kubevirt.io/v1/namespaces/" + pod.meta.namespace_ +
-                               "/virtualmachineinstances/" + vmi_name(pod);
+                               "/virtualmachineinstances/" + op::vmi_name(pod);
       auto vmi = co_await session.get_optional(path);
       if (!vmi) co_return report(vmi.failure());
-      if (vmi->has_value()) {
-        if (auto state = vmi_state(**vmi)) {
-          input.vmis[pod.meta.namespace_ + "/" + vmi_name(pod)] = *state;
+      if (!vmi->has_value()) continue;
+      auto decoded = op::decode_vmi(**vmi);
+      if (!decoded) co_return report(session.failure(decoded.error()));
+      input.vmis[pod.meta.namespace_ + "/" + op::vmi_name(pod)] = std::move(*decoded);
+    }
+    if (input.kubevirt_served) {
+      // The VMIs' default eviction strategy: the KubeVirt CR's (there is one per cluster).
+      auto kubevirts = co_await session.get_optional("/apis/kubevirt.io/v1/kubevirts");
+      if (!kubevirts) co_return report(kubevirts.failure());
+      const json::array* items = nullptr;
+      if (kubevirts->has_value() && (*kubevirts)->is_object()) {
+        if (const json::value* listed = (*kubevirts)->get_object().if_contains("items")) {
+          items = listed->if_array();
         }
+      }
+      if (items != nullptr && !items->empty()) {
+        input.kubevirt_eviction_strategy = op::cluster_eviction_strategy(items->front());
       }
     }
   }

@@ -11,6 +11,7 @@
 #include "cli/maintenance_text.h"
 #include "operator/api/server_support.h"
 #include "operator/gates/node_lease.h"
+#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::cli {
 
@@ -87,9 +88,22 @@ std::string verdict_for_pod(const StuckPod& pod) {
           name, names.empty() ? pod.ref.message : names);
     }
     case op::PendingPodReason::kEvictionDeferred:
+      switch (op::classify_kubevirt_refusal(pod.ref.message)) {
+        case op::KubeVirtRefusal::kNotLiveMigratable:
+          return fmt::format(
+              "pod {}: KubeVirt refuses its eviction for good ({}): waiting does not help; make "
+              "the VM live-migratable, or change its eviction strategy",
+              name, pod.ref.message);
+        case op::KubeVirtRefusal::kEvacuationStarted:
+        case op::KubeVirtRefusal::kEvacuationInProgress:
+          return fmt::format("pod {}: KubeVirt is live-migrating its VM ({}): wait for it", name,
+                             pod.ref.message);
+        case op::KubeVirtRefusal::kOther:
+          break;
+      }
       return fmt::format(
-          "pod {}: an admission webhook deferred its eviction ({}): wait for it "
-          "(KubeVirt live-migrates the VM), or check the webhook",
+          "pod {}: an admission webhook deferred its eviction ({}): wait for it, or check the "
+          "webhook",
           name, pod.ref.message);
     case op::PendingPodReason::kNamespaceTerminating:
       return fmt::format(

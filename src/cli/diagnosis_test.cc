@@ -70,6 +70,33 @@ TEST(DiagnosisVerdict, PdbBlockerComesFirst) {
   EXPECT_EQ(diagnosis_verdict(input).rfind("pod w/a-0 is selected by more than one PDB", 0), 0U);
 }
 
+// A 429 from an admission webhook: KubeVirt's texts tell a migration under way (wait) from a
+// refusal that waiting never resolves.
+TEST(DiagnosisVerdict, DeferredEvictionsTellKubeVirtsAnswersApart) {
+  DiagnosisInput input = blocked_input();
+  auto deferred = [&input](std::string message) {
+    input.pods = {
+        StuckPod{.ref = op::PendingPodRef{.namespace_ = "vms",
+                                          .name = "virt-launcher-db-x",
+                                          .reason = op::PendingPodReason::kEvictionDeferred,
+                                          .message = std::move(message)}}};
+    return diagnosis_verdict(input);
+  };
+  EXPECT_EQ(deferred("admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied "
+                     "the request: VMI db is configured with an eviction strategy but is not "
+                     "live-migratable"),
+            "pod vms/virt-launcher-db-x: KubeVirt refuses its eviction for good (admission webhook "
+            "\"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: VMI db is "
+            "configured with an eviction strategy but is not live-migratable): waiting does not "
+            "help; make the VM live-migratable, or change its eviction strategy");
+  EXPECT_EQ(deferred(R"(Evacuation in progress: Eviction triggered evacuation of VMI "vms/db")"),
+            R"(pod vms/virt-launcher-db-x: KubeVirt is live-migrating its VM (Evacuation in )"
+            R"(progress: Eviction triggered evacuation of VMI "vms/db"): wait for it)");
+  EXPECT_EQ(deferred("the webhook is busy"),
+            "pod vms/virt-launcher-db-x: an admission webhook deferred its eviction (the webhook "
+            "is busy): wait for it, or check the webhook");
+}
+
 TEST(DiagnosisVerdict, PendingOnAForeignLeaseOrTheBudget) {
   DiagnosisInput input = blocked_input();
   input.nm = decode(R"json({"metadata":{"name":"m2"},"spec":{"nodeName":"n1"},

@@ -72,34 +72,44 @@ PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
     plan.detail = "phase " + pod.phase + ": counts as gone at once";
     return plan;
   }
-  if (is_virt_launcher(pod)) {
-    const std::string vmi = key_of(pod.meta.namespace_, vmi_name(pod));
+  if (op::is_virt_launcher(pod)) {
+    const std::string vmi = key_of(pod.meta.namespace_, op::vmi_name(pod));
     if (!input.kubevirt_served) {
       plan.verdict = PodVerdict::kUnknown;
       plan.reason = "VMMigrationUnknown";
       plan.detail = "virt-launcher of VMI " + vmi +
-                    ": whether it can live-migrate is unknown (kubevirt.io/v1 is not served)";
+                    ": what its eviction does is unknown (kubevirt.io/v1 is not served)";
       return plan;
     }
     const auto found = input.vmis.find(vmi);
-    if (found == input.vmis.end() || !found->second.live_migratable) {
+    if (found == input.vmis.end()) {
       plan.verdict = PodVerdict::kUnknown;
       plan.reason = "VMMigrationUnknown";
-      plan.detail = "virt-launcher of VMI " + vmi +
-                    (found == input.vmis.end() ? ": the VMI was not found"
-                                               : ": the VMI reports no LiveMigratable condition");
+      plan.detail = "virt-launcher of VMI " + vmi + ": the VMI was not found";
       return plan;
     }
-    if (!*found->second.live_migratable) {
-      plan.verdict = PodVerdict::kBlock;
-      plan.reason = "VMNotMigratable";
-      plan.detail = "VMI " + vmi + " cannot live-migrate" +
-                    (found->second.message.empty() ? "" : ": " + found->second.message);
-      return plan;
+    // The drain evicts every VM's pod: KubeVirt decides what that does to the VM.
+    const op::VmVerdict verdict = op::decide_vm(found->second, input.kubevirt_eviction_strategy,
+                                                op::VmEvictionPolicy::kAllowShutdown);
+    plan.reason = verdict.reason;
+    plan.detail = verdict.detail;
+    switch (verdict.on_eviction) {
+      case op::OnEviction::kRefusesForGood:
+        plan.verdict = PodVerdict::kBlock;
+        break;
+      case op::OnEviction::kMigrates:
+      case op::OnEviction::kEvacuates:
+        plan.detail += "; the eviction is deferred until the VM has left";
+        break;
+      case op::OnEviction::kShutsDown: {
+        const std::optional<std::string> strategy =
+            op::effective_eviction_strategy(found->second, input.kubevirt_eviction_strategy);
+        plan.detail = "VMI " + vmi + " has " +
+                      (strategy ? "eviction strategy " + *strategy : "no eviction strategy") +
+                      ": evicting its pod shuts the VM down";
+        break;
+      }
     }
-    plan.reason = "LiveMigration";
-    plan.detail =
-        "KubeVirt live-migrates VMI " + vmi + "; the eviction is deferred until the migration ends";
     return plan;
   }
   if (covering.size() > 1) {
@@ -231,17 +241,6 @@ GatePlan budget_gate(const PlanInput& input) {
 
 }  // namespace
 
-bool is_virt_launcher(const kube::Pod& pod) {
-  const std::string* value = pod.meta.labels.find(kVirtLauncherLabel);
-  return value != nullptr && *value == kVirtLauncherValue;
-}
-
-std::string vmi_name(const kube::Pod& pod) {
-  if (const std::string* name = pod.meta.annotations.find(kVmiNameAnnotation)) return *name;
-  if (const std::string* name = pod.meta.labels.find(kVmNameLabel)) return *name;
-  return "";
-}
-
 std::string_view to_string(PodVerdict verdict) noexcept {
   switch (verdict) {
     case PodVerdict::kEvict:
@@ -361,7 +360,14 @@ std::string plan_verdict(const Plan& plan) {
     return fmt::format("would start and drain {} pod{}; {} more may block (see above)", evicted,
                        evicted == 1 ? "" : "s", unknown);
   }
-  return fmt::format("would start at once and drain {} pod{}", evicted, evicted == 1 ? "" : "s");
+  const auto shut_down = static_cast<std::size_t>(
+      std::count_if(plan.pods.begin(), plan.pods.end(),
+                    [](const PodPlan& p) { return p.reason == "VMShutsDown"; }));
+  return fmt::format("would start at once and drain {} pod{}{}", evicted, evicted == 1 ? "" : "s",
+                     shut_down == 0
+                         ? ""
+                         : fmt::format("; {} VM{} would be shut down (VMShutsDown above)",
+                                       shut_down, shut_down == 1 ? "" : "s"));
 }
 
 std::string plan_report(const Plan& plan) {

@@ -5,9 +5,12 @@
 //   - which of those will block the drain, as the Eviction API would answer: a pod under more
 //     than one PodDisruptionBudget (MultiplePDBs), a pod whose only budget allows no disruption
 //     now (BlockedByPDB; an unhealthy pod passes as the API server lets it), a KubeVirt
-//     virt-launcher pod whose VirtualMachineInstance cannot live-migrate (unknown when the
-//     kubevirt.io/v1 API is not served); budgets are consumed pod after pod, so a second pod
-//     under a budget allowing one disruption waits for the first one's replacement;
+//     virt-launcher pod that KubeVirt refuses to evict for good (operator/kubevirt/vm_policy.h:
+//     strategy LiveMigrate on a VMI that cannot migrate; unknown when the kubevirt.io/v1 API is
+//     not served); budgets are consumed pod after pod, so a second pod under a budget allowing
+//     one disruption waits for the first one's replacement;
+//   - for each VM, what its eviction does (vm_policy.h): KubeVirt live-migrates it, or the
+//     eviction shuts it down (VMShutsDown, counted in the verdict);
 //   - which gates would hold the maintenance Pending (operator/gates): an existing maintenance of
 //     the node, the medik8s node lease held by another component, etcd quorum for a
 //     control-plane node, and the cluster disruption budget (decide_admissions() with this
@@ -31,39 +34,22 @@
 #include "kube/api/time.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/drain/pod_policy.h"
+#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::cli {
-
-// The label KubeVirt puts on the pod that runs a VM, and how the pod names its VMI.
-inline constexpr std::string_view kVirtLauncherLabel = "kubevirt.io";
-inline constexpr std::string_view kVirtLauncherValue = "virt-launcher";
-inline constexpr std::string_view kVmiNameAnnotation = "kubevirt.io/domain";
-inline constexpr std::string_view kVmNameLabel = "vm.kubevirt.io/name";
-
-// True for a KubeVirt virt-launcher pod (label kubevirt.io=virt-launcher).
-[[nodiscard]] bool is_virt_launcher(const kube::Pod& pod);
-
-// The name of the VirtualMachineInstance a virt-launcher pod runs (annotation kubevirt.io/domain,
-// else label vm.kubevirt.io/name), "" when neither is set.
-[[nodiscard]] std::string vmi_name(const kube::Pod& pod);
-
-// What is known about one VirtualMachineInstance.
-struct VmiState {
-  // The LiveMigratable condition: true/false, std::nullopt when the VMI has none.
-  std::optional<bool> live_migratable;
-  std::string message;  // the condition's message (or reason), "" when none
-};
 
 // The cluster as `plan` read it.
 struct PlanInput {
   std::string maintenance_name;  // the CR `start` would create
   kube::Node node;
   kube::Time now{};
-  std::vector<kube::Pod> pods;                    // bound to the node
-  std::vector<op::DaemonSetRef> daemon_sets;      // existing DaemonSets (namespace, name, uid)
-  std::vector<kube::PodDisruptionBudget> pdbs;    // of the pods' namespaces
-  bool kubevirt_served = false;                   // kubevirt.io/v1 is served
-  std::map<std::string, VmiState> vmis;           // "namespace/name" -> state, when found
+  std::vector<kube::Pod> pods;                  // bound to the node
+  std::vector<op::DaemonSetRef> daemon_sets;    // existing DaemonSets (namespace, name, uid)
+  std::vector<kube::PodDisruptionBudget> pdbs;  // of the pods' namespaces
+  bool kubevirt_served = false;                 // kubevirt.io/v1 is served
+  std::map<std::string, op::Vmi> vmis;          // "namespace/name" -> the VMI, when found
+  // The KubeVirt CR's spec.configuration.evictionStrategy (the VMIs' default), when set.
+  std::optional<std::string> kubevirt_eviction_strategy;
   std::vector<op::NodeMaintenance> maintenances;  // every NodeMaintenance
   std::string operator_namespace;
   std::set<std::string> slot_leases;  // names of the Leases in the operator namespace
@@ -91,7 +77,8 @@ struct PodPlan {
   std::string name;
   PodVerdict verdict = PodVerdict::kEvict;
   // Skip: "DaemonSet", "MirrorPod". Block: "BlockedByPDB", "MultiplePDBs", "VMNotMigratable".
-  // Unknown: "VMMigrationUnknown". Evict: "" or "Finished", "LiveMigration", "WaitsForPDB".
+  // Unknown: "VMMigrationUnknown". Evict: "" or "Finished", "MigratingVM", "VMShutsDown",
+  // "WaitsForPDB".
   std::string reason;
   std::string detail;             // one line for humans
   std::vector<std::string> pdbs;  // "namespace/name" of the budgets covering the pod
@@ -123,6 +110,7 @@ struct Plan {
 //   would stay Pending: <first closed gate's detail>
 //   would start, then block on 2 pods (first: default/vm-db: <detail>)
 //   would start at once and drain 5 pods
+//   would start at once and drain 5 pods; 1 VM would be shut down (VMShutsDown above)
 [[nodiscard]] std::string plan_verdict(const Plan& plan);
 
 // The human report (sections for evicted, blocking, unknown and skipped pods, the gates, the

@@ -105,7 +105,9 @@ TEST(Plan, UnhealthyPodPassesAHealthyBudget) {
   EXPECT_EQ(find(make_plan(input), "db-1").verdict, PodVerdict::kEvict);
 }
 
-TEST(Plan, VirtLauncherDependsOnLiveMigration) {
+// The drain evicts every VM's pod; what that does to the VM is KubeVirt's answer
+// (operator/kubevirt/vm_policy.h), and the plan says it.
+TEST(Plan, VirtLauncherFollowsKubeVirtsAnswerToTheEviction) {
   PlanInput input = base_input();
   const std::string launcher =
       R"json({"metadata":{"namespace":"vms","name":"virt-launcher-NAME-x","labels":{"kubevirt.io":"virt-launcher"},"annotations":{"kubevirt.io/domain":"NAME"}},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}})json";
@@ -116,20 +118,54 @@ TEST(Plan, VirtLauncherDependsOnLiveMigration) {
     }
     return pod(json);
   };
-  input.pods = {named("db"), named("web")};
+  input.pods = {named("db"), named("web"), named("order"), named("api"), named("gone")};
   Plan unserved = make_plan(input);
   EXPECT_EQ(find(unserved, "virt-launcher-db-x").verdict, PodVerdict::kUnknown);
-  EXPECT_NE(find(unserved, "virt-launcher-db-x").detail.find("kubevirt.io/v1 is not served"),
-            std::string::npos);
+  EXPECT_EQ(find(unserved, "virt-launcher-db-x").detail,
+            "virt-launcher of VMI vms/db: what its eviction does is unknown (kubevirt.io/v1 is not "
+            "served)");
 
   input.kubevirt_served = true;
-  input.vmis["vms/db"] = VmiState{.live_migratable = false, .message = "disks are not shared"};
-  input.vmis["vms/web"] = VmiState{.live_migratable = true, .message = ""};
-  const Plan plan = make_plan(input);
-  EXPECT_EQ(find(plan, "virt-launcher-db-x").verdict, PodVerdict::kBlock);
+  auto vmi = [](std::string name, std::optional<std::string> strategy, bool migratable) {
+    return op::Vmi{.namespace_ = "vms",
+                   .name = std::move(name),
+                   .eviction_strategy = std::move(strategy),
+                   .live_migratable = migratable,
+                   .not_migratable_because = migratable ? "" : "disks are not shared"};
+  };
+  input.vmis["vms/db"] = vmi("db", "None", false);
+  input.vmis["vms/web"] = vmi("web", "LiveMigrate", true);
+  input.vmis["vms/order"] = vmi("order", std::nullopt, true);  // the story's VM
+  input.vmis["vms/api"] = vmi("api", "LiveMigrate", false);
+  Plan plan = make_plan(input);
+  EXPECT_EQ(find(plan, "virt-launcher-db-x").verdict, PodVerdict::kEvict);
+  EXPECT_EQ(find(plan, "virt-launcher-db-x").reason, "VMShutsDown");
   EXPECT_EQ(find(plan, "virt-launcher-db-x").detail,
-            "VMI vms/db cannot live-migrate: disks are not shared");
-  EXPECT_EQ(find(plan, "virt-launcher-web-x").reason, "LiveMigration");
+            "VMI vms/db has eviction strategy None: evicting its pod shuts the VM down");
+  // Migratable, but without a strategy KubeVirt does not migrate it: its eviction stops it.
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "VMShutsDown");
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").detail,
+            "VMI vms/order has no eviction strategy: evicting its pod shuts the VM down");
+  EXPECT_EQ(find(plan, "virt-launcher-web-x").verdict, PodVerdict::kEvict);
+  EXPECT_EQ(find(plan, "virt-launcher-web-x").reason, "MigratingVM");
+  EXPECT_EQ(find(plan, "virt-launcher-web-x").detail,
+            "VMI vms/web has eviction strategy LiveMigrate: KubeVirt live-migrates it when its pod "
+            "is evicted; the eviction is deferred until the VM has left");
+  EXPECT_EQ(find(plan, "virt-launcher-api-x").verdict, PodVerdict::kBlock);
+  EXPECT_EQ(find(plan, "virt-launcher-api-x").reason, "VMNotMigratable");
+  EXPECT_EQ(find(plan, "virt-launcher-gone-x").verdict, PodVerdict::kUnknown);
+  EXPECT_EQ(find(plan, "virt-launcher-gone-x").detail,
+            "virt-launcher of VMI vms/gone: the VMI was not found");
+
+  // The cluster-wide default of the KubeVirt CR applies to VMIs without their own.
+  input.kubevirt_eviction_strategy = "LiveMigrate";
+  plan = make_plan(input);
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "MigratingVM");
+  EXPECT_EQ(find(plan, "virt-launcher-db-x").reason, "VMShutsDown");
+
+  input.pods = {named("db"), named("order")};
+  EXPECT_EQ(plan_verdict(make_plan(input)),
+            "would start at once and drain 2 pods; 1 VM would be shut down (VMShutsDown above)");
 }
 
 TEST(Plan, GatesFollowTheOperator) {

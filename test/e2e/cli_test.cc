@@ -3,7 +3,7 @@
 // `cli-`), with the operator binary running as in production.
 //   - start --wait / list / status / watch / stop --wait on a node that drains completely;
 //   - plan predicts exactly the pods that later block, and diagnose names the blocking pod, its
-//     PDB with its counts and the node lease holder (S7); plan reads KubeVirt's live migration;
+//     PDB with its counts and the node lease holder (S7); plan says what evicting each VM does;
 //   - watch in a pseudo-terminal (script(1)) redraws a progress bar whose percentage advances;
 //   - a maintenance that times out makes start --wait exit 1; --timeout exits 5;
 //   - bad input: unknown node or CR, the API not installed, the API server down.
@@ -358,59 +358,85 @@ TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
 }
 
 // With the kubevirt.io/v1 API served (here by a CRD standing in for KubeVirt), plan reads each
-// launcher's VirtualMachineInstance: LiveMigratable False blocks, True leaves by live migration,
-// a missing VMI is unknown.
-TEST_F(CliTest, PlanReadsLiveMigrationFromTheVirtualMachineInstance) {
+// launcher's VirtualMachineInstance and says what evicting its pod does, as KubeVirt's
+// pod-eviction webhook decides it: the story's VM (migratable, no eviction strategy) and one
+// with strategy None are shut down, LiveMigrate on a migratable VMI live-migrates, LiveMigrate
+// on one that cannot migrate blocks for good; a missing VMI is unknown.
+TEST_F(CliTest, PlanSaysWhatEvictingEachVmDoes) {
   const StandInCrd kubevirt(kubectl_, "kubevirt.io", "virtualmachineinstances",
                             "VirtualMachineInstance", "Namespaced",
                             "/apis/kubevirt.io/v1/virtualmachineinstances");
   ASSERT_TRUE(kubevirt.served());
   const std::string node = make_node();
   TestNamespace ns(kubectl_, "cli-vm");
-  auto vmi = [&ns](const std::string& name, const std::string& migratable,
-                   const std::string& message) {
+  auto vmi = [&ns](const std::string& name, const std::string& strategy,
+                   const std::string& migratable, const std::string& message) {
     json::object condition{{"type", "LiveMigratable"},
                            {"status", migratable},
                            {"reason", "DisksNotLiveMigratable"},
                            {"message", message}};
     json::object status{{"conditions", json::array{condition}}};
     json::object metadata{{"name", name}, {"namespace", ns.name()}};
+    json::object spec;
+    if (!strategy.empty()) spec["evictionStrategy"] = strategy;
     json::object object{{"apiVersion", "kubevirt.io/v1"},
                         {"kind", "VirtualMachineInstance"},
                         {"metadata", metadata},
+                        {"spec", spec},
                         {"status", status}};
     return json::serialize(object);
   };
-  kubectl_.apply(vmi("db", "False", "cannot migrate VMI: PVC db-disk is not shared"));
-  kubectl_.apply(vmi("web", "True", ""));
-  for (const std::string vm : {"db", "web", "gone"}) {
+  kubectl_.apply(vmi("db", "None", "False", "cannot migrate VMI: PVC db-disk is not shared"));
+  kubectl_.apply(vmi("order", "", "True", ""));
+  kubectl_.apply(vmi("web", "LiveMigrate", "True", ""));
+  kubectl_.apply(
+      vmi("api", "LiveMigrate", "False", "cannot migrate VMI: PVC api-disk is not shared"));
+  for (const std::string vm : {"db", "order", "web", "api", "gone"}) {
     kubectl_.apply(labelled_pod(ns.name(), "virt-launcher-" + vm + "-x", node,
                                 {{"kubevirt.io", "virt-launcher"}}, {{"kubevirt.io/domain", vm}}));
   }
-  ASSERT_TRUE(wait_pods_running(ns.name(), 3));
+  ASSERT_TRUE(wait_pods_running(ns.name(), 5));
 
-  const ProcessResult planned = cli({"plan", node, "-o", "yaml"});
+  const ProcessResult planned = cli({"plan", node});
   ASSERT_EQ(planned.exit_code, 0) << describe(planned);
   const ProcessResult planned_json = cli({"plan", node, "-o", "json"});
   ASSERT_EQ(planned_json.exit_code, 0) << describe(planned_json);
   const json::value plan = json::parse(planned_json.out);
   std::map<std::string, std::string> action;
+  std::map<std::string, std::string> reason;
   std::map<std::string, std::string> detail;
   for (const auto& p : plan.at("pods").as_array()) {
     action[string_at(p, "/name")] = string_at(p, "/action");
+    reason[string_at(p, "/name")] = string_at(p, "/reason");
     detail[string_at(p, "/name")] = string_at(p, "/detail");
   }
-  EXPECT_EQ(action["virt-launcher-db-x"], "block") << planned_json.out;
+  const std::string vms = "VMI " + ns.name() + "/";
+  EXPECT_EQ(action["virt-launcher-db-x"], "evict") << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-db-x"], "VMShutsDown");
   EXPECT_EQ(detail["virt-launcher-db-x"],
-            "VMI " + ns.name() +
-                "/db cannot live-migrate: cannot migrate VMI: PVC db-disk is not shared");
+            vms + "db has eviction strategy None: evicting its pod shuts the VM down");
+  EXPECT_EQ(action["virt-launcher-order-x"], "evict") << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-order-x"], "VMShutsDown");
+  EXPECT_EQ(detail["virt-launcher-order-x"],
+            vms + "order has no eviction strategy: evicting its pod shuts the VM down");
   EXPECT_EQ(action["virt-launcher-web-x"], "evict") << planned_json.out;
-  EXPECT_TRUE(
-      contains(detail["virt-launcher-web-x"], "KubeVirt live-migrates VMI " + ns.name() + "/web"))
-      << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-web-x"], "MigratingVM");
+  EXPECT_EQ(detail["virt-launcher-web-x"],
+            vms +
+                "web has eviction strategy LiveMigrate: KubeVirt live-migrates it when its pod "
+                "is evicted; the eviction is deferred until the VM has left");
+  EXPECT_EQ(action["virt-launcher-api-x"], "block") << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-api-x"], "VMNotMigratable");
+  EXPECT_EQ(detail["virt-launcher-api-x"],
+            vms +
+                "api has eviction strategy LiveMigrate but cannot live-migrate: cannot migrate "
+                "VMI: PVC api-disk is not shared: KubeVirt refuses every eviction of its pod "
+                "until the VM can migrate or its strategy changes");
   EXPECT_EQ(action["virt-launcher-gone-x"], "unknown") << planned_json.out;
-  EXPECT_TRUE(contains(planned.out, "action: block")) << planned.out;
-  EXPECT_TRUE(contains(planned.out, "reason: VMNotMigratable")) << planned.out;
+  EXPECT_TRUE(contains(planned.out, "virt-launcher-order-x  VMShutsDown")) << planned.out;
+  EXPECT_TRUE(contains(planned.out, "Verdict: would start, then block on 1 pod (first: " +
+                                        ns.name() + "/virt-launcher-api-x"))
+      << planned.out;
 }
 
 // A child process running in the background with stdout (and stderr) in a file.

@@ -1,0 +1,143 @@
+// KubeVirt VMs under a drain (docs/design.md §2.9): the VM behind a virt-launcher pod, what
+// KubeVirt does when that pod is evicted, and what the drain does instead where an eviction
+// would shut a running VM down.
+//
+//   - A virt-launcher pod (label kubevirt.io=virt-launcher) runs one VirtualMachineInstance,
+//     named by its kubevirt.io/domain annotation (else its vm.kubevirt.io/name label).
+//   - The VMI's effective eviction strategy is its spec.evictionStrategy, else the KubeVirt CR's
+//     spec.configuration.evictionStrategy, else none.
+//   - KubeVirt's pod-eviction admission webhook (virt-api) then decides the eviction:
+//       none, None                       passes: the pod is deleted and the VM shut down;
+//       LiveMigrateIfPossible            429 and a migration when the VMI is migratable,
+//                                        else passes (the VM shut down);
+//       LiveMigrate                      429 and a migration when migratable, else a 429 that
+//                                        waiting never resolves ("is not live-migratable");
+//       External                         429; an external controller evacuates the VMI.
+//     "Migratable" is the VMI's LiveMigratable condition being True; a VMI without the
+//     condition counts as not migratable, as KubeVirt counts it.
+//   - decide_vm() gives the drain's verdict under a maintenance's vmEvictionPolicy: with
+//     AllowShutdown every pod is evicted and KubeVirt decides (the drain's behaviour today, which
+//     `kubectl maintenance plan` reports); with LiveMigrate a migratable VM the eviction would
+//     stop is to be live-migrated by a VirtualMachineInstanceMigration instead, and one that
+//     cannot migrate held (VMWouldShutDown).
+//
+// Threading: plain values and pure functions; safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/json/fwd.hpp>
+
+#include "base/result.h"
+#include "kube/api/pod.h"
+
+namespace nmo::op {
+
+// The label KubeVirt puts on the pod that runs a VM, and how that pod names its VMI.
+inline constexpr std::string_view kVirtLauncherLabel = "kubevirt.io";
+inline constexpr std::string_view kVirtLauncherValue = "virt-launcher";
+inline constexpr std::string_view kVmiNameAnnotation = "kubevirt.io/domain";
+inline constexpr std::string_view kVmNameLabel = "vm.kubevirt.io/name";
+
+// The API group version KubeVirt serves its resources under.
+inline constexpr std::string_view kKubeVirtApiVersion = "kubevirt.io/v1";
+
+// True for a KubeVirt virt-launcher pod (label kubevirt.io=virt-launcher).
+[[nodiscard]] bool is_virt_launcher(const kube::Pod& pod);
+
+// The name of the VirtualMachineInstance a virt-launcher pod runs (annotation kubevirt.io/domain,
+// else label vm.kubevirt.io/name), "" when neither is set.
+[[nodiscard]] std::string vmi_name(const kube::Pod& pod);
+
+// What the drain needs of one kubevirt.io/v1 VirtualMachineInstance.
+struct Vmi {
+  std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
+  std::string name;
+  std::string uid;
+  // spec.evictionStrategy verbatim; std::nullopt when unset.
+  std::optional<std::string> eviction_strategy;
+  // The LiveMigratable condition: true/false; std::nullopt when the VMI has none.
+  std::optional<bool> live_migratable;
+  // Why it cannot migrate: the condition's message, else its reason; "" when none.
+  std::string not_migratable_because;
+  std::string node_name;             // status.nodeName
+  std::string evacuation_node_name;  // status.evacuationNodeName (an evacuation was asked for)
+
+  friend bool operator==(const Vmi&, const Vmi&) = default;
+};
+
+// Decodes a VirtualMachineInstance. `kind`, when present, must be "VirtualMachineInstance";
+// fields the drain does not need are not read. Errors are ErrorCode::kInvalid naming the field.
+[[nodiscard]] Result<Vmi> decode_vmi(const boost::json::value& object);
+
+// The cluster-wide default: a KubeVirt CR's spec.configuration.evictionStrategy; std::nullopt
+// when unset (or the value is not a KubeVirt object with one).
+[[nodiscard]] std::optional<std::string> cluster_eviction_strategy(
+    const boost::json::value& kubevirt);
+
+// The VMI's strategy, else the cluster's; std::nullopt when neither is set.
+[[nodiscard]] std::optional<std::string> effective_eviction_strategy(
+    const Vmi& vmi, const std::optional<std::string>& cluster_strategy);
+
+// What KubeVirt does when the pod of a VMI is evicted (its pod-eviction webhook).
+enum class OnEviction {
+  kShutsDown,       // the eviction passes: the VM stops with its pod
+  kMigrates,        // 429, and KubeVirt live-migrates the VMI off the node
+  kEvacuates,       // 429, and an external controller evacuates it (strategy External)
+  kRefusesForGood,  // 429 that waiting never resolves: LiveMigrate on a VMI not migratable
+};
+
+// "ShutsDown", "Migrates", "Evacuates", "RefusesForGood".
+[[nodiscard]] std::string_view to_string(OnEviction on_eviction) noexcept;
+
+// KubeVirt's answer for `vmi` under `cluster_strategy` (see the file comment). A strategy
+// KubeVirt does not know is taken as none: the eviction passes.
+[[nodiscard]] OnEviction kubevirt_on_eviction(const Vmi& vmi,
+                                              const std::optional<std::string>& cluster_strategy);
+
+// spec.vmEvictionPolicy of a NodeMaintenance: whether its drain may shut a VM down.
+enum class VmEvictionPolicy {
+  kLiveMigrate,    // the default: never shut a VM down by an eviction
+  kAllowShutdown,  // evict as KubeVirt lets it, even when that stops the VM
+};
+
+// What the drain does with a running VM's pod.
+enum class VmAction {
+  kEvict,    // evict: the VM stops (allowed), or KubeVirt migrates or evacuates it on eviction
+  kMigrate,  // do not evict: create a VirtualMachineInstanceMigration, the pod ends by itself
+  kHold,     // do not evict: the VM would stop, or KubeVirt refuses for good
+};
+
+// "Evict", "Migrate", "Hold".
+[[nodiscard]] std::string_view to_string(VmAction action) noexcept;
+
+struct VmVerdict {
+  VmAction action = VmAction::kEvict;
+  OnEviction on_eviction = OnEviction::kShutsDown;
+  // "VMShutsDown" (evicted, allowed), "MigratingVM" (KubeVirt's migration or ours, or an
+  // External evacuation), "VMWouldShutDown" (held), "VMNotMigratable" (held: KubeVirt refuses).
+  std::string reason;
+  std::string detail;  // one line for humans, naming the VMI and why
+
+  friend bool operator==(const VmVerdict&, const VmVerdict&) = default;
+};
+
+// The drain's verdict for the pod of `vmi` (see the file comment).
+[[nodiscard]] VmVerdict decide_vm(const Vmi& vmi,
+                                  const std::optional<std::string>& cluster_strategy,
+                                  VmEvictionPolicy policy);
+
+// What a 429 from KubeVirt's pod-eviction webhook says, from its message.
+enum class KubeVirtRefusal {
+  kEvacuationStarted,     // "Eviction triggered evacuation of VMI ..."
+  kEvacuationInProgress,  // "Evacuation in progress: ..."
+  kNotLiveMigratable,     // "VMI ... is configured with an eviction strategy but is not
+                          // live-migratable": waiting never resolves it
+  kOther,                 // not one of KubeVirt's texts
+};
+
+[[nodiscard]] KubeVirtRefusal classify_kubevirt_refusal(std::string_view message) noexcept;
+
+}  // namespace nmo::op
