@@ -110,6 +110,16 @@ std::string verdict_for_pod(const StuckPod& pod) {
           "pod {}: its namespace is being deleted: wait for the namespace "
           "controller to remove it",
           name);
+    case op::PendingPodReason::kMigratingVm:
+      return fmt::format("pod {}: KubeVirt is live-migrating its VM ({}): wait for it", name,
+                         pod.ref.message);
+    case op::PendingPodReason::kVmWouldShutDown:
+      return fmt::format("pod {} is held: {}", name, pod.ref.message);
+    case op::PendingPodReason::kVmNotMigratable:
+      return fmt::format(
+          "pod {}: KubeVirt refuses its eviction for good ({}): waiting does not help; make the VM "
+          "live-migratable, or change its eviction strategy",
+          name, pod.ref.message);
     case op::PendingPodReason::kError:
       return fmt::format("pod {}: its eviction failed ({}): see the events", name, pod.ref.message);
     case op::PendingPodReason::kWaitingForTermination:
@@ -171,11 +181,14 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
     case op::Phase::kRunning:
       break;
   }
-  // The most actionable blocker first: a PDB the admin can relax, then the rest.
+  // The most actionable blocker first: a PDB the admin can relax, a VM held for them, then the
+  // rest.
   for (const op::PendingPodReason reason :
-       {op::PendingPodReason::kBlockedByPdb, op::PendingPodReason::kMultiplePdbs,
-        op::PendingPodReason::kEvictionDeferred, op::PendingPodReason::kNamespaceTerminating,
-        op::PendingPodReason::kError, op::PendingPodReason::kWaitingForTermination}) {
+       {op::PendingPodReason::kBlockedByPdb, op::PendingPodReason::kVmWouldShutDown,
+        op::PendingPodReason::kVmNotMigratable, op::PendingPodReason::kMultiplePdbs,
+        op::PendingPodReason::kEvictionDeferred, op::PendingPodReason::kMigratingVm,
+        op::PendingPodReason::kNamespaceTerminating, op::PendingPodReason::kError,
+        op::PendingPodReason::kWaitingForTermination}) {
     for (const auto& pod : input.pods) {
       if (pod.ref.reason == reason) return verdict_for_pod(pod);
     }

@@ -97,6 +97,22 @@ TEST(DiagnosisVerdict, DeferredEvictionsTellKubeVirtsAnswersApart) {
             "is busy): wait for it, or check the webhook");
 }
 
+TEST(DiagnosisVerdict, AHeldVmSaysWhatToDo) {
+  DiagnosisInput input = blocked_input();
+  input.pods = {
+      StuckPod{.ref = op::PendingPodRef{
+                   .namespace_ = "vms",
+                   .name = "virt-launcher-db-x",
+                   .reason = op::PendingPodReason::kVmWouldShutDown,
+                   .message = "VMI vms/db has no eviction strategy, so evicting its pod "
+                              "would shut it down: live-migrate it (virtctl migrate db), "
+                              "or set vmEvictionPolicy AllowShutdown on the maintenance"}}};
+  EXPECT_EQ(diagnosis_verdict(input),
+            "pod vms/virt-launcher-db-x is held: VMI vms/db has no eviction strategy, so evicting "
+            "its pod would shut it down: live-migrate it (virtctl migrate db), or set "
+            "vmEvictionPolicy AllowShutdown on the maintenance");
+}
+
 TEST(DiagnosisVerdict, PendingOnAForeignLeaseOrTheBudget) {
   DiagnosisInput input = blocked_input();
   input.nm = decode(R"json({"metadata":{"name":"m2"},"spec":{"nodeName":"n1"},

@@ -88,27 +88,16 @@ PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
       plan.detail = "virt-launcher of VMI " + vmi + ": the VMI was not found";
       return plan;
     }
-    // The drain evicts every VM's pod: KubeVirt decides what that does to the VM.
+    // As the operator decides it for a maintenance `start` would create (vmEvictionPolicy
+    // unset: LiveMigrate, no VM is shut down by an eviction).
     const op::VmVerdict verdict = op::decide_vm(found->second, input.kubevirt_eviction_strategy,
-                                                op::VmEvictionPolicy::kAllowShutdown);
+                                                op::VmEvictionPolicy::kLiveMigrate);
     plan.reason = verdict.reason;
     plan.detail = verdict.detail;
-    switch (verdict.on_eviction) {
-      case op::OnEviction::kRefusesForGood:
-        plan.verdict = PodVerdict::kBlock;
-        break;
-      case op::OnEviction::kMigrates:
-      case op::OnEviction::kEvacuates:
-        plan.detail += "; the eviction is deferred until the VM has left";
-        break;
-      case op::OnEviction::kShutsDown: {
-        const std::optional<std::string> strategy =
-            op::effective_eviction_strategy(found->second, input.kubevirt_eviction_strategy);
-        plan.detail = "VMI " + vmi + " has " +
-                      (strategy ? "eviction strategy " + *strategy : "no eviction strategy") +
-                      ": evicting its pod shuts the VM down";
-        break;
-      }
+    if (verdict.action == op::VmAction::kHold) {
+      plan.verdict = PodVerdict::kBlock;
+    } else {
+      plan.detail += "; the eviction is deferred until the VM has left";
     }
     return plan;
   }
@@ -360,14 +349,7 @@ std::string plan_verdict(const Plan& plan) {
     return fmt::format("would start and drain {} pod{}; {} more may block (see above)", evicted,
                        evicted == 1 ? "" : "s", unknown);
   }
-  const auto shut_down = static_cast<std::size_t>(
-      std::count_if(plan.pods.begin(), plan.pods.end(),
-                    [](const PodPlan& p) { return p.reason == "VMShutsDown"; }));
-  return fmt::format("would start at once and drain {} pod{}{}", evicted, evicted == 1 ? "" : "s",
-                     shut_down == 0
-                         ? ""
-                         : fmt::format("; {} VM{} would be shut down (VMShutsDown above)",
-                                       shut_down, shut_down == 1 ? "" : "s"));
+  return fmt::format("would start at once and drain {} pod{}", evicted, evicted == 1 ? "" : "s");
 }
 
 std::string plan_report(const Plan& plan) {

@@ -5,12 +5,11 @@
 //   - which of those will block the drain, as the Eviction API would answer: a pod under more
 //     than one PodDisruptionBudget (MultiplePDBs), a pod whose only budget allows no disruption
 //     now (BlockedByPDB; an unhealthy pod passes as the API server lets it), a KubeVirt
-//     virt-launcher pod that KubeVirt refuses to evict for good (operator/kubevirt/vm_policy.h:
-//     strategy LiveMigrate on a VMI that cannot migrate; unknown when the kubevirt.io/v1 API is
-//     not served); budgets are consumed pod after pod, so a second pod under a budget allowing
-//     one disruption waits for the first one's replacement;
-//   - for each VM, what its eviction does (vm_policy.h): KubeVirt live-migrates it, or the
-//     eviction shuts it down (VMShutsDown, counted in the verdict);
+//     virt-launcher pod the operator holds because its eviction would shut the VM down
+//     (VMWouldShutDown) or KubeVirt refuses it for good (VMNotMigratable), as
+//     operator/kubevirt/vm_policy.h decides for a maintenance without vmEvictionPolicy (unknown
+//     when the kubevirt.io/v1 API is not served); budgets are consumed pod after pod, so a second
+//     pod under a budget allowing one disruption waits for the first one's replacement;
 //   - which gates would hold the maintenance Pending (operator/gates): an existing maintenance of
 //     the node, the medik8s node lease held by another component, etcd quorum for a
 //     control-plane node, and the cluster disruption budget (decide_admissions() with this
@@ -77,8 +76,8 @@ struct PodPlan {
   std::string name;
   PodVerdict verdict = PodVerdict::kEvict;
   // Skip: "DaemonSet", "MirrorPod". Block: "BlockedByPDB", "MultiplePDBs", "VMNotMigratable".
-  // Unknown: "VMMigrationUnknown". Evict: "" or "Finished", "MigratingVM", "VMShutsDown",
-  // "WaitsForPDB".
+  // Block: also "VMWouldShutDown". Unknown: "VMMigrationUnknown". Evict: "" or "Finished",
+  // "MigratingVM", "WaitsForPDB".
   std::string reason;
   std::string detail;             // one line for humans
   std::vector<std::string> pdbs;  // "namespace/name" of the budgets covering the pod
@@ -110,7 +109,6 @@ struct Plan {
 //   would stay Pending: <first closed gate's detail>
 //   would start, then block on 2 pods (first: default/vm-db: <detail>)
 //   would start at once and drain 5 pods
-//   would start at once and drain 5 pods; 1 VM would be shut down (VMShutsDown above)
 [[nodiscard]] std::string plan_verdict(const Plan& plan);
 
 // The human report (sections for evicted, blocking, unknown and skipped pods, the gates, the

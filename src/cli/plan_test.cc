@@ -105,9 +105,10 @@ TEST(Plan, UnhealthyPodPassesAHealthyBudget) {
   EXPECT_EQ(find(make_plan(input), "db-1").verdict, PodVerdict::kEvict);
 }
 
-// The drain evicts every VM's pod; what that does to the VM is KubeVirt's answer
-// (operator/kubevirt/vm_policy.h), and the plan says it.
-TEST(Plan, VirtLauncherFollowsKubeVirtsAnswerToTheEviction) {
+// A VM's pod as the operator decides it (operator/kubevirt/vm_policy.h): evicted when KubeVirt
+// live-migrates the VM on eviction, held when the eviction would shut the VM down or KubeVirt
+// refuses it for good.
+TEST(Plan, VirtLauncherIsHeldUnlessKubeVirtMigratesItOnEviction) {
   PlanInput input = base_input();
   const std::string launcher =
       R"json({"metadata":{"namespace":"vms","name":"virt-launcher-NAME-x","labels":{"kubevirt.io":"virt-launcher"},"annotations":{"kubevirt.io/domain":"NAME"}},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}})json";
@@ -138,14 +139,15 @@ TEST(Plan, VirtLauncherFollowsKubeVirtsAnswerToTheEviction) {
   input.vmis["vms/order"] = vmi("order", std::nullopt, true);  // the story's VM
   input.vmis["vms/api"] = vmi("api", "LiveMigrate", false);
   Plan plan = make_plan(input);
-  EXPECT_EQ(find(plan, "virt-launcher-db-x").verdict, PodVerdict::kEvict);
-  EXPECT_EQ(find(plan, "virt-launcher-db-x").reason, "VMShutsDown");
+  EXPECT_EQ(find(plan, "virt-launcher-db-x").verdict, PodVerdict::kBlock);
+  EXPECT_EQ(find(plan, "virt-launcher-db-x").reason, "VMWouldShutDown");
   EXPECT_EQ(find(plan, "virt-launcher-db-x").detail,
-            "VMI vms/db has eviction strategy None: evicting its pod shuts the VM down");
-  // Migratable, but without a strategy KubeVirt does not migrate it: its eviction stops it.
-  EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "VMShutsDown");
-  EXPECT_EQ(find(plan, "virt-launcher-order-x").detail,
-            "VMI vms/order has no eviction strategy: evicting its pod shuts the VM down");
+            "VMI vms/db cannot live-migrate: disks are not shared and has eviction strategy None: "
+            "evicting its pod would shut it down; set vmEvictionPolicy AllowShutdown on the "
+            "maintenance to allow that");
+  // Migratable, but without a strategy KubeVirt does not migrate it: its eviction would stop it.
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").verdict, PodVerdict::kBlock);
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "VMWouldShutDown");
   EXPECT_EQ(find(plan, "virt-launcher-web-x").verdict, PodVerdict::kEvict);
   EXPECT_EQ(find(plan, "virt-launcher-web-x").reason, "MigratingVM");
   EXPECT_EQ(find(plan, "virt-launcher-web-x").detail,
@@ -161,11 +163,7 @@ TEST(Plan, VirtLauncherFollowsKubeVirtsAnswerToTheEviction) {
   input.kubevirt_eviction_strategy = "LiveMigrate";
   plan = make_plan(input);
   EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "MigratingVM");
-  EXPECT_EQ(find(plan, "virt-launcher-db-x").reason, "VMShutsDown");
-
-  input.pods = {named("db"), named("order")};
-  EXPECT_EQ(plan_verdict(make_plan(input)),
-            "would start at once and drain 2 pods; 1 VM would be shut down (VMShutsDown above)");
+  EXPECT_EQ(find(plan, "virt-launcher-db-x").reason, "VMWouldShutDown");
 }
 
 TEST(Plan, GatesFollowTheOperator) {

@@ -3,7 +3,8 @@
 // `cli-`), with the operator binary running as in production.
 //   - start --wait / list / status / watch / stop --wait on a node that drains completely;
 //   - plan predicts exactly the pods that later block, and diagnose names the blocking pod, its
-//     PDB with its counts and the node lease holder (S7); plan says what evicting each VM does;
+//     PDB with its counts and the node lease holder (S7); plan says what the operator does with
+//     each VM;
 //   - watch in a pseudo-terminal (script(1)) redraws a progress bar whose percentage advances;
 //   - a maintenance that times out makes start --wait exit 1; --timeout exits 5;
 //   - bad input: unknown node or CR, the API not installed, the API server down.
@@ -358,11 +359,12 @@ TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
 }
 
 // With the kubevirt.io/v1 API served (here by a CRD standing in for KubeVirt), plan reads each
-// launcher's VirtualMachineInstance and says what evicting its pod does, as KubeVirt's
-// pod-eviction webhook decides it: the story's VM (migratable, no eviction strategy) and one
-// with strategy None are shut down, LiveMigrate on a migratable VMI live-migrates, LiveMigrate
-// on one that cannot migrate blocks for good; a missing VMI is unknown.
-TEST_F(CliTest, PlanSaysWhatEvictingEachVmDoes) {
+// launcher's VirtualMachineInstance and predicts what the operator does with its pod: the
+// story's VM (migratable, no eviction strategy) and one with strategy None would be shut down by
+// an eviction, so they block (held); LiveMigrate on a migratable VMI is evicted and KubeVirt
+// live-migrates it; LiveMigrate on one that cannot migrate blocks for good; a missing VMI is
+// unknown.
+TEST_F(CliTest, PlanSaysWhatTheOperatorDoesWithEachVm) {
   const StandInCrd kubevirt(kubectl_, "kubevirt.io", "virtualmachineinstances",
                             "VirtualMachineInstance", "Namespaced",
                             "/apis/kubevirt.io/v1/virtualmachineinstances");
@@ -411,14 +413,20 @@ TEST_F(CliTest, PlanSaysWhatEvictingEachVmDoes) {
     detail[string_at(p, "/name")] = string_at(p, "/detail");
   }
   const std::string vms = "VMI " + ns.name() + "/";
-  EXPECT_EQ(action["virt-launcher-db-x"], "evict") << planned_json.out;
-  EXPECT_EQ(reason["virt-launcher-db-x"], "VMShutsDown");
+  EXPECT_EQ(action["virt-launcher-db-x"], "block") << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-db-x"], "VMWouldShutDown");
   EXPECT_EQ(detail["virt-launcher-db-x"],
-            vms + "db has eviction strategy None: evicting its pod shuts the VM down");
-  EXPECT_EQ(action["virt-launcher-order-x"], "evict") << planned_json.out;
-  EXPECT_EQ(reason["virt-launcher-order-x"], "VMShutsDown");
+            vms +
+                "db cannot live-migrate: cannot migrate VMI: PVC db-disk is not shared and has "
+                "eviction strategy None: evicting its pod would shut it down; set "
+                "vmEvictionPolicy AllowShutdown on the maintenance to allow that");
+  EXPECT_EQ(action["virt-launcher-order-x"], "block") << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-order-x"], "VMWouldShutDown");
   EXPECT_EQ(detail["virt-launcher-order-x"],
-            vms + "order has no eviction strategy: evicting its pod shuts the VM down");
+            vms +
+                "order has no eviction strategy, so evicting its pod would shut it down: "
+                "live-migrate it (virtctl migrate order), or set vmEvictionPolicy AllowShutdown "
+                "on the maintenance");
   EXPECT_EQ(action["virt-launcher-web-x"], "evict") << planned_json.out;
   EXPECT_EQ(reason["virt-launcher-web-x"], "MigratingVM");
   EXPECT_EQ(detail["virt-launcher-web-x"],
@@ -433,8 +441,8 @@ TEST_F(CliTest, PlanSaysWhatEvictingEachVmDoes) {
                 "VMI: PVC api-disk is not shared: KubeVirt refuses every eviction of its pod "
                 "until the VM can migrate or its strategy changes");
   EXPECT_EQ(action["virt-launcher-gone-x"], "unknown") << planned_json.out;
-  EXPECT_TRUE(contains(planned.out, "virt-launcher-order-x  VMShutsDown")) << planned.out;
-  EXPECT_TRUE(contains(planned.out, "Verdict: would start, then block on 1 pod (first: " +
+  EXPECT_TRUE(contains(planned.out, "virt-launcher-order-x  VMWouldShutDown")) << planned.out;
+  EXPECT_TRUE(contains(planned.out, "Verdict: would start, then block on 3 pods (first: " +
                                         ns.name() + "/virt-launcher-api-x"))
       << planned.out;
 }

@@ -4,7 +4,9 @@
 // the node deleted and re-created, a control-plane maintenance waiting on quorum beside a
 // worker one, adoption of an upstream-style drain taint, a burst of twenty maintenances, and an
 // eviction deferred (429) by an admission webhook served in-process, as KubeVirt's is while it
-// live-migrates a VM, a pod left in a namespace being deleted (eviction refused with 403), a
+// live-migrates a VM, KubeVirt VMs whose eviction would shut them down (held) and KubeVirt's
+// refusal of a VM that cannot migrate, a pod left in a namespace being deleted (eviction refused
+// with 403), a
 // node whose lease name is hashed, Events that follow the writes they announce, and the
 // promises of a Running maintenance (drainTimeout, gracePeriodSeconds, the lease renewal).
 //
@@ -950,6 +952,152 @@ TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDe
   EXPECT_FALSE(pending_ref(*nm, "virt-launcher"));
   p = pod(ns.name(), "virt-launcher");
   EXPECT_TRUE(!p || is_terminating(*p));
+}
+
+// ---- 11b. KubeVirt VMs whose eviction would shut them down (docs/design.md §2.9) ----------
+
+// A VirtualMachineInstance as KubeVirt reports it: `strategy` ("" for none) and its
+// LiveMigratable condition (`migratable` "True" or "False"), running on `node`.
+std::string vmi_manifest(const std::string& ns, const std::string& name, const std::string& node,
+                         const std::string& strategy, const std::string& migratable) {
+  json::object spec;
+  if (!strategy.empty()) spec["evictionStrategy"] = strategy;
+  json::object condition{{"type", "LiveMigratable"}, {"status", migratable}};
+  if (migratable != "True") {
+    condition["reason"] = "DisksNotLiveMigratable";
+    condition["message"] = "cannot migrate VMI: PVC " + name + "-disk is not shared";
+  }
+  return json::serialize(
+      json::object{{"apiVersion", "kubevirt.io/v1"},
+                   {"kind", "VirtualMachineInstance"},
+                   {"metadata", {{"name", name}, {"namespace", ns}}},
+                   {"spec", std::move(spec)},
+                   {"status", {{"nodeName", node}, {"conditions", json::array{condition}}}}});
+}
+
+// The pod KubeVirt runs VMI `vmi` in: label kubevirt.io=virt-launcher, annotation
+// kubevirt.io/domain, restartPolicy Never.
+std::string launcher_manifest(const std::string& ns, const std::string& vmi,
+                              const std::string& node) {
+  json::value pod = json::parse(
+      pod_manifest(ns, "virt-launcher-" + vmi + "-x", node, {{"kubevirt.io/domain", vmi}}));
+  pod.at("metadata").as_object()["labels"].as_object()["kubevirt.io"] = "virt-launcher";
+  pod.at("spec").as_object()["restartPolicy"] = "Never";
+  return json::serialize(pod);
+}
+
+// The story's VM without an eviction strategy, and one that cannot migrate, would both be shut
+// down by an eviction: they are held (VMWouldShutDown, a Warning each) while the other pods
+// leave. The first ends once it has been live-migrated by hand; the second is evicted once the
+// maintenance allows shutdown. Here the kubevirt.io/v1 API is served by a CRD standing in for
+// KubeVirt's; without it a virt-launcher pod is a pod like any other (test 2).
+TEST_F(NodeMaintenanceEdgeTest, VmsWhoseEvictionWouldShutThemDownAreHeldUntilAllowed) {
+  const StandInCrd kubevirt(kubectl_, "kubevirt.io", "virtualmachineinstances",
+                            "VirtualMachineInstance", "Namespaced",
+                            "/apis/kubevirt.io/v1/virtualmachineinstances");
+  ASSERT_TRUE(kubevirt.served());
+  const std::string node = fresh_node("vm");
+  const std::string other = fresh_node("vm-target");
+  const std::string cr = "maintenance-edge-vm";
+  TestNamespace ns(kubectl_, "edge-vm");
+  kubectl_.apply(vmi_manifest(ns.name(), "order", node, "", "True"));
+  kubectl_.apply(vmi_manifest(ns.name(), "db", node, "None", "False"));
+  kubectl_.apply(launcher_manifest(ns.name(), "order", node));
+  kubectl_.apply(launcher_manifest(ns.name(), "db", node));
+  kubectl_.apply(pod_manifest(ns.name(), "web", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=web", 1));
+  ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 2));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  const std::string order_why = "VMI " + ns.name() +
+                                "/order has no eviction strategy, so evicting its pod would shut "
+                                "it down: live-migrate it (virtctl migrate order), or set "
+                                "vmEvictionPolicy AllowShutdown on the maintenance";
+  const std::string db_why = "VMI " + ns.name() +
+                             "/db cannot live-migrate: cannot migrate VMI: PVC db-disk is not "
+                             "shared and has eviction strategy None: evicting its pod would shut "
+                             "it down; set vmEvictionPolicy AllowShutdown on the maintenance to "
+                             "allow that";
+  ASSERT_TRUE(wait_event(uid, "VMWouldShutDown", order_why, kReact));
+  ASSERT_TRUE(wait_event(uid, "VMWouldShutDown", db_why, kReact));
+  auto nm = wait_pending_reason(cr, "virt-launcher-db-x", "VMWouldShutDown");
+  ASSERT_TRUE(nm);
+  EXPECT_EQ(phase_of(*nm), "Running");
+  auto ref = pending_ref(*nm, "virt-launcher-order-x");
+  ASSERT_TRUE(ref);
+  EXPECT_EQ(reason_of(*ref), "VMWouldShutDown");
+  EXPECT_EQ(ref->message, order_why);
+  ASSERT_TRUE(wait_until("pod web evicted", kDrain, [&] {
+    auto p = pod(ns.name(), "web");
+    return !p || is_terminating(*p);
+  }));
+  for (const std::string name : {"virt-launcher-order-x", "virt-launcher-db-x"}) {
+    auto p = pod(ns.name(), name);
+    ASSERT_TRUE(p) << name << " was evicted";
+    EXPECT_FALSE(is_terminating(*p)) << name;
+  }
+  EXPECT_EQ(event_count(uid, "VMWouldShutDown"), 2);
+
+  // The admin live-migrates `order` (chapter 4, option B): the VMI runs on another node and its
+  // source pod completes.
+  kubectl_.apply(vmi_manifest(ns.name(), "order", other, "", "True"));
+  kubectl_.must({"patch", "pod", "virt-launcher-order-x", "-n", ns.name(), "--subresource=status",
+                 "--type=merge", "-p", R"({"status":{"phase":"Succeeded"}})"});
+  ASSERT_TRUE(wait_until("only the db VM held", kDrain, [&] {
+    nm = get_node_maintenance(cr);
+    return nm && !pending_ref(*nm, "virt-launcher-order-x") &&
+           pending_ref(*nm, "virt-launcher-db-x");
+  }));
+  EXPECT_EQ(phase_of(*nm), "Running");
+
+  // Shutting `db` down is allowed: its pod is evicted and the drain finishes.
+  kubectl_.must({"patch", "nodemaintenance", cr, "--type=merge", "-p",
+                 R"({"spec":{"vmEvictionPolicy":"AllowShutdown"}})"});
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_EQ(maintenance_of(*nm).status.total_pods, 3);
+  auto db = pod(ns.name(), "virt-launcher-db-x");
+  EXPECT_TRUE(!db || is_terminating(*db));
+  EXPECT_EQ(event_count(uid, "VMWouldShutDown"), 2);
+}
+
+// KubeVirt's own answers to an eviction: a migration it started is MigratingVM; its refusal of a
+// VM with strategy LiveMigrate that cannot migrate is VMNotMigratable, which waiting never
+// resolves.
+TEST_F(NodeMaintenanceEdgeTest, KubeVirtsRefusalOfAVmThatCannotMigrateIsVmNotMigratable) {
+  const std::string node = fresh_node("vm-refused");
+  const std::string cr = "maintenance-edge-vm-refused";
+  const std::string webhook_name = "virt-launcher-eviction-interceptor.e2e.medik8s.io";
+  TestNamespace ns(kubectl_, "edge-vm-refused");
+  kubectl_.apply(pod_manifest(ns.name(), "virt-launcher", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=virt-launcher", 1));
+
+  const std::string refusal =
+      "VMI db is configured with an eviction strategy but is not live-migratable";
+  DeferringWebhook webhook(429, "TooManyRequests", refusal);
+  ASSERT_TRUE(webhook.started());
+  const auto configuration_guard =
+      register_webhook("nmo-e2e-vm-refusal", webhook_name, "CREATE", "pods/eviction", ns.name(),
+                       webhook.port(), webhook.ca_base64());
+  ProcessResult probe;
+  ASSERT_TRUE(wait_dry_run_eviction_refused(
+      ns.name(), "virt-launcher",
+      "admission webhook \"" + webhook_name + "\" denied the request: " + refusal, probe));
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, "virt-launcher", "VMNotMigratable");
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_EQ(phase_of(*nm), "Running");
+  auto ref = pending_ref(*nm, "virt-launcher");
+  ASSERT_TRUE(ref);
+  EXPECT_NE(ref->message.find(refusal), std::string::npos) << ref->message;
+  auto p = pod(ns.name(), "virt-launcher");
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(is_terminating(*p));
 }
 
 // ---- 12. A pod of a namespace being deleted (docs/design.md §2.4: 403 namespace terminating →

@@ -22,9 +22,10 @@ using kube::internal::FieldPath;
 
 constexpr std::array<std::string_view, 4> kPhaseNames = {"Pending", "Running", "Succeeded",
                                                          "Failed"};
-constexpr std::array<std::string_view, 7> kPendingPodReasonNames = {
+constexpr std::array<std::string_view, 10> kPendingPodReasonNames = {
     "Evicting",         "WaitingForTermination", "BlockedByPDB", "MultiplePDBs",
-    "EvictionDeferred", "NamespaceTerminating",  "Error"};
+    "EvictionDeferred", "NamespaceTerminating",  "Error",        "MigratingVM",
+    "VMWouldShutDown",  "VMNotMigratable"};
 
 // Longest piece of user input quoted in an error message (a sane drainTimeout is a few bytes).
 constexpr std::size_t kQuoteLimit = 64;
@@ -122,12 +123,32 @@ void decode_grace_period(const boost::json::object& object, const FieldPath& pat
   spec.grace_period_seconds = *seconds;
 }
 
+// spec.vmEvictionPolicy into `spec`; never fails (see the header's file comment).
+void decode_vm_eviction_policy(const boost::json::object& object, const FieldPath& path,
+                               NodeMaintenanceSpec& spec) {
+  const boost::json::value* field = kube::internal::find_field(object, "vmEvictionPolicy");
+  if (field == nullptr) return;
+  const FieldPath here = path.field("vmEvictionPolicy");
+  if (field->is_string() && field->get_string() == "LiveMigrate") return;
+  if (field->is_string() && field->get_string() == "AllowShutdown") {
+    spec.vm_eviction_policy = VmEvictionPolicy::kAllowShutdown;
+    return;
+  }
+  spec.vm_eviction_policy_error =
+      kube::internal::field_error(here,
+                                  "must be LiveMigrate or AllowShutdown, got " +
+                                      quoted(field->is_string() ? std::string(field->get_string())
+                                                                : boost::json::serialize(*field)))
+          .message;
+}
+
 Result<NodeMaintenanceSpec> decode_spec(const boost::json::object& object, const FieldPath& path) {
   NodeMaintenanceSpec spec;
   NMO_TRY_ASSIGN(spec.node_name, kube::internal::get_string(object, "nodeName", path));
   NMO_TRY_ASSIGN(spec.reason, kube::internal::get_string(object, "reason", path));
   decode_drain_timeout(object, path, spec);
   decode_grace_period(object, path, spec);
+  decode_vm_eviction_policy(object, path, spec);
   return spec;
 }
 
@@ -293,7 +314,14 @@ std::string NodeMaintenanceSpec::validation_error() const {
   if (!drain_timeout_error.empty()) {
     return drain_timeout_error;
   }
-  return grace_period_seconds_error;
+  if (!grace_period_seconds_error.empty()) {
+    return grace_period_seconds_error;
+  }
+  return vm_eviction_policy_error;
+}
+
+std::string_view to_string(VmEvictionPolicy policy) noexcept {
+  return policy == VmEvictionPolicy::kAllowShutdown ? "AllowShutdown" : "LiveMigrate";
 }
 
 Result<NodeMaintenance> decode_node_maintenance(const boost::json::value& object) {

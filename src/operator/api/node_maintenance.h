@@ -90,10 +90,14 @@ enum class PendingPodReason {
   kEvictionDeferred,       // 429 from an admission webhook (KubeVirt migrating a VM)
   kNamespaceTerminating,   // 403: the pod's namespace is being deleted
   kError,                  // anything else; see the message
+  // A KubeVirt VM's pod (docs/design.md §2.9):
+  kMigratingVm,      // KubeVirt live-migrates the VM off the node; the pod ends by itself
+  kVmWouldShutDown,  // held: evicting it would shut the VM down (vmEvictionPolicy)
+  kVmNotMigratable,  // KubeVirt refuses the eviction until the VM can live-migrate
 };
 
 // "Evicting", "WaitingForTermination", "BlockedByPDB", "MultiplePDBs", "EvictionDeferred",
-// "NamespaceTerminating", "Error".
+// "NamespaceTerminating", "Error", "MigratingVM", "VMWouldShutDown", "VMNotMigratable".
 [[nodiscard]] std::string_view to_string(PendingPodReason reason) noexcept;
 
 // The reason named `text` (exact). ErrorCode::kInvalid otherwise, listing the valid names.
@@ -105,6 +109,15 @@ enum class PendingPodReason {
 inline constexpr Duration kMaxDrainTimeout = std::chrono::hours{10 * 365 * 24};
 
 // spec: what to maintain and how.
+// spec.vmEvictionPolicy (docs/design.md §2.9): whether the drain may shut a KubeVirt VM down.
+enum class VmEvictionPolicy {
+  kLiveMigrate,    // the default: never shut a VM down by an eviction
+  kAllowShutdown,  // evict as KubeVirt lets it, even when that stops the VM
+};
+
+// "LiveMigrate", "AllowShutdown".
+[[nodiscard]] std::string_view to_string(VmEvictionPolicy policy) noexcept;
+
 struct NodeMaintenanceSpec {
   std::string node_name;  // spec.nodeName: required, immutable (webhook)
   std::string reason;     // spec.reason: free text, "" when unset
@@ -125,9 +138,14 @@ struct NodeMaintenanceSpec {
   // 0 would force-delete); then grace_period_seconds is unset.
   std::string grace_period_seconds_error;
 
+  // spec.vmEvictionPolicy; LiveMigrate when absent.
+  VmEvictionPolicy vm_eviction_policy = VmEvictionPolicy::kLiveMigrate;
+  // Non-empty when spec.vmEvictionPolicy is present but not one of its values.
+  std::string vm_eviction_policy_error;
+
   // The first reason this spec cannot be acted on, or "" when it can: an empty nodeName, then
-  // drain_timeout_error, then grace_period_seconds_error. The controller sets the CR Failed
-  // with this text as status.lastError.
+  // drain_timeout_error, grace_period_seconds_error, vm_eviction_policy_error. The controller
+  // sets the CR Failed with this text as status.lastError.
   [[nodiscard]] std::string validation_error() const;
 
   friend bool operator==(const NodeMaintenanceSpec&, const NodeMaintenanceSpec&) = default;

@@ -101,7 +101,7 @@ TEST(PhaseTest, RejectsUnknownAndWrongCase) {
   EXPECT_FALSE(parse_phase("").has_value());
 }
 
-TEST(PendingPodReasonTest, RoundTripsTheSevenApiSpellings) {
+TEST(PendingPodReasonTest, RoundTripsTheTenApiSpellings) {
   const std::vector<std::pair<PendingPodReason, std::string>> expected = {
       {PendingPodReason::kEvicting, "Evicting"},
       {PendingPodReason::kWaitingForTermination, "WaitingForTermination"},
@@ -110,6 +110,9 @@ TEST(PendingPodReasonTest, RoundTripsTheSevenApiSpellings) {
       {PendingPodReason::kEvictionDeferred, "EvictionDeferred"},
       {PendingPodReason::kNamespaceTerminating, "NamespaceTerminating"},
       {PendingPodReason::kError, "Error"},
+      {PendingPodReason::kMigratingVm, "MigratingVM"},
+      {PendingPodReason::kVmWouldShutDown, "VMWouldShutDown"},
+      {PendingPodReason::kVmNotMigratable, "VMNotMigratable"},
   };
   for (const auto& [reason, name] : expected) {
     EXPECT_EQ(to_string(reason), name);
@@ -121,7 +124,7 @@ TEST(PendingPodReasonTest, RoundTripsTheSevenApiSpellings) {
   EXPECT_EQ(bad.error().message,
             "unknown pending pod reason \"BlockedByPdb\" (expected Evicting, "
             "WaitingForTermination, BlockedByPDB, MultiplePDBs, EvictionDeferred, "
-            "NamespaceTerminating or Error)");
+            "NamespaceTerminating, Error, MigratingVM, VMWouldShutDown or VMNotMigratable)");
 }
 
 // ---- decoding --------------------------------------------------------------------------------
@@ -271,6 +274,31 @@ TEST(DecodeNodeMaintenanceTest, WrongTypedDrainTimeoutDecodesWithAnError) {
             "spec.drainTimeout: expected a duration string like \"90m\", got number");
 }
 
+TEST(DecodeNodeMaintenanceTest, VmEvictionPolicy) {
+  ASSERT_OK_AND_ASSIGN(const NodeMaintenance unset, decode(R"({"spec": {"nodeName": "n"}})"));
+  EXPECT_EQ(unset.spec.vm_eviction_policy, VmEvictionPolicy::kLiveMigrate);
+  ASSERT_OK_AND_ASSIGN(
+      const NodeMaintenance allow,
+      decode(R"({"spec": {"nodeName": "n", "vmEvictionPolicy": "AllowShutdown"}})"));
+  EXPECT_EQ(allow.spec.vm_eviction_policy, VmEvictionPolicy::kAllowShutdown);
+  EXPECT_EQ(to_string(allow.spec.vm_eviction_policy), "AllowShutdown");
+  ASSERT_OK_AND_ASSIGN(const NodeMaintenance migrate,
+                       decode(R"({"spec": {"nodeName": "n", "vmEvictionPolicy": "LiveMigrate"}})"));
+  EXPECT_EQ(migrate.spec.vm_eviction_policy, VmEvictionPolicy::kLiveMigrate);
+  EXPECT_EQ(migrate.spec.validation_error(), "");
+
+  ASSERT_OK_AND_ASSIGN(
+      const NodeMaintenance bad,
+      decode(R"({"spec": {"nodeName": "n", "vmEvictionPolicy": "allowshutdown"}})"));
+  EXPECT_EQ(bad.spec.vm_eviction_policy, VmEvictionPolicy::kLiveMigrate);
+  EXPECT_EQ(bad.spec.validation_error(),
+            "spec.vmEvictionPolicy: must be LiveMigrate or AllowShutdown, got \"allowshutdown\"");
+  ASSERT_OK_AND_ASSIGN(const NodeMaintenance number,
+                       decode(R"({"spec": {"nodeName": "n", "vmEvictionPolicy": 1}})"));
+  EXPECT_EQ(number.spec.vm_eviction_policy_error,
+            "spec.vmEvictionPolicy: must be LiveMigrate or AllowShutdown, got \"1\"");
+}
+
 TEST(DecodeNodeMaintenanceTest, BadGracePeriodDecodesWithAnError) {
   ASSERT_OK_AND_ASSIGN(const NodeMaintenance zero,
                        decode(R"({"spec": {"nodeName": "n", "gracePeriodSeconds": 0}})"));
@@ -325,7 +353,7 @@ TEST(DecodeNodeMaintenanceTest, WrongTypesNameTheField) {
   EXPECT_EQ(decode_error(R"({"status": {"pendingPodsRefs": [{"name": "a", "reason": "Gone"}]}})"),
             "status.pendingPodsRefs[0].reason: unknown pending pod reason \"Gone\" (expected "
             "Evicting, WaitingForTermination, BlockedByPDB, MultiplePDBs, EvictionDeferred, "
-            "NamespaceTerminating or Error)");
+            "NamespaceTerminating, Error, MigratingVM, VMWouldShutDown or VMNotMigratable)");
   EXPECT_EQ(decode_error(R"({"status": {"lastError": 3}})"),
             "status.lastError: expected a string, got number");
   EXPECT_EQ(decode_error(R"({"status": {"lastUpdate": "yesterday"}})").substr(0, 40),

@@ -7,6 +7,7 @@
 #include "operator/controller/internal/operator_impl.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/drain/pod_policy.h"
+#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::op::internal {
 
@@ -38,7 +39,76 @@ asio::awaitable<Result<PodFacts>> OperatorImpl::pod_facts(const NodeMaintenance&
     if (must_leave(classify_pod(*pod, ds_exists))) facts.leaving.push_back(*pod);
   }
   facts.bound = static_cast<std::int64_t>(pods.size());
+  co_await vm_facts(nm, facts);
   co_return facts;
+}
+
+asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
+  const Clock::time_point now = clock_.now();
+  if (kubevirt_.checked && now < kubevirt_.checked_at + kKubeVirtRecheck) co_return Result<void>{};
+  auto served = co_await client_.get_json(std::string(kKubeVirtApiRoot));
+  if (!served && served.error().code != ErrorCode::kNotFound) {
+    co_return Error(served.error().code,
+                    "could not tell whether KubeVirt is served: " + served.error().describe());
+  }
+  KubeVirtDefaults next{.checked = true, .checked_at = now, .served = served.has_value()};
+  if (next.served) {
+    auto kubevirts = co_await client_.get_json(std::string(kKubeVirtApiRoot) + "/kubevirts");
+    if (!kubevirts && kubevirts.error().code != ErrorCode::kNotFound) {
+      co_return Error(kubevirts.error().code,
+                      "could not read the KubeVirt configuration: " + kubevirts.error().describe());
+    }
+    const boost::json::object* list = kubevirts ? kubevirts->if_object() : nullptr;
+    const boost::json::value* items = list != nullptr ? list->if_contains("items") : nullptr;
+    if (items != nullptr && items->is_array() && !items->get_array().empty()) {
+      next.eviction_strategy = cluster_eviction_strategy(items->get_array().front());
+    }
+  }
+  kubevirt_ = std::move(next);
+  co_return Result<void>{};
+}
+
+asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts& facts) {
+  std::vector<const kube::Pod*> vms;
+  for (const kube::Pod& pod : facts.leaving) {
+    if (is_virt_launcher(pod) && !vmi_name(pod).empty() && !has_finished(pod) &&
+        !is_terminating(pod)) {
+      vms.push_back(&pod);
+    }
+  }
+  if (vms.empty()) co_return;
+  // Unknown is not safe to evict: a VM's pod is held until KubeVirt's API and the VMI can be
+  // read (what was known before stands in meanwhile).
+  auto hold_unknown = [&facts](const kube::Pod& pod, const std::string& why) {
+    facts.vms[pod.meta.uid] =
+        VmVerdict{.action = VmAction::kHold,
+                  .reason = "VMWouldShutDown",
+                  .detail = "cannot tell whether evicting the pod would shut VMI " +
+                            pod.meta.namespace_ + "/" + vmi_name(pod) + " down: " + why,
+                  .held_as = PendingPodReason::kError};
+  };
+  if (auto known = co_await kubevirt_defaults(); !known) {
+    logger_.warn("KubeVirt's API could not be read", {{"error", known.error().message}});
+    if (!kubevirt_.checked) {
+      for (const kube::Pod* pod : vms) hold_unknown(*pod, known.error().message);
+      co_return;
+    }
+  }
+  // Without the kubevirt.io/v1 API a virt-launcher pod is a pod like any other.
+  if (!kubevirt_.served) co_return;
+  for (const kube::Pod* pod : vms) {
+    const std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + pod->meta.namespace_ +
+                             "/virtualmachineinstances/" + vmi_name(*pod);
+    auto object = co_await client_.get_json(path);
+    if (!object && object.error().code == ErrorCode::kNotFound) continue;  // no VM behind it
+    Result<Vmi> vmi = object ? decode_vmi(*object) : Result<Vmi>(std::move(object).error());
+    if (!vmi) {
+      hold_unknown(*pod, "reading the VMI failed: " + vmi.error().describe());
+      continue;
+    }
+    facts.vms[pod->meta.uid] =
+        decide_vm(*vmi, kubevirt_.eviction_strategy, nm.spec.vm_eviction_policy);
+  }
 }
 
 void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& pod) {

@@ -71,6 +71,10 @@ Event begin_newcomer_eviction(std::string_view pod, std::string_view node) {
 
 Event drain_error(std::string api_message) { return warning("DrainError", std::move(api_message)); }
 
+Event vm_held(std::string reason, std::string detail) {
+  return warning(std::move(reason), std::move(detail));
+}
+
 Event succeed_maintenance(std::string_view node, std::int64_t pods) {
   return normal("SucceedMaintenance",
                 "Node " + str(node) + " is drained: " + std::to_string(pods) + " pods left it");

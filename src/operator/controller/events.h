@@ -41,6 +41,9 @@ struct Event {
 [[nodiscard]] Event begin_newcomer_eviction(std::string_view pod, std::string_view node);
 // An eviction was refused or failed; `api_message` is the API's text, verbatim.
 [[nodiscard]] Event drain_error(std::string api_message);
+// A KubeVirt VM's pod is held instead of evicted (docs/design.md §2.9): `reason` is
+// "VMWouldShutDown" or "VMNotMigratable", `detail` names the VM and why.
+[[nodiscard]] Event vm_held(std::string reason, std::string detail);
 // Succeeded is on record.
 [[nodiscard]] Event succeed_maintenance(std::string_view node, std::int64_t pods);
 // Failed is on record; `message` is lastError.

@@ -383,6 +383,9 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
           case PendingPodReason::kEvictionDeferred:
           case PendingPodReason::kMultiplePdbs:
           case PendingPodReason::kNamespaceTerminating:
+          case PendingPodReason::kMigratingVm:
+          case PendingPodReason::kVmWouldShutDown:
+          case PendingPodReason::kVmNotMigratable:
             blocked.insert(std::string(to_string(*ref.reason)));
             break;
           case PendingPodReason::kError:

@@ -23,6 +23,9 @@ constexpr std::chrono::seconds kTerminatingRecheck{5};
 // A drain held back by the bound across maintenances looks again after this, should no freed
 // slot wake it first.
 constexpr std::chrono::seconds kTotalBoundRecheck{1};
+// A held VM's pod (hold_vm()) is looked at again after this: the VM may have become
+// migratable or received an eviction strategy, and nothing here watches its VMI.
+constexpr std::chrono::seconds kVmRecheck{10};
 
 Condition condition(std::string_view type, bool status, std::string reason, std::string message) {
   return Condition{.type = std::string(type),
@@ -205,6 +208,21 @@ void apply_evictions(const Inputs& in, Step& step) {
   }
 }
 
+// A KubeVirt VM's pod the drain must not evict (docs/design.md §2.9): pending with why, a
+// Warning once per hold, and looked at again after kVmRecheck (nothing watches the VMI).
+void hold_vm(const Inputs& in, Step& step, const kube::Pod& pod, const VmVerdict& verdict) {
+  DrainMemory& drain = step.drain();
+  drain.ledger->set_pending(pod.meta.uid, verdict.held_as, verdict.detail);
+  PodEviction& eviction = drain.evictions[pod.meta.uid];
+  if (eviction.vm_hold != verdict.held_as) {
+    eviction.vm_hold = verdict.held_as;
+    step.warn("holding a VM's pod: its eviction would shut the VM down",
+              {{"pod", pod_key(pod)}, {"reason", verdict.reason}, {"message", verdict.detail}});
+    step.event(events::vm_held(verdict.reason, verdict.detail), pod);
+  }
+  step.requeue(in.now.tick + kVmRecheck);
+}
+
 // The conditions of a Succeeded maintenance: Drained, Ready, not Blocked.
 void set_succeeded_conditions(NodeMaintenanceStatus& status, kube::Time now) {
   set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""), now);
@@ -264,7 +282,13 @@ void drain_step(const Inputs& in, Step& step) {
       step.requeue(in.now.tick + kTerminatingRecheck);
       continue;
     }
+    if (const auto vm = in.pods->vms.find(pod.meta.uid);
+        vm != in.pods->vms.end() && vm->second.action == VmAction::kHold) {
+      hold_vm(in, step, pod, vm->second);
+      continue;
+    }
     PodEviction& eviction = drain.evictions[pod.meta.uid];
+    eviction.vm_hold.reset();
     if (eviction.in_flight) continue;
     if (eviction.retry_at > in.now.tick) {
       step.requeue(eviction.retry_at);

@@ -41,6 +41,7 @@
 #include "operator/drain/ledger.h"
 #include "operator/gates/etcd_quorum.h"
 #include "operator/gates/node_lease.h"
+#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::op {
 
@@ -58,6 +59,8 @@ struct PodEviction {
   bool in_flight = false;
   Clock::time_point retry_at{};  // no eviction before this
   int refusals = 0;              // consecutive refusals (eviction_policy.h)
+  // Held as a KubeVirt VM's pod for this reason (announced once per hold); unset when not.
+  std::optional<PendingPodReason> vm_hold;
 };
 
 // An eviction's answer, as its coroutine reports it into the maintenance's inbox.
@@ -100,6 +103,9 @@ struct GateFacts {
 struct PodFacts {
   std::vector<kube::Pod> leaving;  // the pods that must leave (pod_policy.h)
   std::int64_t bound = 0;          // every pod bound to the node
+  // By pod uid: the verdicts for the KubeVirt VMs' pods among `leaving` (docs/design.md §2.9),
+  // read only while the kubevirt.io/v1 API is served; a pod without one is evicted as any pod.
+  std::map<std::string, VmVerdict> vms;
 };
 
 // What the node restore found (docs/design.md §2.6).

@@ -553,6 +553,77 @@ TEST_F(StateMachineTest, ARefusalFromTheInboxBlocksThePodAndIsReportedWithThePod
   EXPECT_EQ(d.drain.in_flight, 0);
 }
 
+// ---- KubeVirt VMs (docs/design.md §2.9) ----
+
+TEST_F(StateMachineTest, AVmPodWhoseEvictionWouldShutTheVmDownIsHeldAndAnnouncedOnce) {
+  running({pod("virt-launcher-db-x", "p1"), pod("web-1", "p2")});
+  const Vmi vmi{.namespace_ = "apps", .name = "db", .live_migratable = true};
+  pods_.vms["p1"] = decide_vm(vmi, std::nullopt, VmEvictionPolicy::kLiveMigrate);
+  const Decision d = run();
+  EXPECT_THAT(actions(d),
+              ElementsAre("Requeue(+900000ms)",
+                          "Log(holding a VM's pod: its eviction would shut the VM down)",
+                          "Event(VMWouldShutDown about virt-launcher-db-x)", "Requeue(+10000ms)",
+                          "StartEviction(web-1)", "WriteStatus(Running)"));
+  ASSERT_EQ(d.status.pending_pods_refs.size(), 2U);
+  EXPECT_EQ(d.status.pending_pods_refs.at(0).name, "virt-launcher-db-x");
+  EXPECT_EQ(d.status.pending_pods_refs.at(0).reason, PendingPodReason::kVmWouldShutDown);
+  EXPECT_EQ(d.status.pending_pods_refs.at(0).message,
+            "VMI apps/db has no eviction strategy, so evicting its pod would shut it down: "
+            "live-migrate it (virtctl migrate db), or set vmEvictionPolicy AllowShutdown on the "
+            "maintenance");
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked)[1], "VMWouldShutDown");
+  EXPECT_EQ(d.status.phase, Phase::kRunning);
+
+  // Still held ten seconds later: no second Event.
+  in_.status = d.status;
+  in_.drain = d.drain;
+  advance(seconds(10));
+  const Decision again = run();
+  for (const std::string& a : actions(again)) {
+    EXPECT_EQ(a.find("VMWouldShutDown"), std::string::npos) << a;
+    EXPECT_EQ(a.find("StartEviction(virt-launcher-db-x)"), std::string::npos) << a;
+  }
+
+  // Shutdown allowed: the pod is evicted.
+  in_.status = again.status;
+  in_.drain = again.drain;
+  pods_.vms["p1"] = decide_vm(vmi, std::nullopt, VmEvictionPolicy::kAllowShutdown);
+  advance(seconds(1));
+  const Decision allowed = run();
+  EXPECT_THAT(actions(allowed), ::testing::Contains("StartEviction(virt-launcher-db-x)"));
+  EXPECT_FALSE(allowed.drain.evictions.at("p1").vm_hold.has_value());
+}
+
+TEST_F(StateMachineTest, KubeVirtsAnswersToAnEvictionAreMigratingOrNotMigratable) {
+  running({pod("virt-launcher-web-x", "p1")});
+  Decision first = run();
+  in_.status = first.status;
+  in_.drain = first.drain;
+  auto answer = [this](std::string message) {
+    in_.drain.inbox.push_back(
+        EvictionReport{.pod = pod("virt-launcher-web-x", "p1"),
+                       .answer = kube::EvictionResult{
+                           .outcome = kube::EvictionOutcome::kDeferred,
+                           .status = Error(ErrorCode::kTooManyRequests, std::move(message))}});
+    in_.drain.evictions["p1"].in_flight = true;
+    in_.drain.in_flight = 1;
+    advance(minutes(1));
+    Decision d = run();
+    in_.status = d.status;
+    in_.drain = d.drain;
+    return d.status.pending_pods_refs.at(0).reason;
+  };
+  EXPECT_EQ(answer(R"(admission webhook "virt-launcher-eviction-interceptor.kubevirt.io" denied )"
+                   R"(the request: Eviction triggered evacuation of VMI "apps/web")"),
+            PendingPodReason::kMigratingVm);
+  EXPECT_EQ(answer(R"(Evacuation in progress: Eviction triggered evacuation of VMI "apps/web")"),
+            PendingPodReason::kMigratingVm);
+  EXPECT_EQ(answer("VMI web is configured with an eviction strategy but is not live-migratable"),
+            PendingPodReason::kVmNotMigratable);
+  EXPECT_EQ(answer("some other webhook says later"), PendingPodReason::kEvictionDeferred);
+}
+
 TEST_F(StateMachineTest, EveryPodGoneSucceedsAndAnnouncesItAfterTheWrite) {
   running({pod("web-1", "p1")});
   pods_.leaving.clear();  // the pod left

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kube/api/status.h"
+#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::op {
 namespace {
@@ -111,6 +112,21 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
              refusal_delay(refusals, result.retry_after()));
       return decision;
     case kube::EvictionOutcome::kDeferred:
+      // KubeVirt's pod-eviction webhook (docs/design.md §2.9): a migration it started, or its
+      // refusal for good of a VM that cannot live-migrate; any other webhook: deferred.
+      switch (classify_kubevirt_refusal(status.message)) {
+        case KubeVirtRefusal::kEvacuationStarted:
+        case KubeVirtRefusal::kEvacuationInProgress:
+          refuse(PendingPodReason::kMigratingVm, api_text(status),
+                 refusal_delay(refusals, result.retry_after()));
+          return decision;
+        case KubeVirtRefusal::kNotLiveMigratable:
+          refuse(PendingPodReason::kVmNotMigratable, api_text(status),
+                 refusal_delay(std::max(refusals, 4), result.retry_after()));
+          return decision;
+        case KubeVirtRefusal::kOther:
+          break;
+      }
       refuse(PendingPodReason::kEvictionDeferred, api_text(status),
              refusal_delay(refusals, result.retry_after()));
       return decision;

@@ -180,12 +180,27 @@ TEST(DecideEvictionTest, DeferredByKubeVirt) {
       "Eviction triggered evacuation of VMI \"vms/order-db\"";
   const EvictionDecision d =
       decide_eviction(answer(kube::EvictionOutcome::kDeferred, 429, text), {}, 0);
-  EXPECT_EQ(d.reason, PendingPodReason::kEvictionDeferred);
-  EXPECT_EQ(to_string(d.reason), "EvictionDeferred");
+  EXPECT_EQ(d.reason, PendingPodReason::kMigratingVm);
+  EXPECT_EQ(to_string(d.reason), "MigratingVM");
   EXPECT_EQ(d.message, text);
   EXPECT_TRUE(d.drain_error);
   EXPECT_EQ(d.api_message, text);
   EXPECT_EQ(d.retry_after, seconds{5});
+
+  // KubeVirt's refusal of a VM that cannot migrate: waiting alone never resolves it, so the
+  // slowest pace at once.
+  const std::string refused =
+      "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: "
+      "VMI order-db is configured with an eviction strategy but is not live-migratable";
+  const EvictionDecision r =
+      decide_eviction(answer(kube::EvictionOutcome::kDeferred, 429, refused), {}, 0);
+  EXPECT_EQ(r.reason, PendingPodReason::kVmNotMigratable);
+  EXPECT_EQ(r.retry_after, seconds{30});
+
+  // Any other webhook's 429.
+  const EvictionDecision other =
+      decide_eviction(answer(kube::EvictionOutcome::kDeferred, 429, "later, please"), {}, 0);
+  EXPECT_EQ(other.reason, PendingPodReason::kEvictionDeferred);
 }
 
 TEST(DecideEvictionTest, MultiplePdbsRetrySlowlyAndSaySo) {

@@ -147,8 +147,6 @@ std::string_view to_string(VmAction action) noexcept {
   switch (action) {
     case VmAction::kEvict:
       return "Evict";
-    case VmAction::kMigrate:
-      return "Migrate";
     case VmAction::kHold:
       return "Hold";
   }
@@ -181,7 +179,8 @@ VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_st
               .detail = name + " has eviction strategy LiveMigrate but cannot live-migrate" +
                         because(vmi) +
                         ": KubeVirt refuses every eviction of its pod until the VM can migrate "
-                        "or its strategy changes"};
+                        "or its strategy changes",
+              .held_as = PendingPodReason::kVmNotMigratable};
     case OnEviction::kShutsDown:
       break;
   }
@@ -194,19 +193,23 @@ VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_st
                       "(vmEvictionPolicy AllowShutdown)"};
   }
   if (vmi.live_migratable.value_or(false)) {
-    return {.action = VmAction::kMigrate,
-            .on_eviction = on_eviction,
-            .reason = "MigratingVM",
-            .detail = name + " has " + strategy_text(strategy) +
-                      ", so an eviction would shut it down: the operator live-migrates it"};
+    return {
+        .action = VmAction::kHold,
+        .on_eviction = on_eviction,
+        .reason = "VMWouldShutDown",
+        .detail = name + " has " + strategy_text(strategy) +
+                  ", so evicting its pod would shut it down: live-migrate it (virtctl migrate " +
+                  vmi.name + "), or set vmEvictionPolicy AllowShutdown on the maintenance",
+        .held_as = PendingPodReason::kVmWouldShutDown};
   }
   return {.action = VmAction::kHold,
           .on_eviction = on_eviction,
           .reason = "VMWouldShutDown",
           .detail = name + " cannot live-migrate" + because(vmi) + " and has " +
                     strategy_text(strategy) +
-                    ": an eviction would shut it down; set vmEvictionPolicy AllowShutdown on "
-                    "the maintenance to allow that"};
+                    ": evicting its pod would shut it down; set vmEvictionPolicy AllowShutdown on "
+                    "the maintenance to allow that",
+          .held_as = PendingPodReason::kVmWouldShutDown};
 }
 
 KubeVirtRefusal classify_kubevirt_refusal(std::string_view message) noexcept {

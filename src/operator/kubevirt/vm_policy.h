@@ -16,10 +16,10 @@
 //     "Migratable" is the VMI's LiveMigratable condition being True; a VMI without the
 //     condition counts as not migratable, as KubeVirt counts it.
 //   - decide_vm() gives the drain's verdict under a maintenance's vmEvictionPolicy: with
-//     AllowShutdown every pod is evicted and KubeVirt decides (the drain's behaviour today, which
-//     `kubectl maintenance plan` reports); with LiveMigrate a migratable VM the eviction would
-//     stop is to be live-migrated by a VirtualMachineInstanceMigration instead, and one that
-//     cannot migrate held (VMWouldShutDown).
+//     AllowShutdown every VM's pod is evicted and KubeVirt decides; with LiveMigrate (the
+//     default) a pod whose eviction would stop its VM is held (VMWouldShutDown) until the VM has
+//     left the node (a live migration, by KubeVirt or by hand, ends the pod) or shutdown is
+//     allowed, and one KubeVirt refuses for good is held too (VMNotMigratable).
 //
 // Threading: plain values and pure functions; safe from any thread.
 #pragma once
@@ -32,6 +32,7 @@
 
 #include "base/result.h"
 #include "kube/api/pod.h"
+#include "operator/api/node_maintenance.h"
 
 namespace nmo::op {
 
@@ -97,29 +98,24 @@ enum class OnEviction {
 [[nodiscard]] OnEviction kubevirt_on_eviction(const Vmi& vmi,
                                               const std::optional<std::string>& cluster_strategy);
 
-// spec.vmEvictionPolicy of a NodeMaintenance: whether its drain may shut a VM down.
-enum class VmEvictionPolicy {
-  kLiveMigrate,    // the default: never shut a VM down by an eviction
-  kAllowShutdown,  // evict as KubeVirt lets it, even when that stops the VM
-};
-
 // What the drain does with a running VM's pod.
 enum class VmAction {
-  kEvict,    // evict: the VM stops (allowed), or KubeVirt migrates or evacuates it on eviction
-  kMigrate,  // do not evict: create a VirtualMachineInstanceMigration, the pod ends by itself
-  kHold,     // do not evict: the VM would stop, or KubeVirt refuses for good
+  kEvict,  // evict: the VM stops (allowed), or KubeVirt migrates or evacuates it on eviction
+  kHold,   // do not evict: the VM would stop, or KubeVirt refuses for good
 };
 
-// "Evict", "Migrate", "Hold".
+// "Evict", "Hold".
 [[nodiscard]] std::string_view to_string(VmAction action) noexcept;
 
 struct VmVerdict {
   VmAction action = VmAction::kEvict;
   OnEviction on_eviction = OnEviction::kShutsDown;
-  // "VMShutsDown" (evicted, allowed), "MigratingVM" (KubeVirt's migration or ours, or an
+  // "VMShutsDown" (evicted, allowed), "MigratingVM" (KubeVirt migrates it on eviction, or an
   // External evacuation), "VMWouldShutDown" (held), "VMNotMigratable" (held: KubeVirt refuses).
   std::string reason;
   std::string detail;  // one line for humans, naming the VMI and why
+  // kHold: the pod's reason in status.pendingPodsRefs (kVmWouldShutDown, kVmNotMigratable).
+  PendingPodReason held_as = PendingPodReason::kVmWouldShutDown;
 
   friend bool operator==(const VmVerdict&, const VmVerdict&) = default;
 };

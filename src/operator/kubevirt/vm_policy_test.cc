@@ -138,15 +138,17 @@ TEST(KubeVirtOnEvictionTest, EveryStrategyMigratableOrNot) {
   EXPECT_EQ(to_string(OnEviction::kRefusesForGood), "RefusesForGood");
 }
 
-TEST(DecideVmTest, TheStorysVmWithoutAStrategyIsMigratedByTheOperator) {
+TEST(DecideVmTest, TheStorysVmWithoutAStrategyIsHeldNotShutDown) {
   const VmVerdict verdict =
       decide_vm(vmi(std::nullopt, true), std::nullopt, VmEvictionPolicy::kLiveMigrate);
-  EXPECT_EQ(verdict.action, VmAction::kMigrate);
+  EXPECT_EQ(verdict.action, VmAction::kHold);
   EXPECT_EQ(verdict.on_eviction, OnEviction::kShutsDown);
-  EXPECT_EQ(verdict.reason, "MigratingVM");
+  EXPECT_EQ(verdict.reason, "VMWouldShutDown");
+  EXPECT_EQ(verdict.held_as, PendingPodReason::kVmWouldShutDown);
   EXPECT_EQ(verdict.detail,
-            "VMI shop/vm-order-processing has no eviction strategy, so an eviction would shut it "
-            "down: the operator live-migrates it");
+            "VMI shop/vm-order-processing has no eviction strategy, so evicting its pod would "
+            "shut it down: live-migrate it (virtctl migrate vm-order-processing), or set "
+            "vmEvictionPolicy AllowShutdown on the maintenance");
 }
 
 TEST(DecideVmTest, AVmThatCannotMigrateIsHeldUnlessShutdownIsAllowed) {
@@ -156,7 +158,7 @@ TEST(DecideVmTest, AVmThatCannotMigrateIsHeldUnlessShutdownIsAllowed) {
   EXPECT_EQ(held.reason, "VMWouldShutDown");
   EXPECT_EQ(held.detail,
             "VMI shop/vm-order-processing cannot live-migrate: cannot migrate VMI: PVC disk is not "
-            "shared and has eviction strategy None: an eviction would shut it down; set "
+            "shared and has eviction strategy None: evicting its pod would shut it down; set "
             "vmEvictionPolicy AllowShutdown on the maintenance to allow that");
 
   const VmVerdict allowed =
@@ -197,6 +199,7 @@ TEST(DecideVmTest, KubeVirtMigratesOnEvictionOrRefusesForGood) {
     const VmVerdict refused = decide_vm(vmi("LiveMigrate", false), std::nullopt, policy);
     EXPECT_EQ(refused.action, VmAction::kHold);
     EXPECT_EQ(refused.reason, "VMNotMigratable");
+    EXPECT_EQ(refused.held_as, PendingPodReason::kVmNotMigratable);
     EXPECT_EQ(refused.detail,
               "VMI shop/vm-order-processing has eviction strategy LiveMigrate but cannot "
               "live-migrate: cannot migrate VMI: PVC disk is not shared: KubeVirt refuses every "
@@ -210,7 +213,7 @@ TEST(DecideVmTest, KubeVirtMigratesOnEvictionOrRefusesForGood) {
       decide_vm(vmi("LiveMigrateIfPossible", false), std::nullopt, VmEvictionPolicy::kLiveMigrate);
   EXPECT_EQ(if_possible.action, VmAction::kHold);
   EXPECT_EQ(if_possible.reason, "VMWouldShutDown");
-  EXPECT_EQ(to_string(VmAction::kMigrate), "Migrate");
+  EXPECT_EQ(to_string(VmAction::kHold), "Hold");
 }
 
 TEST(ClassifyKubeVirtRefusalTest, KubeVirtsTexts) {

@@ -68,6 +68,10 @@ inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot"
 // node lease.
 inline constexpr std::string_view kNodeIndex = "node";
 inline constexpr std::string_view kLeaseIndex = "lease";
+// KubeVirt's API, and how long whether it is served (and its default eviction strategy) is
+// trusted before the next drain step that meets a VM asks again.
+inline constexpr std::string_view kKubeVirtApiRoot = "/apis/kubevirt.io/v1";
+inline constexpr std::chrono::seconds kKubeVirtRecheck{30};
 
 using kube::wall_now;
 
@@ -232,6 +236,10 @@ class OperatorImpl {
   asio::awaitable<void> evict(std::string cr_name, std::string cr_uid, kube::Pod pod,
                               std::optional<std::int64_t> grace, std::shared_ptr<bool> alive);
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
+  // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
+  asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
+  // Refreshes kubevirt_ when older than kKubeVirtRecheck; an error when it could not.
+  asio::awaitable<Result<void>> kubevirt_defaults();
 
   asio::any_io_executor executor_;
   kube::Client& client_;
@@ -262,7 +270,15 @@ class OperatorImpl {
   // CRs between their admission decision and their Running status in memory (their slot Lease
   // reaches the cache only later), so that a concurrent admission sees their node as held.
   std::set<std::string> admitting_;
-  std::map<std::string, bool> daemon_sets_;       // by DaemonSet uid: exists
+  std::map<std::string, bool> daemon_sets_;  // by DaemonSet uid: exists
+  // Whether kubevirt.io/v1 is served, and the KubeVirt CR's default eviction strategy.
+  struct KubeVirtDefaults {
+    bool checked = false;
+    Clock::time_point checked_at{};
+    bool served = false;
+    std::optional<std::string> eviction_strategy;
+  };
+  KubeVirtDefaults kubevirt_;
   std::map<std::string, std::string> finalized_;  // CR name -> uid whose finalizer we removed
   bool ready_ = false;
   bool stopped_ = false;
