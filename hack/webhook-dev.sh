@@ -19,22 +19,26 @@ die() { printf 'webhook-dev.sh: %s\n' "$*" >&2; exit 1; }
 
 certificate() {
   local dir="$1" days="${2:-365}" san="${3:-IP:127.0.0.1}"
-  # The subject names the first name of the list (its value after "IP:" or "DNS:").
+  # The subject names the first name of the list (its value after "IP:" or "DNS:") when it fits
+  # a common name's 64 characters; the SAN list is what clients check.
   local cn="${san%%,*}"
   cn="${cn#*:}"
+  ((${#cn} <= 64)) || cn=node-maintenance-operator-webhook
   mkdir -p "${dir}"
+  # Each step after the other with &&: `set -e` does not reach into a subshell that is the left
+  # side of ||, and a failed step must fail the whole.
   (
-    umask 077
-    cd "${dir}"
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "${days}" \
-      -subj "/CN=node-maintenance-operator-ca" -keyout ca.key -out ca.crt
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=${cn}" \
-      -keyout tls.key -out tls.csr
-    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "${san}" >san.ext
-    openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days "${days}" \
-      -extfile san.ext -out tls.crt
-    # Only what the operator (tls.crt, tls.key) and the caBundle (ca.crt) need.
-    rm -f ca.key ca.srl tls.csr san.ext
+    umask 077 &&
+      cd "${dir}" &&
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "${days}" \
+        -subj "/CN=node-maintenance-operator-ca" -keyout ca.key -out ca.crt &&
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=${cn}" \
+        -keyout tls.key -out tls.csr &&
+      printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "${san}" >san.ext &&
+      openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days "${days}" \
+        -extfile san.ext -out tls.crt &&
+      # Only what the operator (tls.crt, tls.key) and the caBundle (ca.crt) need.
+      rm -f ca.key ca.srl tls.csr san.ext
   ) >/dev/null 2>"${dir}/.openssl.err" || { cat "${dir}/.openssl.err" >&2; die "openssl failed"; }
   rm -f "${dir}/.openssl.err"
 }
