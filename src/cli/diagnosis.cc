@@ -10,8 +10,8 @@
 
 #include "cli/maintenance_text.h"
 #include "operator/api/server_support.h"
+#include "operator/drain/eviction_policy.h"
 #include "operator/gates/node_lease.h"
-#include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::cli {
 
@@ -66,7 +66,11 @@ bool has_taint(const kube::Node& node, std::string_view key) {
 
 std::string verdict_for_pod(const StuckPod& pod) {
   const std::string name = pod_key(pod.ref);
-  const op::PendingPodReason reason = pod.ref.reason.value_or(op::PendingPodReason::kEvicting);
+  op::PendingPodReason reason = pod.ref.reason.value_or(op::PendingPodReason::kEvicting);
+  // A status written before KubeVirt's answers had reasons of their own says EvictionDeferred.
+  if (reason == op::PendingPodReason::kEvictionDeferred) {
+    reason = op::deferred_eviction_reason(pod.ref.message);
+  }
   switch (reason) {
     case op::PendingPodReason::kBlockedByPdb: {
       if (pod.pdbs.size() == 1) {
@@ -88,19 +92,6 @@ std::string verdict_for_pod(const StuckPod& pod) {
           name, names.empty() ? pod.ref.message : names);
     }
     case op::PendingPodReason::kEvictionDeferred:
-      switch (op::classify_kubevirt_refusal(pod.ref.message)) {
-        case op::KubeVirtRefusal::kNotLiveMigratable:
-          return fmt::format(
-              "pod {}: KubeVirt refuses its eviction for good ({}): waiting does not help; make "
-              "the VM live-migratable, or change its eviction strategy",
-              name, pod.ref.message);
-        case op::KubeVirtRefusal::kEvacuationStarted:
-        case op::KubeVirtRefusal::kEvacuationInProgress:
-          return fmt::format("pod {}: KubeVirt is live-migrating its VM ({}): wait for it", name,
-                             pod.ref.message);
-        case op::KubeVirtRefusal::kOther:
-          break;
-      }
       return fmt::format(
           "pod {}: an admission webhook deferred its eviction ({}): wait for it, or check the "
           "webhook",

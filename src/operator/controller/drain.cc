@@ -96,19 +96,42 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   }
   // Without the kubevirt.io/v1 API a virt-launcher pod is a pod like any other.
   if (!kubevirt_.served) co_return;
+  // Copied, not referenced: the reads below may outlast the maintenance's state.
+  const std::map<std::string, Maintenance::VmiRead> known = state(nm).vmis;
+  std::map<std::string, Maintenance::VmiRead> vmis;  // only the pods still here
+  const Clock::time_point now = clock_.now();
   for (const kube::Pod* pod : vms) {
-    const std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + pod->meta.namespace_ +
-                             "/virtualmachineinstances/" + vmi_name(*pod);
-    auto object = co_await client_.get_json(path);
-    if (!object && object.error().code == ErrorCode::kNotFound) continue;  // no VM behind it
-    Result<Vmi> vmi = object ? decode_vmi(*object) : Result<Vmi>(std::move(object).error());
-    if (!vmi) {
-      hold_unknown(*pod, "reading the VMI failed: " + vmi.error().describe());
-      continue;
+    Maintenance::VmiRead entry;
+    if (auto read = known.find(pod->meta.uid);
+        read != known.end() && now < read->second.read_at + kVmRecheck) {
+      entry = read->second;
+    } else {
+      entry = {.vmi = co_await read_vmi(pod->meta.namespace_, vmi_name(*pod)), .read_at = now};
     }
-    facts.vms[pod->meta.uid] =
-        decide_vm(*vmi, kubevirt_.eviction_strategy, nm.spec.vm_eviction_policy);
+    if (!entry.vmi) {
+      hold_unknown(*pod, "reading the VMI failed: " + entry.vmi.error().describe());
+    } else if (entry.vmi->has_value()) {  // else no VM behind it: a pod like any other
+      facts.vms[pod->meta.uid] =
+          decide_vm(**entry.vmi, kubevirt_.eviction_strategy, nm.spec.vm_eviction_policy);
+    }
+    vmis.insert_or_assign(pod->meta.uid, std::move(entry));
   }
+  if (auto found = maintenances_state_.find(nm.meta.name);
+      found != maintenances_state_.end() && found->second.uid == nm.meta.uid) {
+    found->second.vmis = std::move(vmis);
+  }
+}
+
+asio::awaitable<Result<std::optional<Vmi>>> OperatorImpl::read_vmi(std::string ns,
+                                                                   std::string name) {
+  auto object = co_await client_.get_json(std::string(kKubeVirtApiRoot) + "/namespaces/" + ns +
+                                          "/virtualmachineinstances/" + name);
+  if (!object) {
+    if (object.error().code == ErrorCode::kNotFound) co_return std::optional<Vmi>();
+    co_return std::move(object).error();
+  }
+  NMO_CO_TRY_ASSIGN(Vmi vmi, decode_vmi(*object));
+  co_return std::optional<Vmi>(std::move(vmi));
 }
 
 void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& pod) {

@@ -23,9 +23,6 @@ constexpr std::chrono::seconds kTerminatingRecheck{5};
 // A drain held back by the bound across maintenances looks again after this, should no freed
 // slot wake it first.
 constexpr std::chrono::seconds kTotalBoundRecheck{1};
-// A held VM's pod (hold_vm()) is looked at again after this: the VM may have become
-// migratable or received an eviction strategy, and nothing here watches its VMI.
-constexpr std::chrono::seconds kVmRecheck{10};
 
 Condition condition(std::string_view type, bool status, std::string reason, std::string message) {
   return Condition{.type = std::string(type),

@@ -53,6 +53,9 @@ inline constexpr std::chrono::seconds kConflictRetry{1};
 inline constexpr std::chrono::seconds kLeaseNamespaceRetry{10};
 // How soon a maintenance whose node cache is not synced yet looks again.
 inline constexpr std::chrono::milliseconds kNodeSyncRetry{200};
+// A held VM's pod is looked at again after this, and its VMI read again no sooner: the VM may
+// have become migratable or received an eviction strategy, and nothing watches the VMI.
+inline constexpr std::chrono::seconds kVmRecheck{10};
 
 // The eviction bookkeeping of one pod.
 struct PodEviction {

@@ -76,6 +76,19 @@ milliseconds refusal_delay(int refusals, std::optional<seconds> retry_after) noe
   return step;
 }
 
+PendingPodReason deferred_eviction_reason(std::string_view message) noexcept {
+  switch (classify_kubevirt_refusal(message)) {
+    case KubeVirtRefusal::kEvacuationStarted:
+    case KubeVirtRefusal::kEvacuationInProgress:
+      return PendingPodReason::kMigratingVm;
+    case KubeVirtRefusal::kNotLiveMigratable:
+      return PendingPodReason::kVmNotMigratable;
+    case KubeVirtRefusal::kOther:
+      break;
+  }
+  return PendingPodReason::kEvictionDeferred;
+}
+
 EvictionDecision decide_eviction(const kube::EvictionResult& result,
                                  std::span<const kube::PodDisruptionBudget> covering_pdbs,
                                  int previous_refusals, double jitter) {
@@ -111,25 +124,14 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
       refuse(PendingPodReason::kBlockedByPdb, pdb_blocked_message(status, covering_pdbs),
              refusal_delay(refusals, result.retry_after()));
       return decision;
-    case kube::EvictionOutcome::kDeferred:
-      // KubeVirt's pod-eviction webhook (docs/design.md §2.9): a migration it started, or its
-      // refusal for good of a VM that cannot live-migrate; any other webhook: deferred.
-      switch (classify_kubevirt_refusal(status.message)) {
-        case KubeVirtRefusal::kEvacuationStarted:
-        case KubeVirtRefusal::kEvacuationInProgress:
-          refuse(PendingPodReason::kMigratingVm, api_text(status),
-                 refusal_delay(refusals, result.retry_after()));
-          return decision;
-        case KubeVirtRefusal::kNotLiveMigratable:
-          refuse(PendingPodReason::kVmNotMigratable, api_text(status),
-                 refusal_delay(std::max(refusals, 4), result.retry_after()));
-          return decision;
-        case KubeVirtRefusal::kOther:
-          break;
-      }
-      refuse(PendingPodReason::kEvictionDeferred, api_text(status),
-             refusal_delay(refusals, result.retry_after()));
+    case kube::EvictionOutcome::kDeferred: {
+      // KubeVirt's refusal for good: waiting alone never resolves it, so the slowest pace.
+      const PendingPodReason reason = deferred_eviction_reason(status.message);
+      const int paced =
+          reason == PendingPodReason::kVmNotMigratable ? std::max(refusals, 4) : refusals;
+      refuse(reason, api_text(status), refusal_delay(paced, result.retry_after()));
       return decision;
+    }
     case kube::EvictionOutcome::kMultiplePdbs: {
       // Nothing changes until someone fixes the budgets: retry at the slowest pace at once.
       const std::string names = join_pdb_names(covering_pdbs);

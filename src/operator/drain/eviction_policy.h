@@ -29,6 +29,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/jitter.h"
@@ -83,6 +84,11 @@ struct EvictionDecision {
 
 // The delay after the n-th consecutive refusal (n >= 1): 5 s, 10 s, 20 s, 30 s, 30 s, ...; a
 // larger `retry_after` wins, capped at kMaxRetryAfter.
+// The pending reason of a 429 from an admission webhook, from its message: KubeVirt's migration
+// in progress (kMigratingVm), its refusal for good of a VM that cannot live-migrate
+// (kVmNotMigratable), anything else kEvictionDeferred (docs/design.md §2.9).
+[[nodiscard]] PendingPodReason deferred_eviction_reason(std::string_view message) noexcept;
+
 [[nodiscard]] std::chrono::milliseconds refusal_delay(
     int refusals, std::optional<std::chrono::seconds> retry_after) noexcept;
 

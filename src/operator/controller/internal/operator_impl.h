@@ -104,6 +104,13 @@ struct Maintenance {
   // (after a crash or a failover) that finds the status on record does not announce them again.
   // At most once, like the actions themselves.
   std::vector<events::Event> announcements;
+  // By pod uid: the VMI behind each VM pod of the node as last read (std::nullopt: none), or why
+  // it could not be; read again only after kVmRecheck, not on every drain step.
+  struct VmiRead {
+    Result<std::optional<Vmi>> vmi;
+    Clock::time_point read_at;
+  };
+  std::map<std::string, VmiRead> vmis;
 };
 
 // The caches of one node: the Node itself, and its pods while a maintenance drains it.
@@ -238,6 +245,8 @@ class OperatorImpl {
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
   // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
+  // The VMI behind a VM pod; std::nullopt when there is none (404).
+  asio::awaitable<Result<std::optional<Vmi>>> read_vmi(std::string ns, std::string name);
   // Refreshes kubevirt_ when older than kKubeVirtRecheck; an error when it could not.
   asio::awaitable<Result<void>> kubevirt_defaults();
 
