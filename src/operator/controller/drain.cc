@@ -101,12 +101,17 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   std::map<std::string, Maintenance::VmiRead> vmis;  // only the pods still here
   const Clock::time_point now = clock_.now();
   for (const kube::Pod* pod : vms) {
-    Maintenance::VmiRead entry;
-    if (auto read = known.find(pod->meta.uid);
-        read != known.end() && now < read->second.read_at + kVmRecheck) {
-      entry = read->second;
-    } else {
-      entry = {.vmi = co_await read_vmi(pod->meta.namespace_, vmi_name(*pod)), .read_at = now};
+    // One statement per co_await: GCC 12 corrupted a co_await result taken into a braced
+    // initializer here (seen by the VM e2e test as a garbled message, then free() failing).
+    const auto read = known.find(pod->meta.uid);
+    const bool fresh = read != known.end() && now < read->second.read_at + kVmRecheck;
+    Maintenance::VmiRead entry = fresh ? read->second : Maintenance::VmiRead{};
+    if (!fresh) {
+      std::string ns = pod->meta.namespace_;
+      std::string name = vmi_name(*pod);
+      Result<std::optional<Vmi>> got = co_await read_vmi(std::move(ns), std::move(name));
+      entry.vmi = std::move(got);
+      entry.read_at = now;
     }
     if (!entry.vmi) {
       hold_unknown(*pod, "reading the VMI failed: " + entry.vmi.error().describe());
@@ -124,8 +129,9 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
 
 asio::awaitable<Result<std::optional<Vmi>>> OperatorImpl::read_vmi(std::string ns,
                                                                    std::string name) {
-  auto object = co_await client_.get_json(std::string(kKubeVirtApiRoot) + "/namespaces/" + ns +
-                                          "/virtualmachineinstances/" + name);
+  const std::string path =
+      std::string(kKubeVirtApiRoot) + "/namespaces/" + ns + "/virtualmachineinstances/" + name;
+  auto object = co_await client_.get_json(path);
   if (!object) {
     if (object.error().code == ErrorCode::kNotFound) co_return std::optional<Vmi>();
     co_return std::move(object).error();
