@@ -46,8 +46,13 @@ void check_spec(const NodeMaintenanceSpec& spec) {
     NMO_CHECK(*spec.grace_period_seconds >= 1, "gracePeriodSeconds must be at least 1");
     NMO_CHECK(spec.grace_period_seconds_error.empty(), "a usable gracePeriodSeconds has no error");
   }
+  if (!spec.vm_eviction_policy_error.empty()) {
+    NMO_CHECK(spec.vm_eviction_policy == nmo::op::VmEvictionPolicy::kLiveMigrate,
+              "an unusable vmEvictionPolicy must leave the protective default");
+  }
   const bool usable = !spec.node_name.empty() && spec.drain_timeout_error.empty() &&
-                      spec.grace_period_seconds_error.empty();
+                      spec.grace_period_seconds_error.empty() &&
+                      spec.vm_eviction_policy_error.empty();
   NMO_CHECK(spec.validation_error().empty() == usable,
             "validation_error() disagrees with the spec: " + spec.validation_error());
 }
