@@ -1,7 +1,10 @@
 // The drain's I/O (docs/design.md §2.4): which pods must leave (DaemonSet lookups), and the
 // evictions, concurrent and bounded, that never block a reconcile and report their answers into
 // the maintenance's inbox. What the answers mean is state_machine.cc's business.
+#include <algorithm>
 #include <utility>
+
+#include <boost/json/parse.hpp>
 
 #include "kube/api/daemon_set.h"
 #include "operator/controller/internal/operator_impl.h"
@@ -121,10 +124,123 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
     }
     vmis.insert_or_assign(pod->meta.uid, std::move(entry));
   }
-  if (auto found = maintenances_state_.find(nm.meta.name);
-      found != maintenances_state_.end() && found->second.uid == nm.meta.uid) {
-    found->second.vmis = std::move(vmis);
+  auto found = maintenances_state_.find(nm.meta.name);
+  if (found == maintenances_state_.end() || found->second.uid != nm.meta.uid) co_return;
+  found->second.vmis = std::move(vmis);
+
+  // The operator's migrations, only while it migrates VMs of this node.
+  const bool migrates = std::any_of(facts.vms.begin(), facts.vms.end(), [](const auto& entry) {
+    return entry.second.action == VmAction::kMigrate;
+  });
+  if (!migrates) co_return;
+  Maintenance::MigrationsRead read = found->second.migrations;
+  if (!read.valid || now >= read.read_at + kMigrationRecheck) {
+    Result<std::vector<Migration>> listed = co_await list_migrations(nm.meta.uid);
+    read =
+        Maintenance::MigrationsRead{.migrations = std::move(listed), .read_at = now, .valid = true};
+    if (auto again = maintenances_state_.find(nm.meta.name);
+        again != maintenances_state_.end() && again->second.uid == nm.meta.uid) {
+      again->second.migrations = read;
+    }
   }
+  if (!read.migrations) {
+    facts.migrations_error = read.migrations.error().describe();
+    co_return;
+  }
+  for (const Migration& migration : *read.migrations) {
+    facts.migrations[migration.namespace_ + "/" + migration.vmi_name].push_back(migration);
+  }
+  for (auto& [key, migrations] : facts.migrations) {
+    std::stable_sort(migrations.begin(), migrations.end(),
+                     [](const Migration& a, const Migration& b) { return a.attempt < b.attempt; });
+  }
+}
+
+asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(std::string uid) {
+  kube::ListOptions options;
+  options.label_selector = std::string(kMigrationOwnerLabel) + "=" + uid;
+  std::vector<Migration> migrations;
+  while (true) {
+    NMO_CO_TRY_ASSIGN(
+        std::string body,
+        co_await client_.list_raw(
+            std::string(kKubeVirtApiRoot) + "/virtualmachineinstancemigrations", options));
+    boost::system::error_code parse_error;
+    const boost::json::value page = boost::json::parse(body, parse_error);
+    const boost::json::object* list = parse_error ? nullptr : page.if_object();
+    if (list == nullptr) {
+      co_return Error(ErrorCode::kInvalid, "a list of live migrations that is not a JSON object");
+    }
+    if (const boost::json::value* items = list->if_contains("items");
+        items != nullptr && items->is_array()) {
+      for (const boost::json::value& item : items->get_array()) {
+        NMO_CO_TRY_ASSIGN(Migration migration, decode_migration(item));
+        migrations.push_back(std::move(migration));
+      }
+    }
+    const boost::json::value* token = nullptr;
+    if (const boost::json::value* meta = list->if_contains("metadata");
+        meta != nullptr && meta->is_object()) {
+      token = meta->get_object().if_contains("continue");
+    }
+    if (token == nullptr || !token->is_string() || token->get_string().empty()) break;
+    options.continue_token = std::string(token->get_string());
+  }
+  co_return migrations;
+}
+
+void OperatorImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
+  asio::co_spawn(executor_,
+                 create_migration(nm.meta.name, nm.meta.uid, std::move(request), state(nm).alive),
+                 asio::detached);
+}
+
+asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::string cr_uid,
+                                                     MigrationRequest request,
+                                                     std::shared_ptr<bool> alive) {
+  const std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + request.namespace_ +
+                           "/virtualmachineinstancemigrations";
+  auto created = co_await client_.create(
+      path, migration_manifest(request.namespace_, request.name, request.vmi, request.attempt,
+                               cr_name, cr_uid));
+  if (created && options_.metrics != nullptr) options_.metrics->on_migration("started");
+  if (!*alive) co_return;
+  auto found = maintenances_state_.find(cr_name);
+  if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
+  // The next drain step lists the migrations again, this one among them.
+  found->second.migrations.valid = false;
+  Result<void> answer = created ? Result<void>{} : Result<void>(std::move(created).error());
+  found->second.drain.migration_inbox.push_back(
+      MigrationReport{.request = std::move(request), .created = std::move(answer)});
+  controller_.enqueue(cr_name);
+}
+
+asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMaintenance nm) {
+  std::vector<std::string> cancelled;
+  if (auto known = co_await kubevirt_defaults(); !known || !kubevirt_.served) co_return cancelled;
+  auto listed = co_await list_migrations(nm.meta.uid);
+  if (!listed) {
+    log_for(nm).warn(
+        "could not list the live migrations to cancel; the garbage collector "
+        "deletes them with the maintenance",
+        {{"error", listed.error().describe()}});
+    co_return cancelled;
+  }
+  for (const Migration& migration : *listed) {
+    if (migration.finished()) continue;
+    const std::string key = migration.namespace_ + "/" + migration.name;
+    auto removed = co_await client_.remove(std::string(kKubeVirtApiRoot) + "/namespaces/" +
+                                           migration.namespace_ +
+                                           "/virtualmachineinstancemigrations/" + migration.name);
+    if (!removed && removed.error().code != ErrorCode::kNotFound) {
+      log_for(nm).warn("could not cancel a live migration",
+                       {{"migration", key}, {"error", removed.error().describe()}});
+      continue;
+    }
+    log_for(nm).info("live migration cancelled", {{"migration", key}});
+    cancelled.push_back(key);
+  }
+  co_return cancelled;
 }
 
 asio::awaitable<Result<std::optional<Vmi>>> OperatorImpl::read_vmi(std::string ns,

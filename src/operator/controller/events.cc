@@ -75,6 +75,16 @@ Event vm_held(std::string reason, std::string detail) {
   return warning(std::move(reason), std::move(detail));
 }
 
+Event migrating_vm(std::string_view vmi, std::string_view node, std::string_view migration) {
+  return normal("MigratingVM", "Live-migrating VMI " + str(vmi) + " off node " + str(node) +
+                                   " (migration " + str(migration) +
+                                   ") instead of evicting its pod, which would shut it down");
+}
+
+Event migration_failed(std::string message) {
+  return warning("MigrationFailed", std::move(message));
+}
+
 Event succeed_maintenance(std::string_view node, std::int64_t pods) {
   return normal("SucceedMaintenance",
                 "Node " + str(node) + " is drained: " + std::to_string(pods) + " pods left it");
@@ -89,10 +99,17 @@ Event uncordon_node(std::string_view node, std::string_view maintenance) {
                 "Node " + str(node) + " uncordoned: maintenance " + str(maintenance) + " removed");
 }
 
-Event removed_maintenance(std::string_view node, bool left_cordoned) {
+Event removed_maintenance(std::string_view node, bool left_cordoned,
+                          const std::vector<std::string>& cancelled) {
   std::string message = "Node maintenance removed for node " + str(node);
   if (left_cordoned) {
     message += "; the node stays cordoned because it was cordoned before the maintenance";
+  }
+  if (!cancelled.empty()) {
+    message += "; cancelled the live migrations it had started:";
+    for (std::size_t i = 0; i < cancelled.size(); ++i) {
+      message += (i == 0 ? " " : ", ") + cancelled[i];
+    }
   }
   return normal("RemovedMaintenance", std::move(message));
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/event_recorder.h"
 
@@ -44,13 +45,21 @@ struct Event {
 // A KubeVirt VM's pod is held instead of evicted (docs/design.md §2.9): `reason` is
 // "VMWouldShutDown" or "VMNotMigratable", `detail` names the VM and why.
 [[nodiscard]] Event vm_held(std::string reason, std::string detail);
+// The operator live-migrates VMI `vmi` ("<ns>/<name>") off `node` with migration `migration`.
+[[nodiscard]] Event migrating_vm(std::string_view vmi, std::string_view node,
+                                 std::string_view migration);
+// A live migration of the operator's failed; `message` names it, says why and when it is tried
+// again.
+[[nodiscard]] Event migration_failed(std::string message);
 // Succeeded is on record.
 [[nodiscard]] Event succeed_maintenance(std::string_view node, std::int64_t pods);
 // Failed is on record; `message` is lastError.
 [[nodiscard]] Event failed_maintenance(std::string message);
 // On the Node: the restore really uncordoned it.
 [[nodiscard]] Event uncordon_node(std::string_view node, std::string_view maintenance);
-// The finalizer is gone; `left_cordoned`: the node was cordoned before and stays so.
-[[nodiscard]] Event removed_maintenance(std::string_view node, bool left_cordoned);
+// The finalizer is gone; `left_cordoned`: the node was cordoned before and stays so;
+// `cancelled`: the unfinished live migrations deleted with it ("<ns>/<name>").
+[[nodiscard]] Event removed_maintenance(std::string_view node, bool left_cordoned,
+                                        const std::vector<std::string>& cancelled = {});
 
 }  // namespace nmo::op::events

@@ -36,6 +36,15 @@ TEST(EventsTest, ReasonsTypesAndMessages) {
   EXPECT_EQ(removed_maintenance("w1", true).message,
             "Node maintenance removed for node w1; the node stays cordoned because it was "
             "cordoned before the maintenance");
+  EXPECT_EQ(removed_maintenance("w1", false, {"shop/m-1", "shop/m-2"}).message,
+            "Node maintenance removed for node w1; cancelled the live migrations it had started: "
+            "shop/m-1, shop/m-2");
+  EXPECT_EQ(migrating_vm("shop/vm", "w1", "vm-maintenance-0123abcd-1"),
+            (Event{EventType::kNormal, "MigratingVM",
+                   "Live-migrating VMI shop/vm off node w1 (migration vm-maintenance-0123abcd-1) "
+                   "instead of evicting its pod, which would shut it down"}));
+  EXPECT_EQ(migration_failed("m failed"),
+            (Event{EventType::kWarning, "MigrationFailed", "m failed"}));
 }
 
 }  // namespace

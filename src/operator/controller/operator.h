@@ -62,6 +62,9 @@ class OperatorMetrics {
   virtual void on_eviction(std::optional<kube::EvictionOutcome> /*outcome*/) {}
   /// A drain finished (Running → Succeeded) after `took`.
   virtual void on_drain_completed(std::chrono::nanoseconds /*took*/) {}
+  /// A live migration of the operator's (docs/design.md §2.9): `result` is "started",
+  /// "succeeded" or "failed".
+  virtual void on_migration(std::string_view /*result*/) {}
 };
 
 /// One NodeMaintenance as the operator sees it now (its own status runs ahead of the API's).

@@ -289,6 +289,17 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
       case ActionKind::kStartEviction:
         start_eviction(nm, *action.pod);
         break;
+      case ActionKind::kCreateMigration:
+        start_migration(nm, *action.migration);
+        break;
+      case ActionKind::kMigrationEnded:
+        if (options_.metrics != nullptr) {
+          options_.metrics->on_migration(action.succeeded ? "succeeded" : "failed");
+        }
+        break;
+      case ActionKind::kCancelMigrations:
+        done.cancelled = co_await cancel_migrations(nm);
+        break;
       case ActionKind::kWakeAfter:
         controller_.enqueue_after(nm.meta.name, action.after);
         break;

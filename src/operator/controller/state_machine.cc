@@ -136,6 +136,7 @@ class Step {
   void fail(FailureKind kind, std::string message, bool undo) {
     if (undo) {
       add(ActionKind::kStopEvictions);
+      add(ActionKind::kCancelMigrations);
       add(ActionKind::kRestoreNode);
       add(ActionKind::kReleaseNodeLease);
       add(ActionKind::kReleaseSlot);
@@ -205,6 +206,51 @@ void apply_evictions(const Inputs& in, Step& step) {
   }
 }
 
+// Applies the answers of migration creates (docs/design.md §2.9): a created migration is
+// running; a refused create is retried after migration_retry_delay(), with a DrainError.
+void apply_migration_reports(const Inputs& in, Step& step) {
+  DrainMemory& drain = step.drain();
+  std::vector<MigrationReport> reports;
+  reports.swap(drain.migration_inbox);
+  for (MigrationReport& report : reports) {
+    const MigrationRequest& request = report.request;
+    VmMigration& memory = drain.migrations[request.namespace_ + "/" + request.vmi];
+    memory.creating = false;
+    const std::string key = request.namespace_ + "/" + request.name;
+    // Already there: an earlier create got through (its answer was lost), or a restarted
+    // operator asks again for a name it chose before.
+    if (report.created || report.created.error().code == ErrorCode::kAlreadyExists) {
+      memory.created = request.name;
+      memory.created_at = in.now.tick;
+      memory.running.insert(request.name);
+      step.info("live migration created", {{"migration", key}, {"attempt", request.attempt}});
+      continue;
+    }
+    const std::string message =
+        "could not create live migration " + key + ": " + report.created.error().describe();
+    memory.retry_at = in.now.tick + migration_retry_delay(request.attempt);
+    drain.last_drain_error = message;
+    step.warn("could not create a live migration; retrying", {{"error", message}});
+    step.event(events::drain_error(message));
+  }
+}
+
+// How many of the maintenance's migrations run or are being created, before this step starts
+// any (the bound of kMaxMigrationsPerMaintenance).
+int running_migrations(const Inputs& in, const DrainMemory& drain) {
+  int running = 0;
+  for (const auto& [key, memory] : drain.migrations) {
+    if (memory.creating || !memory.created.empty()) ++running;
+  }
+  for (const auto& [key, migrations] : in.pods->migrations) {
+    const auto memory = drain.migrations.find(key);
+    const bool counted = memory != drain.migrations.end() &&
+                         (memory->second.creating || !memory->second.created.empty());
+    if (!counted && !migrations.empty() && !migrations.back().finished()) ++running;
+  }
+  return running;
+}
+
 // A KubeVirt VM's pod the drain must not evict (docs/design.md §2.9): pending with why, a
 // Warning once per hold, and looked at again after kVmRecheck (nothing watches the VMI).
 void hold_vm(const Inputs& in, Step& step, const kube::Pod& pod, const VmVerdict& verdict) {
@@ -218,6 +264,105 @@ void hold_vm(const Inputs& in, Step& step, const kube::Pod& pod, const VmVerdict
     step.event(events::vm_held(verdict.reason, verdict.detail), pod);
   }
   step.requeue(in.now.tick + kVmRecheck);
+}
+
+// A KubeVirt VM's pod whose eviction would shut the VM down, and that can live-migrate
+// (docs/design.md §2.9): the operator migrates the VM, at most kMaxMigrationsPerMaintenance at
+// once and none once the maintenance has failed, retrying a failed migration after
+// migration_retry_delay(); the pod ends by itself once the VM has left. `may_start`: the drain's
+// start is on record and the maintenance has not failed. `running` counts the migrations under
+// way; one started here adds to it.
+void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_start, int& running) {
+  DrainMemory& drain = step.drain();
+  DrainLedger& ledger = *drain.ledger;
+  const std::string vmi = vmi_name(pod);
+  const std::string key = pod.meta.namespace_ + "/" + vmi;
+  VmMigration& memory = drain.migrations[key];
+  drain.evictions[pod.meta.uid].vm_hold.reset();
+  auto pending = [&](std::string message) {
+    ledger.set_pending(pod.meta.uid, PendingPodReason::kMigratingVm, std::move(message));
+  };
+  step.requeue(in.now.tick + kMigrationRecheck);
+
+  static const std::vector<Migration> kNone;
+  const auto listed = in.pods->migrations.find(key);
+  const std::vector<Migration>& ours = listed != in.pods->migrations.end() ? listed->second : kNone;
+  const Migration* latest = ours.empty() ? nullptr : &ours.back();
+  if (!memory.created.empty()) {
+    const bool shown = std::any_of(ours.begin(), ours.end(),
+                                   [&](const Migration& m) { return m.name == memory.created; });
+    if (shown || in.now.tick >= memory.created_at + kMigrationListedWithin) memory.created.clear();
+  }
+  if (memory.creating || !memory.created.empty()) {
+    pending("starting live migration of VMI " + key);
+    return;
+  }
+  if (latest != nullptr && !latest->finished()) {
+    memory.running.insert(latest->name);
+    pending("live migration " + latest->name + " of VMI " + key + ": " +
+            (latest->phase.empty() ? std::string("Pending") : latest->phase));
+    return;
+  }
+  if (latest != nullptr && memory.running.erase(latest->name) > 0) {
+    step.add(ActionKind::kMigrationEnded).succeeded = latest->succeeded();
+  }
+  if (latest != nullptr && latest->succeeded()) {
+    pending("VMI " + key + " live-migrated (migration " + latest->name +
+            "); waiting for its pod to end");
+    return;
+  }
+  const int failures = static_cast<int>(
+      std::count_if(ours.begin(), ours.end(), [](const Migration& m) { return m.failed(); }));
+  if (latest != nullptr && latest->failed()) {
+    const std::string failed = "live migration " + latest->namespace_ + "/" + latest->name +
+                               " of VMI " + key + " failed" +
+                               (latest->failure.empty() ? "" : ": " + latest->failure);
+    if (memory.failure_seen != latest->name) {
+      memory.failure_seen = latest->name;
+      const std::chrono::seconds delay = migration_retry_delay(failures);
+      memory.retry_at = in.now.tick + delay;
+      const std::string message = failed + "; attempt " + std::to_string(failures + 1) + " in " +
+                                  std::to_string(delay.count()) + "s";
+      drain.last_drain_error = message;
+      step.warn("a live migration failed; retrying",
+                {{"migration", latest->name}, {"failures", failures}, {"error", message}});
+      step.event(events::migration_failed(message), pod);
+    }
+    if (memory.retry_at > in.now.tick) {
+      pending(failed + "; trying again (" + std::to_string(failures) + " failed so far)");
+      step.requeue(memory.retry_at);
+      return;
+    }
+  } else if (memory.retry_at > in.now.tick) {  // a create that was refused
+    step.requeue(memory.retry_at);
+    return;
+  }
+  if (!in.pods->migrations_error.empty()) {
+    ledger.set_pending(
+        pod.meta.uid, PendingPodReason::kError,
+        "cannot read the live migrations of VMI " + key + ": " + in.pods->migrations_error);
+    return;
+  }
+  if (!may_start) {
+    pending("VMI " + key + " is to be live-migrated");
+    return;
+  }
+  if (running >= kMaxMigrationsPerMaintenance) {
+    pending("waiting to live-migrate VMI " + key + ": " + std::to_string(running) +
+            " live migrations of this maintenance are running");
+    return;
+  }
+  int attempt = 1;
+  for (const Migration& m : ours) attempt = std::max(attempt, m.attempt + 1);
+  const std::string name = migration_name(vmi, in.nm.meta.uid, attempt);
+  memory.creating = true;
+  ++running;
+  step.add(ActionKind::kCreateMigration).migration = MigrationRequest{
+      .namespace_ = pod.meta.namespace_, .name = name, .vmi = vmi, .attempt = attempt};
+  pending("starting live migration " + name + " of VMI " + key);
+  step.info("live-migrating a VM instead of evicting its pod",
+            {{"pod", pod_key(pod)}, {"migration", name}, {"attempt", attempt}});
+  step.event(events::migrating_vm(key, in.nm.spec.node_name, name), pod);
 }
 
 // The conditions of a Succeeded maintenance: Drained, Ready, not Blocked.
@@ -242,6 +387,7 @@ void drain_step(const Inputs& in, Step& step) {
     drain.ledger = restored ? DrainLedger::restore(seed_of(status)) : DrainLedger();
   }
   apply_evictions(in, step);
+  apply_migration_reports(in, step);
   DrainLedger& ledger = *drain.ledger;
   const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
   const LedgerChanges changes = ledger.sync(leaving);
@@ -270,6 +416,8 @@ void drain_step(const Inputs& in, Step& step) {
   const bool recorded = find_condition(in.on_record.conditions, kConditionDrained) != nullptr;
   if (!recorded && !leaving.empty()) step.requeue(in.now.tick);
   drain.waits_for_total = false;
+  const bool may_migrate = recorded && status.phase != Phase::kFailed;
+  int migrations = running_migrations(in, drain);
   for (const kube::Pod& pod : leaving) {
     const LedgerPod* entry = ledger.find(pod.meta.uid);
     if (entry == nullptr || entry->gone) continue;
@@ -279,10 +427,15 @@ void drain_step(const Inputs& in, Step& step) {
       step.requeue(in.now.tick + kTerminatingRecheck);
       continue;
     }
-    if (const auto vm = in.pods->vms.find(pod.meta.uid);
-        vm != in.pods->vms.end() && vm->second.action == VmAction::kHold) {
-      hold_vm(in, step, pod, vm->second);
-      continue;
+    if (const auto vm = in.pods->vms.find(pod.meta.uid); vm != in.pods->vms.end()) {
+      if (vm->second.action == VmAction::kHold) {
+        hold_vm(in, step, pod, vm->second);
+        continue;
+      }
+      if (vm->second.action == VmAction::kMigrate) {
+        migrate_vm(in, step, pod, may_migrate, migrations);
+        continue;
+      }
     }
     PodEviction& eviction = drain.evictions[pod.meta.uid];
     eviction.vm_hold.reset();
@@ -459,6 +612,8 @@ void maintain(const Inputs& in, Step& step) {
     if (elapsed >= *nm.spec.drain_timeout) {
       // The same failure as any other, but the node stays cordoned and tainted and keeps its
       // slot (the safe side), and the maintenance goes on being kept.
+      // Its unfinished live migrations are cancelled: nothing more moves off the node.
+      step.add(ActionKind::kCancelMigrations);
       step.record_failure(
           FailureKind::kTimeout,
           drain_timeout_message(*nm.spec.drain_timeout, status.total_pods - status.eviction_pods),
@@ -667,6 +822,18 @@ Decision decide_deletion(Inputs in) {
     step.requeue(in.now.tick + kNodeSyncRetry);
     return std::move(step).finish();
   }
+  // Only a maintenance that was admitted holds the node lease or migrates VMs; a duplicate or
+  // one that never left Pending must not release the lease of the maintenance that has it.
+  const std::optional<FailureKind> failure = failure_of(status);
+  const bool admitted = in.holds_slot || status.phase == Phase::kRunning ||
+                        status.phase == Phase::kSucceeded || failure == FailureKind::kTimeout;
+  // The live migrations it started and that have not finished are cancelled first: nothing
+  // moves off a node that is given back (docs/design.md §2.9).
+  if (admitted && !in.done.cancelled) {
+    step.add(ActionKind::kCancelMigrations);
+    step.decide_again();
+    return std::move(step).finish();
+  }
   if (in.node && !in.done.restored) {
     Action& restore = step.add(ActionKind::kRestoreNode);
     restore.retry_conflicts = true;
@@ -680,18 +847,14 @@ Decision decide_deletion(Inputs in) {
     uncordon.on_node = true;
     step.info("node uncordoned");
   }
-  // Only a maintenance that was admitted holds the node lease; a duplicate or one that never
-  // left Pending must not release the lease of the maintenance that has it.
-  const std::optional<FailureKind> failure = failure_of(status);
-  const bool admitted = in.holds_slot || status.phase == Phase::kRunning ||
-                        status.phase == Phase::kSucceeded || failure == FailureKind::kTimeout;
   if (admitted && in.node_lease && lease_holder(*in.node_lease) == kNodeLeaseHolder) {
     step.add(ActionKind::kReleaseNodeLease);
     step.event(events::lease_released(in.node_lease_ref));
   }
   step.add(ActionKind::kReleaseSlot);
   step.add(ActionKind::kRemoveFinalizer);
-  step.event(events::removed_maintenance(nm.spec.node_name, restored.left_cordoned));
+  step.event(events::removed_maintenance(nm.spec.node_name, restored.left_cordoned,
+                                         in.done.cancelled.value_or(std::vector<std::string>{})));
   step.info("maintenance removed");
   step.add(ActionKind::kForget);
   return std::move(step).finish();

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ inline constexpr std::chrono::milliseconds kNodeSyncRetry{200};
 // A held VM's pod is looked at again after this, and its VMI read again no sooner: the VM may
 // have become migratable or received an eviction strategy, and nothing watches the VMI.
 inline constexpr std::chrono::seconds kVmRecheck{10};
+// While the operator live-migrates a VM, its pod is looked at again after this, and its
+// migrations read again no sooner (nothing watches them).
+inline constexpr std::chrono::seconds kMigrationRecheck{2};
+// A migration created but not listed after this is taken as gone (someone deleted it).
+inline constexpr std::chrono::seconds kMigrationListedWithin{30};
 
 // The eviction bookkeeping of one pod.
 struct PodEviction {
@@ -75,6 +81,30 @@ struct EvictionReport {
   std::vector<kube::PodDisruptionBudget> covering;
 };
 
+// The operator's live migration of one VMI (docs/design.md §2.9).
+struct VmMigration {
+  bool creating = false;           // a create is in flight
+  std::string created;             // the last one created, until the list shows it
+  Clock::time_point created_at{};  // when `created` was
+  Clock::time_point retry_at{};    // no new attempt before this
+  std::string failure_seen;        // the failed migration whose failure was announced
+  std::set<std::string> running;   // seen unfinished: their end is counted once (metrics)
+};
+
+// What a kCreateMigration asks for.
+struct MigrationRequest {
+  std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
+  std::string name;
+  std::string vmi;
+  int attempt = 1;
+};
+
+// A create's answer, as its coroutine reports it into the maintenance's inbox.
+struct MigrationReport {
+  MigrationRequest request;
+  Result<void> created;
+};
+
 // What the drain remembers between reconciles (memory only: after a restart the ledger is
 // rebuilt from the status, docs/design.md §2.7). decide() takes it and returns the next one.
 struct DrainMemory {
@@ -90,6 +120,9 @@ struct DrainMemory {
   // The last drain step held a due eviction back for the bound across maintenances: a slot
   // freed by any of them wakes this one.
   bool waits_for_total = false;
+  // The operator's live migrations, by "<namespace>/<vmi>", and the answers of creates.
+  std::map<std::string, VmMigration> migrations;
+  std::vector<MigrationReport> migration_inbox;
 };
 
 // The gates of a Pending maintenance (docs/design.md §2.2), as the gates library judged them.
@@ -109,6 +142,11 @@ struct PodFacts {
   // By pod uid: the verdicts for the KubeVirt VMs' pods among `leaving` (docs/design.md §2.9),
   // read only while the kubevirt.io/v1 API is served; a pod without one is evicted as any pod.
   std::map<std::string, VmVerdict> vms;
+  // By "<namespace>/<vmi>": the operator's migrations of the VMs it migrates for this
+  // maintenance (VmAction::kMigrate), lowest attempt first; read only while there are such VMs.
+  std::map<std::string, std::vector<Migration>> migrations;
+  // Why they could not be read ("" when they were): no migration is started meanwhile.
+  std::string migrations_error;
 };
 
 // What the node restore found (docs/design.md §2.6).
@@ -134,6 +172,8 @@ struct Outcomes {
   std::optional<bool> cordoned;         // kCordon ran: it patched an uncordoned or untainted node
   std::optional<LeaseRenewal> renewal;  // kRenewNodeLease ran
   std::optional<RestoreOutcome> restored;  // kRestoreNode ran on deletion
+  // kCancelMigrations ran on deletion: the unfinished migrations it deleted ("<ns>/<name>").
+  std::optional<std::vector<std::string>> cancelled;
 };
 
 // Another NodeMaintenance of the same node, with the status the controller believes it has.
@@ -201,6 +241,9 @@ enum class ActionKind {
   kStopEvictions,     // evictions in flight drop their answers
   kResetEvictions,    // the same, and later ones report again (a fresh drain)
   kStartEviction,     // evict `pod` (its bookkeeping is in the returned DrainMemory)
+  kCreateMigration,   // create `migration` (docs/design.md §2.9); its answer comes to the inbox
+  kMigrationEnded,    // metrics: a migration seen running ended (`succeeded` or failed)
+  kCancelMigrations,  // delete the maintenance's unfinished migrations; the names go to `done`
   kWakeAfter,         // queue the maintenance again after `after`, whatever the reconcile returns
   kDrainCompleted,    // metrics: the drain took `after`
   kForgetQuorum,      // the etcd quorum window of this maintenance is over
@@ -224,14 +267,16 @@ struct Action {
   // kWriteStatus: a write delayed by the coalescer requeues for then (else the requeue of the
   // decision stands alone).
   bool wake_for_delayed_write = true;
-  events::Event event;           // kAnnounce, kEvent
-  bool on_node = false;          // kEvent
-  std::optional<kube::Pod> pod;  // kStartEviction; kEvent: the related pod
-  bool retry_conflicts = false;  // kRestoreNode
-  Clock::time_point at{};        // kRequeue
-  Clock::duration after{};       // kWakeAfter, kDrainCompleted
-  Need need = Need::kNothing;    // kDecideAgain
-  LogNote log;                   // kLog
+  events::Event event;                        // kAnnounce, kEvent
+  bool on_node = false;                       // kEvent
+  std::optional<kube::Pod> pod;               // kStartEviction; kEvent: the related pod
+  bool retry_conflicts = false;               // kRestoreNode
+  std::optional<MigrationRequest> migration;  // kCreateMigration
+  bool succeeded = false;                     // kMigrationEnded
+  Clock::time_point at{};                     // kRequeue
+  Clock::duration after{};                    // kWakeAfter, kDrainCompleted
+  Need need = Need::kNothing;                 // kDecideAgain
+  LogNote log;                                // kLog
 };
 
 struct Decision {

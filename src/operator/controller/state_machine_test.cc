@@ -21,6 +21,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr std::string_view kNode = "worker-1";
 constexpr std::string_view kUid = "uid-a";
@@ -72,6 +73,12 @@ std::string describe(const Action& a, Clock::time_point tick) {
       return "ResetEvictions";
     case ActionKind::kStartEviction:
       return "StartEviction(" + a.pod->meta.name + ")";
+    case ActionKind::kCreateMigration:
+      return "CreateMigration(" + a.migration->name + ")";
+    case ActionKind::kMigrationEnded:
+      return a.succeeded ? "MigrationEnded(succeeded)" : "MigrationEnded(failed)";
+    case ActionKind::kCancelMigrations:
+      return "CancelMigrations";
     case ActionKind::kWakeAfter:
       return "WakeAfter(" + ms(a.after) + ")";
     case ActionKind::kDrainCompleted:
@@ -557,7 +564,10 @@ TEST_F(StateMachineTest, ARefusalFromTheInboxBlocksThePodAndIsReportedWithThePod
 
 TEST_F(StateMachineTest, AVmPodWhoseEvictionWouldShutTheVmDownIsHeldAndAnnouncedOnce) {
   running({pod("virt-launcher-db-x", "p1"), pod("web-1", "p2")});
-  const Vmi vmi{.namespace_ = "apps", .name = "db", .live_migratable = true};
+  const Vmi vmi{.namespace_ = "apps",
+                .name = "db",
+                .live_migratable = false,
+                .not_migratable_because = "PVC db-disk is not shared"};
   pods_.vms["p1"] = decide_vm(vmi, std::nullopt, VmEvictionPolicy::kLiveMigrate);
   const Decision d = run();
   EXPECT_THAT(actions(d),
@@ -569,9 +579,9 @@ TEST_F(StateMachineTest, AVmPodWhoseEvictionWouldShutTheVmDownIsHeldAndAnnounced
   EXPECT_EQ(d.status.pending_pods_refs.at(0).name, "virt-launcher-db-x");
   EXPECT_EQ(d.status.pending_pods_refs.at(0).reason, PendingPodReason::kVmWouldShutDown);
   EXPECT_EQ(d.status.pending_pods_refs.at(0).message,
-            "VMI apps/db has no eviction strategy, so evicting its pod would shut it down: "
-            "live-migrate it (virtctl migrate db), or set vmEvictionPolicy AllowShutdown on the "
-            "maintenance");
+            "VMI apps/db cannot live-migrate: PVC db-disk is not shared and has no eviction "
+            "strategy: evicting its pod would shut it down; set vmEvictionPolicy AllowShutdown on "
+            "the maintenance to allow that");
   EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked)[1], "VMWouldShutDown");
   EXPECT_EQ(d.status.phase, Phase::kRunning);
 
@@ -593,6 +603,182 @@ TEST_F(StateMachineTest, AVmPodWhoseEvictionWouldShutTheVmDownIsHeldAndAnnounced
   const Decision allowed = run();
   EXPECT_THAT(actions(allowed), ::testing::Contains("StartEviction(virt-launcher-db-x)"));
   EXPECT_FALSE(allowed.drain.evictions.at("p1").vm_hold.has_value());
+}
+
+// A VM the operator live-migrates: the migration's life as the drain sees it.
+class VmMigrationTest : public StateMachineTest {
+ protected:
+  // The pod of VMI `vmi` (uid `uid`), which can migrate and has no eviction strategy.
+  kube::Pod vm_pod(const std::string& vmi, const std::string& uid) {
+    kube::Pod p = pod("virt-launcher-" + vmi + "-x", uid);
+    p.meta.labels.set("kubevirt.io", "virt-launcher");
+    p.meta.annotations.set("kubevirt.io/domain", vmi);
+    pods_.vms[uid] = decide_vm(Vmi{.namespace_ = "apps", .name = vmi, .live_migratable = true},
+                               std::nullopt, VmEvictionPolicy::kLiveMigrate);
+    return p;
+  }
+  // running() with `pods`, keeping the verdicts vm_pod() gave.
+  void running_with_vms(std::vector<kube::Pod> pods) {
+    const std::map<std::string, VmVerdict> vms = pods_.vms;
+    running(std::move(pods));
+    pods_.vms = vms;
+  }
+  // The next decision, from the previous one's status and memory.
+  Decision next(const Decision& d, Clock::duration later) {
+    in_.status = d.status;
+    in_.on_record = d.status;
+    std::vector<MigrationReport> answers = std::move(in_.drain.migration_inbox);
+    in_.drain = d.drain;
+    in_.drain.migration_inbox = std::move(answers);
+    advance(later);
+    Decision out = run();
+    in_.drain.migration_inbox.clear();  // applied (decide() took a copy)
+    return out;
+  }
+  // The operator's migration of `vmi` as listed.
+  void listed(const std::string& vmi, int attempt, std::string phase, std::string failure = "") {
+    pods_.migrations["apps/" + vmi].push_back(Migration{.namespace_ = "apps",
+                                                        .name = migration_name(vmi, kUid, attempt),
+                                                        .vmi_name = vmi,
+                                                        .attempt = attempt,
+                                                        .phase = std::move(phase),
+                                                        .failure = std::move(failure)});
+  }
+  // The answer of the create of `vmi`'s `attempt`.
+  void created(const std::string& vmi, int attempt, Result<void> answer = {}) {
+    in_.drain.migration_inbox.push_back(
+        MigrationReport{.request = MigrationRequest{.namespace_ = "apps",
+                                                    .name = migration_name(vmi, kUid, attempt),
+                                                    .vmi = vmi,
+                                                    .attempt = attempt},
+                        .created = std::move(answer)});
+  }
+  static const PendingPodRef& ref(const Decision& d, const std::string& name) {
+    for (const PendingPodRef& r : d.status.pending_pods_refs) {
+      if (r.name == name) return r;
+    }
+    ADD_FAILURE() << name << " is not pending";
+    static const PendingPodRef kNone;
+    return kNone;
+  }
+};
+
+TEST_F(VmMigrationTest, TheStorysVmIsLiveMigratedNotEvictedAndItsPodEndsByItself) {
+  const kube::Pod vm = vm_pod("order", "p1");
+  running_with_vms({vm, pod("web-1", "p2")});
+  Decision d = run();
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "Requeue(+2000ms)",
+                                      "CreateMigration(order-maintenance-uid-a-1)",
+                                      "Log(live-migrating a VM instead of evicting its pod)",
+                                      "Event(MigratingVM about virt-launcher-order-x)",
+                                      "StartEviction(web-1)", "WriteStatus(Running)"));
+  EXPECT_EQ(d.actions[4].event,
+            events::migrating_vm("apps/order", kNode, "order-maintenance-uid-a-1"));
+  EXPECT_EQ(ref(d, "virt-launcher-order-x").reason, PendingPodReason::kMigratingVm);
+  EXPECT_EQ(ref(d, "virt-launcher-order-x").message,
+            "starting live migration order-maintenance-uid-a-1 of VMI apps/order");
+  ASSERT_TRUE(d.actions[2].migration);
+  EXPECT_EQ(d.actions[2].migration->attempt, 1);
+  EXPECT_EQ(d.actions[2].migration->vmi, "order");
+  EXPECT_EQ(d.actions[2].migration->namespace_, "apps");
+
+  // Created; the next list shows it running: nothing more is started.
+  created("order", 1);
+  d = next(d, seconds(1));
+  EXPECT_EQ(ref(d, "virt-launcher-order-x").message, "starting live migration of VMI apps/order");
+  listed("order", 1, "Running");
+  d = next(d, seconds(2));
+  EXPECT_EQ(ref(d, "virt-launcher-order-x").message,
+            "live migration order-maintenance-uid-a-1 of VMI apps/order: Running");
+  for (const std::string& a : actions(d)) {
+    EXPECT_EQ(a.find("CreateMigration"), std::string::npos) << a;
+    EXPECT_EQ(a.find("StartEviction(virt-launcher"), std::string::npos) << a;
+  }
+
+  // Succeeded: counted once, and the pod is waited for, not evicted.
+  pods_.migrations.clear();
+  listed("order", 1, "Succeeded");
+  d = next(d, seconds(2));
+  EXPECT_THAT(actions(d), ::testing::Contains("MigrationEnded(succeeded)"));
+  EXPECT_EQ(ref(d, "virt-launcher-order-x").message,
+            "VMI apps/order live-migrated (migration order-maintenance-uid-a-1); waiting for its "
+            "pod to end");
+  d = next(d, seconds(2));
+  EXPECT_THAT(actions(d), Not(::testing::Contains("MigrationEnded(succeeded)")));
+
+  // The source pod has ended and the web pod is gone: Succeeded.
+  pods_.leaving.clear();
+  d = next(d, seconds(2));
+  EXPECT_EQ(d.status.phase, Phase::kSucceeded);
+}
+
+TEST_F(VmMigrationTest, AFailedMigrationIsAnnouncedAndRetriedAfterABackoff) {
+  running_with_vms({vm_pod("order", "p1")});
+  listed("order", 1, "Failed", "target pod unschedulable");
+  Decision d = run();
+  EXPECT_THAT(actions(d), ElementsAre("Requeue(+900000ms)", "Requeue(+2000ms)",
+                                      "Log(a live migration failed; retrying)",
+                                      "Event(MigrationFailed about virt-launcher-order-x)",
+                                      "Requeue(+5000ms)", "WriteStatus(Running)"));
+  EXPECT_EQ(d.actions[3].event,
+            events::migration_failed("live migration apps/order-maintenance-uid-a-1 of VMI "
+                                     "apps/order failed: target pod unschedulable; attempt 2 in "
+                                     "5s"));
+  EXPECT_EQ(ref(d, "virt-launcher-order-x").message,
+            "live migration apps/order-maintenance-uid-a-1 of VMI apps/order failed: target pod "
+            "unschedulable; trying again (1 failed so far)");
+  EXPECT_EQ(d.status.last_error, d.actions[3].event.message);
+
+  // Not before the backoff, and announced once.
+  d = next(d, seconds(4));
+  for (const std::string& a : actions(d)) {
+    EXPECT_EQ(a.find("CreateMigration"), std::string::npos) << a;
+    EXPECT_EQ(a.find("MigrationFailed"), std::string::npos) << a;
+  }
+  d = next(d, seconds(1));
+  EXPECT_THAT(actions(d), ::testing::Contains("CreateMigration(order-maintenance-uid-a-2)"));
+
+  // The second fails too: twice the pause.
+  created("order", 2);
+  listed("order", 2, "Failed", "again");
+  d = next(d, seconds(1));
+  EXPECT_EQ(d.status.last_error,
+            "live migration apps/order-maintenance-uid-a-2 of VMI apps/order failed: again; "
+            "attempt 3 in 10s");
+  d = next(d, seconds(10));
+  EXPECT_THAT(actions(d), ::testing::Contains("CreateMigration(order-maintenance-uid-a-3)"));
+}
+
+TEST_F(VmMigrationTest, AtMostTwoMigrationsAtOnceAndNoneAfterAFailure) {
+  running_with_vms({vm_pod("a", "p1"), vm_pod("b", "p2"), vm_pod("c", "p3")});
+  Decision d = run();
+  const auto list = actions(d);
+  EXPECT_EQ(std::count_if(list.begin(), list.end(),
+                          [](const std::string& a) { return a.starts_with("CreateMigration"); }),
+            kMaxMigrationsPerMaintenance);
+  EXPECT_EQ(ref(d, "virt-launcher-c-x").message,
+            "waiting to live-migrate VMI apps/c: 2 live migrations of this maintenance are "
+            "running");
+
+  // A refused create is retried after the backoff, with a DrainError.
+  created("a", 1, Error(ErrorCode::kForbidden, "no permission"));
+  created("b", 1);
+  d = next(d, seconds(1));
+  EXPECT_THAT(actions(d), ::testing::Contains("Event(DrainError)"));
+  EXPECT_THAT(actions(d), ::testing::Contains("CreateMigration(c-maintenance-uid-a-1)"));
+  EXPECT_THAT(d.status.last_error, ::testing::HasSubstr("could not create live migration "
+                                                        "apps/a-maintenance-uid-a-1: "));
+
+  // A maintenance failed by its drain timeout starts no more migrations.
+  in_.nm.spec.drain_timeout = minutes(1);
+  created("c", 1);
+  d = next(d, minutes(2));
+  EXPECT_EQ(d.status.phase, Phase::kFailed);
+  EXPECT_THAT(actions(d), ::testing::Contains("CancelMigrations"));
+  d = next(d, minutes(1));
+  for (const std::string& a : actions(d)) {
+    EXPECT_EQ(a.find("CreateMigration"), std::string::npos) << a;
+  }
 }
 
 TEST_F(StateMachineTest, KubeVirtsAnswersToAnEvictionAreMigratingOrNotMigratable) {
@@ -702,8 +888,9 @@ TEST_F(StateMachineTest, ADrainTimeoutFailsLikeAnyFailureButKeepsTheNode) {
   // Cordoned, tainted, slot and lease kept: no restore, no release.
   EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
               ElementsAre("True", "Cordoned", ""));
-  EXPECT_THAT(actions(d), ElementsAre("Requeue(+840000ms)", "Log(maintenance failed)",
-                                      "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
+  EXPECT_THAT(actions(d),
+              ElementsAre("Requeue(+840000ms)", "CancelMigrations", "Log(maintenance failed)",
+                          "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
 
   // The timed-out maintenance is still kept: an undone cordon is put back.
   in_.status = d.status;
@@ -723,8 +910,8 @@ TEST_F(StateMachineTest, ALostNodeLeaseUndoesTheMaintenanceAndFails) {
   EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
               ElementsAre("False", "Restored", "the maintenance was undone"));
   EXPECT_THAT(actions(d), ElementsAre("Log(the node lease is held by another holder)",
-                                      "StopEvictions", "RestoreNode", "ReleaseNodeLease",
-                                      "ReleaseSlot", "Log(maintenance failed)",
+                                      "StopEvictions", "CancelMigrations", "RestoreNode",
+                                      "ReleaseNodeLease", "ReleaseSlot", "Log(maintenance failed)",
                                       "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
 }
 
@@ -734,10 +921,10 @@ TEST_F(StateMachineTest, ANodeDeletedMidMaintenanceUndoesItAndFails) {
   const Decision d = run();
   EXPECT_EQ(failure_of(d.status), FailureKind::kNodeMissing);
   EXPECT_EQ(d.status.last_error, "node \"worker-1\" not found");
-  EXPECT_THAT(actions(d),
-              ElementsAre("Log(the node does not exist)", "StopEvictions", "RestoreNode",
-                          "ReleaseNodeLease", "ReleaseSlot", "Log(maintenance failed)",
-                          "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
+  EXPECT_THAT(actions(d), ElementsAre("Log(the node does not exist)", "StopEvictions",
+                                      "CancelMigrations", "RestoreNode", "ReleaseNodeLease",
+                                      "ReleaseSlot", "Log(maintenance failed)",
+                                      "WriteStatus(Failed)", "Announce(FailedMaintenance)"));
 
   // Failed so already: nothing more.
   in_.status = d.status;
@@ -838,6 +1025,7 @@ TEST_F(StateMachineTest, DeletionOfAPendingMaintenanceTouchesNoLeaseItDoesNotHol
 TEST_F(StateMachineTest, DeletionOfARunningMaintenanceUncordonsAndGivesTheLeasesBack) {
   running({pod("web-1", "p1")});
   in_.nm.meta.deletion_timestamp = wall_;
+  in_.done.cancelled = std::vector<std::string>{};
   in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
   const Decision d = run_deletion();
   EXPECT_THAT(
@@ -853,6 +1041,7 @@ TEST_F(StateMachineTest, DeletionSaysWhenTheNodeStaysCordoned) {
   running({});
   in_.status.phase = Phase::kSucceeded;
   in_.nm.meta.deletion_timestamp = wall_;
+  in_.done.cancelled = std::vector<std::string>{};
   in_.done.restored = RestoreOutcome{.uncordoned = false, .left_cordoned = true};
   const Decision d = run_deletion();
   EXPECT_THAT(actions(d), ElementsAre("StopEvictions", "ReleaseNodeLease", "Event(LeaseReleased)",
@@ -867,10 +1056,30 @@ TEST_F(StateMachineTest, DeletionAfterATimeoutGivesTheKeptLeaseBack) {
   in_.status.conditions.push_back(failure_condition(FailureKind::kTimeout, "t"));
   in_.node.reset();
   in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
+  // Its live migrations are cancelled first.
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "CancelMigrations", "DecideAgain"));
+  in_.done.cancelled = std::vector<std::string>{};
   EXPECT_THAT(actions(run_deletion()),
               ElementsAre("StopEvictions", "ReleaseNodeLease", "Event(LeaseReleased)",
                           "ReleaseSlot", "RemoveFinalizer", "Event(RemovedMaintenance)",
                           "Log(maintenance removed)", "Forget"));
+}
+
+TEST_F(StateMachineTest, DeletionCancelsTheLiveMigrationsFirstAndSaysWhich) {
+  running({pod("virt-launcher-db-x", "p1")});
+  in_.nm.meta.deletion_timestamp = wall_;
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "CancelMigrations", "DecideAgain"));
+  in_.done.cancelled = std::vector<std::string>{"apps/db-maintenance-uid-a-1"};
+  EXPECT_THAT(actions(run_deletion()),
+              ElementsAre("StopEvictions", "RestoreNode(retry conflicts)", "DecideAgain"));
+  in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
+  const Decision d = run_deletion();
+  ASSERT_EQ(d.actions[7].event.reason, "RemovedMaintenance");
+  EXPECT_EQ(d.actions[7].event.message,
+            "Node maintenance removed for node worker-1; cancelled the live migrations it had "
+            "started: apps/db-maintenance-uid-a-1");
 }
 
 TEST_F(StateMachineTest, DeletionWithoutTheNodeReleasesOnlyWhatItHolds) {

@@ -1,5 +1,8 @@
 #include "operator/kubevirt/vm_policy.h"
 
+#include <algorithm>
+#include <charconv>
+#include <system_error>
 #include <utility>
 
 #include <boost/json/array.hpp>
@@ -14,6 +17,8 @@ namespace nmo::op {
 namespace {
 
 using kube::internal::FieldPath;
+
+constexpr std::size_t kMaxDnsLabel = 63;
 
 constexpr std::string_view kNone = "None";
 constexpr std::string_view kLiveMigrate = "LiveMigrate";
@@ -43,6 +48,31 @@ Result<void> decode_live_migratable(const boost::json::object& status, const Fie
         *vmi.live_migratable ? "" : (message.empty() ? std::move(reason) : std::move(message));
   }
   return {};
+}
+
+// Why a migration failed: status.migrationState.failureReason, else the message of the last
+// condition that has one.
+Result<std::string> decode_failure(const boost::json::object& status, const FieldPath& path) {
+  NMO_TRY_ASSIGN(const boost::json::object* state,
+                 kube::internal::get_object(status, "migrationState", path));
+  if (state != nullptr) {
+    NMO_TRY_ASSIGN(std::string reason, kube::internal::get_string(*state, "failureReason",
+                                                                  path.field("migrationState")));
+    if (!reason.empty()) return reason;
+  }
+  NMO_TRY_ASSIGN(const boost::json::array* conditions,
+                 kube::internal::get_array(status, "conditions", path));
+  std::string message;
+  if (conditions == nullptr) return message;
+  const FieldPath list = path.field("conditions");
+  for (std::size_t i = 0; i < conditions->size(); ++i) {
+    const boost::json::value& entry = (*conditions)[i];
+    if (!entry.is_object()) return kube::internal::type_error(list.element(i), "an object", entry);
+    NMO_TRY_ASSIGN(std::string text,
+                   kube::internal::get_string(entry.get_object(), "message", list.element(i)));
+    if (!text.empty()) message = std::move(text);
+  }
+  return message;
 }
 
 std::string key_of(const Vmi& vmi) { return vmi.namespace_ + "/" + vmi.name; }
@@ -147,6 +177,8 @@ std::string_view to_string(VmAction action) noexcept {
   switch (action) {
     case VmAction::kEvict:
       return "Evict";
+    case VmAction::kMigrate:
+      return "Migrate";
     case VmAction::kHold:
       return "Hold";
   }
@@ -193,14 +225,13 @@ VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_st
                       "(vmEvictionPolicy AllowShutdown)"};
   }
   if (vmi.live_migratable.value_or(false)) {
-    return {
-        .action = VmAction::kHold,
-        .on_eviction = on_eviction,
-        .reason = "VMWouldShutDown",
-        .detail = name + " has " + strategy_text(strategy) +
-                  ", so evicting its pod would shut it down: live-migrate it (virtctl migrate " +
-                  vmi.name + "), or set vmEvictionPolicy AllowShutdown on the maintenance",
-        .held_as = PendingPodReason::kVmWouldShutDown};
+    return {.action = VmAction::kMigrate,
+            .on_eviction = on_eviction,
+            .reason = "MigratingVM",
+            .detail = name + " has " + strategy_text(strategy) +
+                      ", so evicting its pod would shut it down: the operator live-migrates it "
+                      "instead",
+            .held_as = PendingPodReason::kMigratingVm};
   }
   return {.action = VmAction::kHold,
           .on_eviction = on_eviction,
@@ -226,6 +257,74 @@ KubeVirtRefusal classify_kubevirt_refusal(std::string_view message) noexcept {
     return KubeVirtRefusal::kEvacuationStarted;
   }
   return KubeVirtRefusal::kOther;
+}
+
+Result<Migration> decode_migration(const boost::json::value& object) {
+  NMO_TRY_ASSIGN(const boost::json::object* root,
+                 kube::internal::object_of_kind(object, "VirtualMachineInstanceMigration"));
+  NMO_TRY_ASSIGN(kube::ObjectMeta meta, kube::decode_meta(object));
+  Migration migration{.namespace_ = std::move(meta.namespace_), .name = std::move(meta.name)};
+  if (const std::string* attempt = meta.labels.find(kMigrationAttemptLabel)) {
+    int value = 0;
+    const auto [end, error] =
+        std::from_chars(attempt->data(), attempt->data() + attempt->size(), value);
+    if (error == std::errc() && end == attempt->data() + attempt->size() && value > 0) {
+      migration.attempt = value;
+    }
+  }
+  const FieldPath top;
+  NMO_TRY_ASSIGN(const boost::json::object* spec, kube::internal::get_object(*root, "spec", top));
+  if (spec != nullptr) {
+    NMO_TRY_ASSIGN(migration.vmi_name,
+                   kube::internal::get_string(*spec, "vmiName", top.field("spec")));
+  }
+  NMO_TRY_ASSIGN(const boost::json::object* status,
+                 kube::internal::get_object(*root, "status", top));
+  if (status != nullptr) {
+    const FieldPath at = top.field("status");
+    NMO_TRY_ASSIGN(migration.phase, kube::internal::get_string(*status, "phase", at));
+    if (migration.failed()) {
+      NMO_TRY_ASSIGN(migration.failure, decode_failure(*status, at));
+    }
+  }
+  return migration;
+}
+
+std::string migration_name(std::string_view vmi, std::string_view maintenance_uid, int attempt) {
+  const std::string suffix =
+      "-maintenance-" + std::string(maintenance_uid.substr(0, 8)) + "-" + std::to_string(attempt);
+  std::string name(vmi.substr(0, kMaxDnsLabel > suffix.size() ? kMaxDnsLabel - suffix.size() : 0));
+  // A label ends with a letter or a digit.
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return name + suffix;
+}
+
+boost::json::value migration_manifest(std::string_view namespace_, std::string_view name,
+                                      std::string_view vmi, int attempt,
+                                      std::string_view maintenance,
+                                      std::string_view maintenance_uid) {
+  return boost::json::object{
+      {"apiVersion", kKubeVirtApiVersion},
+      {"kind", "VirtualMachineInstanceMigration"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", namespace_},
+        {"labels",
+         {{kMigrationOwnerLabel, maintenance_uid},
+          {kMigrationAttemptLabel, std::to_string(attempt)}}},
+        {"ownerReferences", boost::json::array{{{"apiVersion", kApiVersion},
+                                                {"kind", kKind},
+                                                {"name", maintenance},
+                                                {"uid", maintenance_uid}}}}}},
+      {"spec", {{"vmiName", vmi}}}};
+}
+
+std::chrono::seconds migration_retry_delay(int failures) noexcept {
+  constexpr std::chrono::seconds kFirst{5};
+  constexpr std::chrono::seconds kMost{300};
+  std::chrono::seconds delay = kFirst;
+  for (int i = 1; i < failures && delay < kMost; ++i) delay *= 2;
+  return std::min(delay, kMost);
 }
 
 }  // namespace nmo::op

@@ -17,13 +17,19 @@
 //     condition counts as not migratable, as KubeVirt counts it.
 //   - decide_vm() gives the drain's verdict under a maintenance's vmEvictionPolicy: with
 //     AllowShutdown every VM's pod is evicted and KubeVirt decides; with LiveMigrate (the
-//     default) a pod whose eviction would stop its VM is held (VMWouldShutDown) until the VM has
-//     left the node (a live migration, by KubeVirt or by hand, ends the pod) or shutdown is
-//     allowed, and one KubeVirt refuses for good is held too (VMNotMigratable).
+//     default) a pod whose eviction would stop its VM is not evicted: a migratable VM is
+//     live-migrated by the operator itself (a VirtualMachineInstanceMigration it creates and
+//     labels, MigratingVM), one that cannot migrate is held (VMWouldShutDown) until the VM has
+//     left the node or shutdown is allowed, and one KubeVirt refuses for good is held too
+//     (VMNotMigratable).
+//   - The operator's migrations: named after the VMI, the maintenance and the attempt
+//     (migration_name()), labelled with the maintenance's uid (kMigrationOwnerLabel), owned by
+//     the maintenance; decode_migration() reads what the drain needs of one.
 //
 // Threading: plain values and pure functions; safe from any thread.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,21 +106,24 @@ enum class OnEviction {
 
 // What the drain does with a running VM's pod.
 enum class VmAction {
-  kEvict,  // evict: the VM stops (allowed), or KubeVirt migrates or evacuates it on eviction
-  kHold,   // do not evict: the VM would stop, or KubeVirt refuses for good
+  kEvict,    // evict: the VM stops (allowed), or KubeVirt migrates or evacuates it on eviction
+  kMigrate,  // do not evict: the operator live-migrates the VM (its pod then ends by itself)
+  kHold,     // do not evict: the VM would stop, or KubeVirt refuses for good
 };
 
-// "Evict", "Hold".
+// "Evict", "Migrate", "Hold".
 [[nodiscard]] std::string_view to_string(VmAction action) noexcept;
 
 struct VmVerdict {
   VmAction action = VmAction::kEvict;
   OnEviction on_eviction = OnEviction::kShutsDown;
-  // "VMShutsDown" (evicted, allowed), "MigratingVM" (KubeVirt migrates it on eviction, or an
-  // External evacuation), "VMWouldShutDown" (held), "VMNotMigratable" (held: KubeVirt refuses).
+  // "VMShutsDown" (evicted, allowed), "MigratingVM" (KubeVirt migrates it on eviction, an
+  // External evacuation, or the operator migrates it), "VMWouldShutDown" (held),
+  // "VMNotMigratable" (held: KubeVirt refuses).
   std::string reason;
   std::string detail;  // one line for humans, naming the VMI and why
-  // kHold: the pod's reason in status.pendingPodsRefs (kVmWouldShutDown, kVmNotMigratable).
+  // kHold, kMigrate: the pod's reason in status.pendingPodsRefs (kVmWouldShutDown,
+  // kVmNotMigratable; kMigratingVm).
   PendingPodReason held_as = PendingPodReason::kVmWouldShutDown;
 
   friend bool operator==(const VmVerdict&, const VmVerdict&) = default;
@@ -135,5 +144,54 @@ enum class KubeVirtRefusal {
 };
 
 [[nodiscard]] KubeVirtRefusal classify_kubevirt_refusal(std::string_view message) noexcept;
+
+// ---- The operator's live migrations ----
+
+// The label on every VirtualMachineInstanceMigration the operator creates: its maintenance's uid.
+inline constexpr std::string_view kMigrationOwnerLabel =
+    "nodemaintenance.medik8s.io/maintenance-uid";
+// And its attempt (1 for the first migration of a VMI, 2 after one failed, ...).
+inline constexpr std::string_view kMigrationAttemptLabel = "nodemaintenance.medik8s.io/attempt";
+// At most this many of one maintenance's migrations run at once: KubeVirt's own default for the
+// outbound migrations of one node (parallelOutboundMigrationsPerNode).
+inline constexpr int kMaxMigrationsPerMaintenance = 2;
+
+// What the drain needs of one kubevirt.io/v1 VirtualMachineInstanceMigration.
+struct Migration {
+  std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
+  std::string name;
+  std::string vmi_name;  // spec.vmiName
+  int attempt = 0;       // kMigrationAttemptLabel; 0 when absent or not a number
+  std::string phase;     // status.phase verbatim; "" until KubeVirt sets one
+  // Why it failed: status.migrationState.failureReason, else the message of a condition; "".
+  std::string failure;
+
+  [[nodiscard]] bool succeeded() const { return phase == "Succeeded"; }
+  [[nodiscard]] bool failed() const { return phase == "Failed"; }
+  [[nodiscard]] bool finished() const { return succeeded() || failed(); }
+
+  friend bool operator==(const Migration&, const Migration&) = default;
+};
+
+// Decodes a VirtualMachineInstanceMigration (`kind`, when present, must be
+// "VirtualMachineInstanceMigration"). Errors are ErrorCode::kInvalid naming the field.
+[[nodiscard]] Result<Migration> decode_migration(const boost::json::value& object);
+
+// The name of the operator's `attempt`th migration (from 1) of VMI `vmi` for the maintenance of
+// uid `maintenance_uid`: "<vmi>-maintenance-<first 8 of the uid>-<attempt>", the VMI's name cut
+// so that the whole stays a DNS label (63 characters).
+[[nodiscard]] std::string migration_name(std::string_view vmi, std::string_view maintenance_uid,
+                                         int attempt);
+
+// The migration to create: `name` of VMI `vmi` in `namespace_`, labelled with the maintenance's
+// uid and `attempt`, and owned by the maintenance (`maintenance` and `maintenance_uid`).
+[[nodiscard]] boost::json::value migration_manifest(std::string_view namespace_,
+                                                    std::string_view name, std::string_view vmi,
+                                                    int attempt, std::string_view maintenance,
+                                                    std::string_view maintenance_uid);
+
+// The pause before the attempt after `failures` failed migrations (from 1): 5 s, doubling, at
+// most 5 minutes.
+[[nodiscard]] std::chrono::seconds migration_retry_delay(int failures) noexcept;
 
 }  // namespace nmo::op

@@ -138,17 +138,20 @@ TEST(KubeVirtOnEvictionTest, EveryStrategyMigratableOrNot) {
   EXPECT_EQ(to_string(OnEviction::kRefusesForGood), "RefusesForGood");
 }
 
-TEST(DecideVmTest, TheStorysVmWithoutAStrategyIsHeldNotShutDown) {
+TEST(DecideVmTest, TheStorysVmWithoutAStrategyIsLiveMigratedByTheOperatorNotShutDown) {
   const VmVerdict verdict =
       decide_vm(vmi(std::nullopt, true), std::nullopt, VmEvictionPolicy::kLiveMigrate);
-  EXPECT_EQ(verdict.action, VmAction::kHold);
+  EXPECT_EQ(verdict.action, VmAction::kMigrate);
   EXPECT_EQ(verdict.on_eviction, OnEviction::kShutsDown);
-  EXPECT_EQ(verdict.reason, "VMWouldShutDown");
-  EXPECT_EQ(verdict.held_as, PendingPodReason::kVmWouldShutDown);
+  EXPECT_EQ(verdict.reason, "MigratingVM");
+  EXPECT_EQ(verdict.held_as, PendingPodReason::kMigratingVm);
   EXPECT_EQ(verdict.detail,
             "VMI shop/vm-order-processing has no eviction strategy, so evicting its pod would "
-            "shut it down: live-migrate it (virtctl migrate vm-order-processing), or set "
-            "vmEvictionPolicy AllowShutdown on the maintenance");
+            "shut it down: the operator live-migrates it instead");
+  EXPECT_EQ(to_string(VmAction::kMigrate), "Migrate");
+  // The same with a strategy that lets the eviction pass.
+  EXPECT_EQ(decide_vm(vmi("None", true), std::nullopt, VmEvictionPolicy::kLiveMigrate).action,
+            VmAction::kMigrate);
 }
 
 TEST(DecideVmTest, AVmThatCannotMigrateIsHeldUnlessShutdownIsAllowed) {
@@ -214,6 +217,91 @@ TEST(DecideVmTest, KubeVirtMigratesOnEvictionOrRefusesForGood) {
   EXPECT_EQ(if_possible.action, VmAction::kHold);
   EXPECT_EQ(if_possible.reason, "VMWouldShutDown");
   EXPECT_EQ(to_string(VmAction::kHold), "Hold");
+}
+
+TEST(DecodeMigrationTest, PhaseAndWhyItFailed) {
+  const auto running = decode_migration(json::parse(R"({
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+    "metadata": {"namespace": "shop", "name": "m1"},
+    "spec": {"vmiName": "vm-order-processing"},
+    "status": {"phase": "Running"}})"));
+  ASSERT_TRUE(running) << running.error().describe();
+  EXPECT_EQ(*running, (Migration{.namespace_ = "shop",
+                                 .name = "m1",
+                                 .vmi_name = "vm-order-processing",
+                                 .attempt = 0,
+                                 .phase = "Running",
+                                 .failure = ""}));
+  EXPECT_FALSE(running->finished());
+
+  const auto failed = decode_migration(json::parse(R"({
+    "metadata": {"namespace": "shop", "name": "m2"}, "spec": {"vmiName": "vm"},
+    "status": {"phase": "Failed", "migrationState": {"failureReason": "target pod unschedulable"},
+      "conditions": [{"type": "Failed", "status": "True", "message": "other"}]}})"));
+  ASSERT_TRUE(failed);
+  EXPECT_TRUE(failed->failed());
+  EXPECT_TRUE(failed->finished());
+  EXPECT_EQ(failed->failure, "target pod unschedulable");
+
+  // Without a failureReason, the last condition message says why.
+  const auto by_condition = decode_migration(json::parse(R"({
+    "metadata": {"namespace": "shop", "name": "m3"}, "spec": {"vmiName": "vm"},
+    "status": {"phase": "Failed", "conditions": [{"type": "A", "message": "first"},
+      {"type": "B", "message": "second"}, {"type": "C"}]}})"));
+  ASSERT_TRUE(by_condition);
+  EXPECT_EQ(by_condition->failure, "second");
+
+  // Not started yet: no phase.
+  const auto fresh = decode_migration(json::parse(
+      R"({"metadata": {"namespace": "shop", "name": "m4"}, "spec": {"vmiName": "vm"}})"));
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->phase, "");
+  EXPECT_FALSE(fresh->finished());
+
+  const auto wrong =
+      decode_migration(json::parse(R"({"metadata": {"name": "m"}, "spec": {"vmiName": 5}})"));
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("spec.vmiName"), std::string::npos) << wrong.error().message;
+  EXPECT_FALSE(decode_migration(json::parse(R"({"kind": "Pod", "metadata": {"name": "m"}})")));
+}
+
+TEST(MigrationNameTest, VmiMaintenanceAndAttemptInOneDnsLabel) {
+  EXPECT_EQ(migration_name("vm-order-processing", "0123456789abcdef", 1),
+            "vm-order-processing-maintenance-01234567-1");
+  const std::string long_vmi(80, 'v');
+  const std::string name = migration_name(long_vmi + "-x", "0123456789abcdef", 12);
+  EXPECT_EQ(name.size(), 63U);
+  EXPECT_EQ(name, std::string(39, 'v') + "-maintenance-01234567-12");
+  // The cut never leaves a dash or a dot before the suffix.
+  EXPECT_EQ(migration_name(std::string(37, 'v') + ".-y", "0123456789abcdef", 12),
+            std::string(37, 'v') + "-maintenance-01234567-12");
+}
+
+TEST(MigrationManifestTest, LabelledAndOwnedByTheMaintenance) {
+  const json::value manifest =
+      migration_manifest("shop", "m1", "vm-order-processing", 3, "maintenance-w3", "uid-1");
+  EXPECT_EQ(manifest, json::parse(R"({
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+    "metadata": {"name": "m1", "namespace": "shop",
+      "labels": {"nodemaintenance.medik8s.io/maintenance-uid": "uid-1",
+        "nodemaintenance.medik8s.io/attempt": "3"},
+      "ownerReferences": [{"apiVersion": "nodemaintenance.medik8s.io/v1beta1",
+        "kind": "NodeMaintenance", "name": "maintenance-w3", "uid": "uid-1"}]},
+    "spec": {"vmiName": "vm-order-processing"}})"));
+  // And it reads back as what it asks for.
+  const auto decoded = decode_migration(manifest);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->vmi_name, "vm-order-processing");
+  EXPECT_EQ(decoded->attempt, 3);
+}
+
+TEST(MigrationRetryDelayTest, DoublesFromFiveSecondsToFiveMinutes) {
+  EXPECT_EQ(migration_retry_delay(0), std::chrono::seconds(5));
+  EXPECT_EQ(migration_retry_delay(1), std::chrono::seconds(5));
+  EXPECT_EQ(migration_retry_delay(2), std::chrono::seconds(10));
+  EXPECT_EQ(migration_retry_delay(3), std::chrono::seconds(20));
+  EXPECT_EQ(migration_retry_delay(7), std::chrono::seconds(300));
+  EXPECT_EQ(migration_retry_delay(1000), std::chrono::seconds(300));
 }
 
 TEST(ClassifyKubeVirtRefusalTest, KubeVirtsTexts) {

@@ -76,6 +76,11 @@ NodeMaintenanceMetrics::NodeMaintenanceMetrics(runtime::ManagerMetrics& manager)
                      .Name("nodemaintenance_evictions_total")
                      .Help("Eviction requests sent, by the API server's answer.")
                      .Register(manager.registry())),
+      migrations_(BuildCounter()
+                      .Name("nodemaintenance_vm_migrations_total")
+                      .Help("Live migrations of KubeVirt VMs the operator started, and how they "
+                            "ended.")
+                      .Register(manager.registry())),
       drain_duration_(BuildHistogram()
                           .Name("nodemaintenance_drain_duration_seconds")
                           .Help("Time from cordoning a node to the end of its drain (Succeeded).")
@@ -85,6 +90,9 @@ NodeMaintenanceMetrics::NodeMaintenanceMetrics(runtime::ManagerMetrics& manager)
     evictions_.Add({{"result", std::string(eviction_result_label(outcome))}});
   }
   evictions_.Add({{"result", std::string(eviction_result_label(std::nullopt))}});
+  for (const std::string_view result : {"started", "succeeded", "failed"}) {
+    migrations_.Add({{"result", std::string(result)}});
+  }
 }
 
 void NodeMaintenanceMetrics::track(std::function<std::vector<MaintenanceView>()> views,
@@ -105,6 +113,10 @@ std::unique_ptr<runtime::WorkQueueMetrics> NodeMaintenanceMetrics::queue_metrics
 
 void NodeMaintenanceMetrics::on_eviction(std::optional<kube::EvictionOutcome> outcome) {
   evictions_.Add({{"result", std::string(eviction_result_label(outcome))}}).Increment();
+}
+
+void NodeMaintenanceMetrics::on_migration(std::string_view result) {
+  migrations_.Add({{"result", std::string(result)}}).Increment();
 }
 
 void NodeMaintenanceMetrics::on_drain_completed(std::chrono::nanoseconds took) {

@@ -6,6 +6,7 @@
 //   nodemaintenance_pending_pods{name,node}
 //   nodemaintenance_blocked{name,node,reason}         1 while that reason holds it up
 //   nodemaintenance_evictions_total{result}           every result pre-set to 0
+//   nodemaintenance_vm_migrations_total{result}       started, succeeded, failed (pre-set to 0)
 //   nodemaintenance_drain_duration_seconds            histogram, Running (cordon) -> Succeeded
 //
 // No pod names as labels: a label set is bounded by the NodeMaintenances that exist. The
@@ -55,6 +56,7 @@ class NodeMaintenanceMetrics : public OperatorMetrics {
   std::unique_ptr<runtime::WorkQueueMetrics> queue_metrics(const std::string& controller) override;
   void on_eviction(std::optional<kube::EvictionOutcome> outcome) override;
   void on_drain_completed(std::chrono::nanoseconds took) override;
+  void on_migration(std::string_view result) override;
 
  private:
   runtime::ManagerMetrics& manager_;
@@ -63,6 +65,7 @@ class NodeMaintenanceMetrics : public OperatorMetrics {
   prometheus::Family<prometheus::Gauge>& pending_;
   prometheus::Family<prometheus::Gauge>& blocked_;
   prometheus::Family<prometheus::Counter>& evictions_;
+  prometheus::Family<prometheus::Counter>& migrations_;
   prometheus::Histogram& drain_duration_;
   // The per-maintenance gauges of the last scrape, removed at the next one.
   std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> live_;

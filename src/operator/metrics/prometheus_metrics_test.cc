@@ -37,6 +37,21 @@ TEST(NodeMaintenanceMetricsTest, EvictionsAreCountedByAnswer) {
   EXPECT_THAT(text, HasSubstr("nodemaintenance_evictions_total{result=\"error\"} 2\n"));
 }
 
+TEST(NodeMaintenanceMetricsTest, LiveMigrationsAreCountedByResultFromZero) {
+  runtime::ManagerMetrics manager;
+  NodeMaintenanceMetrics metrics(manager);
+  EXPECT_THAT(manager.serialize(),
+              HasSubstr("nodemaintenance_vm_migrations_total{result=\"failed\"} 0\n"));
+  metrics.on_migration("started");
+  metrics.on_migration("started");
+  metrics.on_migration("failed");
+  metrics.on_migration("succeeded");
+  const std::string text = manager.serialize();
+  EXPECT_THAT(text, HasSubstr("nodemaintenance_vm_migrations_total{result=\"started\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("nodemaintenance_vm_migrations_total{result=\"failed\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("nodemaintenance_vm_migrations_total{result=\"succeeded\"} 1\n"));
+}
+
 TEST(NodeMaintenanceMetricsTest, EachScrapeShowsTheMaintenancesOfThatMoment) {
   runtime::ManagerMetrics manager;
   NodeMaintenanceMetrics metrics(manager);

@@ -111,6 +111,14 @@ struct Maintenance {
     Clock::time_point read_at;
   };
   std::map<std::string, VmiRead> vmis;
+  // The operator's migrations for this maintenance as last listed (docs/design.md §2.9); listed
+  // again after kMigrationRecheck, or at once after a create.
+  struct MigrationsRead {
+    Result<std::vector<Migration>> migrations = std::vector<Migration>{};
+    Clock::time_point read_at{};
+    bool valid = false;
+  };
+  MigrationsRead migrations;
 };
 
 // The caches of one node: the Node itself, and its pods while a maintenance drains it.
@@ -249,6 +257,17 @@ class OperatorImpl {
   asio::awaitable<Result<std::optional<Vmi>>> read_vmi(std::string ns, std::string name);
   // Refreshes kubevirt_ when older than kKubeVirtRecheck; an error when it could not.
   asio::awaitable<Result<void>> kubevirt_defaults();
+  // The live migrations the operator created for the maintenance of uid `uid` (label
+  // kMigrationOwnerLabel), in every namespace.
+  asio::awaitable<Result<std::vector<Migration>>> list_migrations(std::string uid);
+  // Creates the migration `request` asks for; the answer goes into the maintenance's inbox.
+  void start_migration(const NodeMaintenance& nm, MigrationRequest request);
+  asio::awaitable<void> create_migration(std::string cr_name, std::string cr_uid,
+                                         MigrationRequest request, std::shared_ptr<bool> alive);
+  // Deletes the maintenance's migrations that have not finished; their "<ns>/<name>". Without
+  // KubeVirt's API, or when it cannot be read, none (the garbage collector deletes them with
+  // the maintenance, which owns them).
+  asio::awaitable<std::vector<std::string>> cancel_migrations(NodeMaintenance nm);
 
   asio::any_io_executor executor_;
   kube::Client& client_;
