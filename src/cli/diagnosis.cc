@@ -102,7 +102,13 @@ std::string verdict_for_pod(const StuckPod& pod) {
           "controller to remove it",
           name);
     case op::PendingPodReason::kMigratingVm:
-      return fmt::format("pod {}: KubeVirt is live-migrating its VM ({}): wait for it", name,
+      if (pod.ref.message.find(" failed") != std::string::npos) {
+        return fmt::format(
+            "pod {}: the live migration of its VM failed and is tried again ({}): wait for it; "
+            "if it keeps failing, see the MigrationFailed events and kubectl get vmim -n {}",
+            name, pod.ref.message, pod.ref.namespace_);
+      }
+      return fmt::format("pod {}: its VM is being live-migrated ({}): wait for it", name,
                          pod.ref.message);
     case op::PendingPodReason::kVmWouldShutDown:
       return fmt::format("pod {} is held: {}", name, pod.ref.message);

@@ -90,7 +90,7 @@ TEST(DiagnosisVerdict, DeferredEvictionsTellKubeVirtsAnswersApart) {
             "configured with an eviction strategy but is not live-migratable): waiting does not "
             "help; make the VM live-migratable, or change its eviction strategy");
   EXPECT_EQ(deferred(R"(Evacuation in progress: Eviction triggered evacuation of VMI "vms/db")"),
-            R"(pod vms/virt-launcher-db-x: KubeVirt is live-migrating its VM (Evacuation in )"
+            R"(pod vms/virt-launcher-db-x: its VM is being live-migrated (Evacuation in )"
             R"(progress: Eviction triggered evacuation of VMI "vms/db"): wait for it)");
   EXPECT_EQ(deferred("the webhook is busy"),
             "pod vms/virt-launcher-db-x: an admission webhook deferred its eviction (the webhook "
@@ -111,6 +111,26 @@ TEST(DiagnosisVerdict, AHeldVmSaysWhatToDo) {
             "pod vms/virt-launcher-db-x is held: VMI vms/db has no eviction strategy, so evicting "
             "its pod would shut it down: live-migrate it (virtctl migrate db), or set "
             "vmEvictionPolicy AllowShutdown on the maintenance");
+}
+
+TEST(DiagnosisVerdict, AVmTheOperatorMigratesIsWaitedForAndAFailedMigrationPointsAtItsEvents) {
+  DiagnosisInput input = blocked_input();
+  const auto migrating = [&](std::string message) {
+    input.pods = {StuckPod{.ref = op::PendingPodRef{.namespace_ = "vms",
+                                                    .name = "virt-launcher-order-x",
+                                                    .reason = op::PendingPodReason::kMigratingVm,
+                                                    .message = std::move(message)}}};
+    return diagnosis_verdict(input);
+  };
+  EXPECT_EQ(migrating("live migration order-maintenance-0123abcd-1 of VMI vms/order: Running"),
+            "pod vms/virt-launcher-order-x: its VM is being live-migrated (live migration "
+            "order-maintenance-0123abcd-1 of VMI vms/order: Running): wait for it");
+  EXPECT_EQ(migrating("live migration vms/order-maintenance-0123abcd-1 of VMI vms/order failed: "
+                      "no node fits; trying again (1 failed so far)"),
+            "pod vms/virt-launcher-order-x: the live migration of its VM failed and is tried again "
+            "(live migration vms/order-maintenance-0123abcd-1 of VMI vms/order failed: no node "
+            "fits; trying again (1 failed so far)): wait for it; if it keeps failing, see the "
+            "MigrationFailed events and kubectl get vmim -n vms");
 }
 
 TEST(DiagnosisVerdict, PendingOnAForeignLeaseOrTheBudget) {

@@ -94,10 +94,16 @@ PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
                                                 op::VmEvictionPolicy::kLiveMigrate);
     plan.reason = verdict.reason;
     plan.detail = verdict.detail;
-    if (verdict.action == op::VmAction::kHold) {
-      plan.verdict = PodVerdict::kBlock;
-    } else {
-      plan.detail += "; the eviction is deferred until the VM has left";
+    switch (verdict.action) {
+      case op::VmAction::kHold:
+        plan.verdict = PodVerdict::kBlock;
+        break;
+      case op::VmAction::kMigrate:
+        plan.detail += " (a VirtualMachineInstanceMigration); the pod ends once the VM has left";
+        break;
+      case op::VmAction::kEvict:
+        plan.detail += "; the eviction is deferred until the VM has left";
+        break;
     }
     return plan;
   }

@@ -145,9 +145,14 @@ TEST(Plan, VirtLauncherIsHeldUnlessKubeVirtMigratesItOnEviction) {
             "VMI vms/db cannot live-migrate: disks are not shared and has eviction strategy None: "
             "evicting its pod would shut it down; set vmEvictionPolicy AllowShutdown on the "
             "maintenance to allow that");
-  // Migratable, but without a strategy KubeVirt does not migrate it: its eviction would stop it.
-  EXPECT_EQ(find(plan, "virt-launcher-order-x").verdict, PodVerdict::kBlock);
-  EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "VMWouldShutDown");
+  // Migratable, but without a strategy KubeVirt does not migrate it (its eviction would stop
+  // it): the operator migrates it itself.
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").verdict, PodVerdict::kEvict);
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").reason, "MigratingVM");
+  EXPECT_EQ(find(plan, "virt-launcher-order-x").detail,
+            "VMI vms/order has no eviction strategy, so evicting its pod would shut it down: the "
+            "operator live-migrates it instead (a VirtualMachineInstanceMigration); the pod ends "
+            "once the VM has left");
   EXPECT_EQ(find(plan, "virt-launcher-web-x").verdict, PodVerdict::kEvict);
   EXPECT_EQ(find(plan, "virt-launcher-web-x").reason, "MigratingVM");
   EXPECT_EQ(find(plan, "virt-launcher-web-x").detail,

@@ -360,10 +360,10 @@ TEST_F(CliTest, PlanPredictsTheBlockersAndDiagnoseNamesThem) {
 
 // With the kubevirt.io/v1 API served (here by a CRD standing in for KubeVirt), plan reads each
 // launcher's VirtualMachineInstance and predicts what the operator does with its pod: the
-// story's VM (migratable, no eviction strategy) and one with strategy None would be shut down by
-// an eviction, so they block (held); LiveMigrate on a migratable VMI is evicted and KubeVirt
-// live-migrates it; LiveMigrate on one that cannot migrate blocks for good; a missing VMI is
-// unknown.
+// story's VM (migratable, no eviction strategy) would be shut down by an eviction, so the
+// operator live-migrates it itself; one with strategy None that cannot migrate blocks (held);
+// LiveMigrate on a migratable VMI is evicted and KubeVirt live-migrates it; LiveMigrate on one that
+// cannot migrate blocks for good; a missing VMI is unknown.
 TEST_F(CliTest, PlanSaysWhatTheOperatorDoesWithEachVm) {
   const StandInCrd kubevirt(kubectl_, "kubevirt.io", "virtualmachineinstances",
                             "VirtualMachineInstance", "Namespaced",
@@ -420,13 +420,13 @@ TEST_F(CliTest, PlanSaysWhatTheOperatorDoesWithEachVm) {
                 "db cannot live-migrate: cannot migrate VMI: PVC db-disk is not shared and has "
                 "eviction strategy None: evicting its pod would shut it down; set "
                 "vmEvictionPolicy AllowShutdown on the maintenance to allow that");
-  EXPECT_EQ(action["virt-launcher-order-x"], "block") << planned_json.out;
-  EXPECT_EQ(reason["virt-launcher-order-x"], "VMWouldShutDown");
+  EXPECT_EQ(action["virt-launcher-order-x"], "evict") << planned_json.out;
+  EXPECT_EQ(reason["virt-launcher-order-x"], "MigratingVM");
   EXPECT_EQ(detail["virt-launcher-order-x"],
             vms +
-                "order has no eviction strategy, so evicting its pod would shut it down: "
-                "live-migrate it (virtctl migrate order), or set vmEvictionPolicy AllowShutdown "
-                "on the maintenance");
+                "order has no eviction strategy, so evicting its pod would shut it down: the "
+                "operator live-migrates it instead (a VirtualMachineInstanceMigration); the pod "
+                "ends once the VM has left");
   EXPECT_EQ(action["virt-launcher-web-x"], "evict") << planned_json.out;
   EXPECT_EQ(reason["virt-launcher-web-x"], "MigratingVM");
   EXPECT_EQ(detail["virt-launcher-web-x"],
@@ -441,8 +441,8 @@ TEST_F(CliTest, PlanSaysWhatTheOperatorDoesWithEachVm) {
                 "VMI: PVC api-disk is not shared: KubeVirt refuses every eviction of its pod "
                 "until the VM can migrate or its strategy changes");
   EXPECT_EQ(action["virt-launcher-gone-x"], "unknown") << planned_json.out;
-  EXPECT_TRUE(contains(planned.out, "virt-launcher-order-x  VMWouldShutDown")) << planned.out;
-  EXPECT_TRUE(contains(planned.out, "Verdict: would start, then block on 3 pods (first: " +
+  EXPECT_TRUE(contains(planned.out, "virt-launcher-order-x  MigratingVM")) << planned.out;
+  EXPECT_TRUE(contains(planned.out, "Verdict: would start, then block on 2 pods (first: " +
                                         ns.name() + "/virt-launcher-api-x"))
       << planned.out;
 }

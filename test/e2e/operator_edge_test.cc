@@ -4,11 +4,12 @@
 // the node deleted and re-created, a control-plane maintenance waiting on quorum beside a
 // worker one, adoption of an upstream-style drain taint, a burst of twenty maintenances, and an
 // eviction deferred (429) by an admission webhook served in-process, as KubeVirt's is while it
-// live-migrates a VM, KubeVirt VMs whose eviction would shut them down (held) and KubeVirt's
-// refusal of a VM that cannot migrate, a pod left in a namespace being deleted (eviction refused
-// with 403), a
-// node whose lease name is hashed, Events that follow the writes they announce, and the
-// promises of a Running maintenance (drainTimeout, gracePeriodSeconds, the lease renewal).
+// live-migrates a VM, KubeVirt VMs whose eviction would shut them down (live-migrated by the
+// operator, retried when a migration fails, cancelled with the maintenance; or held when they
+// cannot migrate) and KubeVirt's refusal of a VM that cannot migrate, a pod left in a namespace
+// being deleted (eviction refused with 403), a node whose lease name is hashed, Events that follow
+// the writes they announce, and the promises of a Running maintenance (drainTimeout,
+// gracePeriodSeconds, the lease renewal).
 //
 // Most tests run on a fresh kwok node of their own (deleted at the end), so that they never
 // depend on what earlier tests left on the shared nodes (kControlPlaneNodes, kWorkerNodes); the
@@ -38,6 +39,7 @@
 #include "http/testing/run.h"
 #include "kube/config/base64.h"
 #include "test/e2e/support/cluster.h"
+#include "test/e2e/support/kubevirt.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/scenarios.h"
 #include "test/e2e/support/serving_certificate.h"
@@ -955,102 +957,113 @@ TEST_F(NodeMaintenanceEdgeTest, EvictionRefusedWithTooManyRequestsByAWebhookIsDe
 }
 
 // ---- 11b. KubeVirt VMs whose eviction would shut them down (docs/design.md §2.9) ----------
+//
+// KubeVirt's own CRDs serve kubevirt.io/v1 (KubeVirtApi); VirtControllerStandIn plays
+// virt-controller and virt-handler for the migrations the operator creates.
 
-// A VirtualMachineInstance as KubeVirt reports it: `strategy` ("" for none) and its
-// LiveMigratable condition (`migratable` "True" or "False"), running on `node`.
-std::string vmi_manifest(const std::string& ns, const std::string& name, const std::string& node,
-                         const std::string& strategy, const std::string& migratable) {
-  json::object spec;
-  if (!strategy.empty()) spec["evictionStrategy"] = strategy;
-  json::object condition{{"type", "LiveMigratable"}, {"status", migratable}};
-  if (migratable != "True") {
-    condition["reason"] = "DisksNotLiveMigratable";
-    condition["message"] = "cannot migrate VMI: PVC " + name + "-disk is not shared";
+// Eviction requests the API server has received so far (any answer), from its own
+// apiserver_request_total: the tests compare it before and after.
+std::int64_t evictions_received(const Kubectl& kubectl) {
+  const ProcessResult metrics = kubectl.run({"get", "--raw", "/metrics"});
+  EXPECT_TRUE(metrics.ok()) << metrics.err;
+  std::int64_t total = 0;
+  std::size_t at = 0;
+  const std::string& text = metrics.out;
+  while ((at = text.find("apiserver_request_total{", at)) != std::string::npos) {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    at = end;
+    if (line.find("subresource=\"eviction\"") == std::string::npos) continue;
+    total += static_cast<std::int64_t>(std::stod(line.substr(line.rfind(' ') + 1)));
   }
-  return json::serialize(
-      json::object{{"apiVersion", "kubevirt.io/v1"},
-                   {"kind", "VirtualMachineInstance"},
-                   {"metadata", {{"name", name}, {"namespace", ns}}},
-                   {"spec", std::move(spec)},
-                   {"status", {{"nodeName", node}, {"conditions", json::array{condition}}}}});
+  return total;
 }
 
-// The pod KubeVirt runs VMI `vmi` in: label kubevirt.io=virt-launcher, annotation
-// kubevirt.io/domain, restartPolicy Never.
-std::string launcher_manifest(const std::string& ns, const std::string& vmi,
-                              const std::string& node) {
-  json::value pod = json::parse(
-      pod_manifest(ns, "virt-launcher-" + vmi + "-x", node, {{"kubevirt.io/domain", vmi}}));
-  pod.at("metadata").as_object()["labels"].as_object()["kubevirt.io"] = "virt-launcher";
-  pod.at("spec").as_object()["restartPolicy"] = "Never";
-  return json::serialize(pod);
-}
-
-// The story's VM without an eviction strategy, and one that cannot migrate, would both be shut
-// down by an eviction: they are held (VMWouldShutDown, a Warning each) while the other pods
-// leave. The first ends once it has been live-migrated by hand; the second is evicted once the
-// maintenance allows shutdown. Here the kubevirt.io/v1 API is served by a CRD standing in for
-// KubeVirt's; without it a virt-launcher pod is a pod like any other (test 2).
-TEST_F(NodeMaintenanceEdgeTest, VmsWhoseEvictionWouldShutThemDownAreHeldUntilAllowed) {
-  const StandInCrd kubevirt(kubectl_, "kubevirt.io", "virtualmachineinstances",
-                            "VirtualMachineInstance", "Namespaced",
-                            "/apis/kubevirt.io/v1/virtualmachineinstances");
+// Story chapter 4, solved by the operator: the VM without an eviction strategy, which an
+// eviction would shut down, is live-migrated by a migration the operator creates (labelled and
+// owned by the maintenance), its pod is never evicted while the VM runs in it, and the VM ends on
+// another node. The VM that cannot migrate is held (VMWouldShutDown) until the maintenance
+// allows shutting it down.
+TEST_F(NodeMaintenanceEdgeTest, TheStorysVmIsLiveMigratedByTheOperatorAndOneThatCannotIsHeld) {
+  const KubeVirtApi kubevirt(kubectl_);
   ASSERT_TRUE(kubevirt.served());
-  const std::string node = fresh_node("vm");
-  const std::string other = fresh_node("vm-target");
+  const std::vector<std::string> nodes = fresh_nodes("vm", 2);
+  const std::string& node = nodes[0];
+  const std::string& other = nodes[1];
   const std::string cr = "maintenance-edge-vm";
   TestNamespace ns(kubectl_, "edge-vm");
-  kubectl_.apply(vmi_manifest(ns.name(), "order", node, "", "True"));
+  kubectl_.apply(vmi_manifest(ns.name(), "vm-order-processing", node, "", "True"));
   kubectl_.apply(vmi_manifest(ns.name(), "db", node, "None", "False"));
-  kubectl_.apply(launcher_manifest(ns.name(), "order", node));
+  kubectl_.apply(launcher_manifest(ns.name(), "vm-order-processing", node));
   kubectl_.apply(launcher_manifest(ns.name(), "db", node));
   kubectl_.apply(pod_manifest(ns.name(), "web", node));
   ASSERT_TRUE(wait_running(ns.name(), "app=web", 1));
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 2));
+  const VirtControllerStandIn virt(kubectl_, ns.name());
+  const std::string source = "virt-launcher-vm-order-processing-x";
 
   start();
+  const std::int64_t evictions_before = evictions_received(kubectl_);
   const std::string uid = create(cr, node);
   ASSERT_FALSE(uid.empty());
-  const std::string order_why = "VMI " + ns.name() +
-                                "/order has no eviction strategy, so evicting its pod would shut "
-                                "it down: live-migrate it (virtctl migrate order), or set "
-                                "vmEvictionPolicy AllowShutdown on the maintenance";
+  const std::optional<std::string> migration =
+      virt.wait_for_migration("vm-order-processing", 1, kReact);
+  ASSERT_TRUE(migration);
+  EXPECT_EQ(*migration, "vm-order-processing-maintenance-" + uid.substr(0, 8) + "-1");
+  const auto migrations = virt.migrations("vm-order-processing");
+  ASSERT_EQ(migrations.size(), 1U);
+  EXPECT_EQ(
+      string_at(migrations[0], "/metadata/labels/nodemaintenance.medik8s.io~1maintenance-uid"),
+      uid);
+  EXPECT_EQ(string_at(migrations[0], "/metadata/ownerReferences/0/uid"), uid);
+  EXPECT_EQ(string_at(migrations[0], "/metadata/ownerReferences/0/kind"), "NodeMaintenance");
+  ASSERT_TRUE(wait_event(uid, "MigratingVM",
+                         "Live-migrating VMI " + ns.name() + "/vm-order-processing off node " +
+                             node + " (migration " + *migration +
+                             ") instead of evicting its pod, which would shut it down",
+                         kReact));
   const std::string db_why = "VMI " + ns.name() +
                              "/db cannot live-migrate: cannot migrate VMI: PVC db-disk is not "
                              "shared and has eviction strategy None: evicting its pod would shut "
                              "it down; set vmEvictionPolicy AllowShutdown on the maintenance to "
                              "allow that";
-  ASSERT_TRUE(wait_event(uid, "VMWouldShutDown", order_why, kReact));
   ASSERT_TRUE(wait_event(uid, "VMWouldShutDown", db_why, kReact));
-  auto nm = wait_pending_reason(cr, "virt-launcher-db-x", "VMWouldShutDown");
-  ASSERT_TRUE(nm);
-  EXPECT_EQ(phase_of(*nm), "Running");
-  auto ref = pending_ref(*nm, "virt-launcher-order-x");
-  ASSERT_TRUE(ref);
-  EXPECT_EQ(reason_of(*ref), "VMWouldShutDown");
-  EXPECT_EQ(ref->message, order_why);
   ASSERT_TRUE(wait_until("pod web evicted", kDrain, [&] {
     auto p = pod(ns.name(), "web");
     return !p || is_terminating(*p);
   }));
-  for (const std::string name : {"virt-launcher-order-x", "virt-launcher-db-x"}) {
+
+  // virt-controller runs it: the pod says so, and is not evicted.
+  virt.run(*migration);
+  auto nm = wait_pending_reason(cr, source, "MigratingVM");
+  ASSERT_TRUE(nm);
+  ASSERT_TRUE(wait_until("the migration's phase in the status", kReact, [&] {
+    nm = get_node_maintenance(cr);
+    auto ref = nm ? pending_ref(*nm, source) : std::nullopt;
+    return ref && ref->message == "live migration " + *migration + " of VMI " + ns.name() +
+                                      "/vm-order-processing: Running";
+  }));
+  EXPECT_EQ(phase_of(*nm), "Running");
+  for (const std::string& name : {source, std::string("virt-launcher-db-x")}) {
     auto p = pod(ns.name(), name);
     ASSERT_TRUE(p) << name << " was evicted";
     EXPECT_FALSE(is_terminating(*p)) << name;
   }
-  EXPECT_EQ(event_count(uid, "VMWouldShutDown"), 2);
+  // Only web's eviction so far: the VMs' pods were never asked for.
+  EXPECT_EQ(evictions_received(kubectl_) - evictions_before, 1);
 
-  // The admin live-migrates `order` (chapter 4, option B): the VMI runs on another node and its
-  // source pod completes.
-  kubectl_.apply(vmi_manifest(ns.name(), "order", other, "", "True"));
-  kubectl_.must({"patch", "pod", "virt-launcher-order-x", "-n", ns.name(), "--subresource=status",
-                 "--type=merge", "-p", R"({"status":{"phase":"Succeeded"}})"});
+  // The VM moves to the other node and its source pod completes.
+  virt.succeed(*migration, "vm-order-processing", source, other);
   ASSERT_TRUE(wait_until("only the db VM held", kDrain, [&] {
     nm = get_node_maintenance(cr);
-    return nm && !pending_ref(*nm, "virt-launcher-order-x") &&
-           pending_ref(*nm, "virt-launcher-db-x");
+    return nm && !pending_ref(*nm, source) && pending_ref(*nm, "virt-launcher-db-x");
   }));
   EXPECT_EQ(phase_of(*nm), "Running");
+  auto vmi = kubectl_.get_json(
+      {"virtualmachineinstances.kubevirt.io", "vm-order-processing", "-n", ns.name()});
+  ASSERT_TRUE(vmi);
+  EXPECT_EQ(string_at(*vmi, "/status/nodeName"), other);
+  EXPECT_EQ(virt.migrations("vm-order-processing").size(), 1U);
 
   // Shutting `db` down is allowed: its pod is evicted and the drain finishes.
   kubectl_.must({"patch", "nodemaintenance", cr, "--type=merge", "-p",
@@ -1060,7 +1073,84 @@ TEST_F(NodeMaintenanceEdgeTest, VmsWhoseEvictionWouldShutThemDownAreHeldUntilAll
   EXPECT_EQ(maintenance_of(*nm).status.total_pods, 3);
   auto db = pod(ns.name(), "virt-launcher-db-x");
   EXPECT_TRUE(!db || is_terminating(*db));
-  EXPECT_EQ(event_count(uid, "VMWouldShutDown"), 2);
+  EXPECT_EQ(event_count(uid, "VMWouldShutDown"), 1);
+  EXPECT_EQ(event_count(uid, "MigratingVM"), 1);
+  EXPECT_EQ(event_count(uid, "MigrationFailed"), 0);
+  // The VM's target pod runs on the other node, untouched.
+  auto target = pod(ns.name(), "virt-launcher-vm-order-processing-y");
+  ASSERT_TRUE(target);
+  EXPECT_FALSE(is_terminating(*target));
+  // In order: the drain began, the VM was migrated, the drain succeeded.
+  std::vector<std::string> order;
+  for (const Event& e : events_of(uid)) {
+    if (e.reason == "BeginEviction" || e.reason == "MigratingVM" ||
+        e.reason == "SucceedMaintenance") {
+      order.push_back(e.reason);
+    }
+  }
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"BeginEviction", "MigratingVM", "SucceedMaintenance"}));
+}
+
+// A migration that fails is announced (MigrationFailed, with KubeVirt's reason) and tried again
+// after a backoff; the third attempt succeeds. Then a second VM's migration is cancelled by
+// deleting the maintenance mid-migration, and RemovedMaintenance names it.
+TEST_F(NodeMaintenanceEdgeTest, AFailedMigrationIsRetriedAndDeletingTheMaintenanceCancelsOne) {
+  const KubeVirtApi kubevirt(kubectl_);
+  ASSERT_TRUE(kubevirt.served());
+  const std::vector<std::string> nodes = fresh_nodes("vm-retry", 2);
+  const std::string& node = nodes[0];
+  const std::string cr = "maintenance-edge-vm-retry";
+  TestNamespace ns(kubectl_, "edge-vm-retry");
+  kubectl_.apply(vmi_manifest(ns.name(), "order", node, "", "True"));
+  kubectl_.apply(launcher_manifest(ns.name(), "order", node));
+  ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
+  const VirtControllerStandIn virt(kubectl_, ns.name());
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    const auto failing = virt.wait_for_migration("order", attempt, kDrain);
+    ASSERT_TRUE(failing) << "attempt " << attempt;
+    virt.fail(*failing, "no node can take the VM (attempt " + std::to_string(attempt) + ")");
+    ASSERT_TRUE(wait_until("MigrationFailed for attempt " + std::to_string(attempt), kReact,
+                           [&] { return event_count(uid, "MigrationFailed") == attempt; }));
+  }
+  const std::string first_failure = "live migration " + ns.name() + "/order-maintenance-" +
+                                    uid.substr(0, 8) + "-1 of VMI " + ns.name() +
+                                    "/order failed: no node can take the VM (attempt 1); attempt "
+                                    "2 in 5s";
+  const auto failed = events_of(uid);
+  const auto first = std::find_if(failed.begin(), failed.end(), [&](const Event& e) {
+    return e.reason == "MigrationFailed" && e.message == first_failure;
+  });
+  ASSERT_NE(first, failed.end()) << "no MigrationFailed event says: " << first_failure;
+  EXPECT_EQ(first->type, "Warning");
+  const auto third = virt.wait_for_migration("order", 3, kDrain);
+  ASSERT_TRUE(third);
+  virt.succeed(*third, "order", "virt-launcher-order-x", nodes[1]);
+  auto nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_EQ(virt.migrations("order").size(), 3U);
+
+  // A second VM arrives on the node (bound to it, as a taint does not stop that); its migration
+  // starts, and the maintenance is deleted while it runs.
+  kubectl_.apply(vmi_manifest(ns.name(), "late", node, "", "True"));
+  kubectl_.apply(launcher_manifest(ns.name(), "late", node));
+  const auto late = virt.wait_for_migration("late", 1, kDrain);
+  ASSERT_TRUE(late);
+  virt.run(*late);
+  remove(cr);
+  ASSERT_TRUE(wait_event(uid, "RemovedMaintenance",
+                         "Node maintenance removed for node " + node +
+                             "; cancelled the live migrations it had started: " + ns.name() + "/" +
+                             *late,
+                         kReact));
+  EXPECT_TRUE(
+      wait_until("the migration deleted", kReact, [&] { return virt.migrations("late").empty(); }));
+  // The finished ones stay until the garbage collector takes them with their owner.
+  EXPECT_TRUE(wait_node_restored(node, false, kReact));
 }
 
 // KubeVirt's own answers to an eviction: a migration it started is MigratingVM; its refusal of a

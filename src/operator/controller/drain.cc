@@ -135,9 +135,11 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   if (!migrates) co_return;
   Maintenance::MigrationsRead read = found->second.migrations;
   if (!read.valid || now >= read.read_at + kMigrationRecheck) {
-    Result<std::vector<Migration>> listed = co_await list_migrations(nm.meta.uid);
-    read =
-        Maintenance::MigrationsRead{.migrations = std::move(listed), .read_at = now, .valid = true};
+    std::string uid = nm.meta.uid;
+    Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
+    read.migrations = std::move(listed);
+    read.read_at = now;
+    read.valid = true;
     if (auto again = maintenances_state_.find(nm.meta.name);
         again != maintenances_state_.end() && again->second.uid == nm.meta.uid) {
       again->second.migrations = read;
@@ -160,11 +162,12 @@ asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(st
   kube::ListOptions options;
   options.label_selector = std::string(kMigrationOwnerLabel) + "=" + uid;
   std::vector<Migration> migrations;
+  const std::string path = std::string(kKubeVirtApiRoot) + "/virtualmachineinstancemigrations";
   while (true) {
-    NMO_CO_TRY_ASSIGN(
-        std::string body,
-        co_await client_.list_raw(
-            std::string(kKubeVirtApiRoot) + "/virtualmachineinstancemigrations", options));
+    // Arguments named first, one co_await per statement (see vm_facts()).
+    Result<std::string> listed = co_await client_.list_raw(path, options);
+    if (!listed) co_return std::move(listed).error();
+    const std::string body = std::move(*listed);
     boost::system::error_code parse_error;
     const boost::json::value page = boost::json::parse(body, parse_error);
     const boost::json::object* list = parse_error ? nullptr : page.if_object();
@@ -200,16 +203,20 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
                                                      std::shared_ptr<bool> alive) {
   const std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + request.namespace_ +
                            "/virtualmachineinstancemigrations";
-  auto created = co_await client_.create(
-      path, migration_manifest(request.namespace_, request.name, request.vmi, request.attempt,
-                               cr_name, cr_uid));
+  boost::json::value manifest = migration_manifest(request.namespace_, request.name, request.vmi,
+                                                   request.attempt, cr_name, cr_uid);
+  // The options are passed, not defaulted: GCC 12 freed a defaulted argument of a coroutine
+  // twice here.
+  const kube::WriteOptions options;
+  Result<boost::json::value> created = co_await client_.create(path, std::move(manifest), options);
   if (created && options_.metrics != nullptr) options_.metrics->on_migration("started");
   if (!*alive) co_return;
   auto found = maintenances_state_.find(cr_name);
   if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
   // The next drain step lists the migrations again, this one among them.
   found->second.migrations.valid = false;
-  Result<void> answer = created ? Result<void>{} : Result<void>(std::move(created).error());
+  Result<void> answer;
+  if (!created) answer = std::move(created).error();
   found->second.drain.migration_inbox.push_back(
       MigrationReport{.request = std::move(request), .created = std::move(answer)});
   controller_.enqueue(cr_name);
@@ -217,8 +224,10 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
 
 asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMaintenance nm) {
   std::vector<std::string> cancelled;
-  if (auto known = co_await kubevirt_defaults(); !known || !kubevirt_.served) co_return cancelled;
-  auto listed = co_await list_migrations(nm.meta.uid);
+  Result<void> known = co_await kubevirt_defaults();
+  if (!known || !kubevirt_.served) co_return cancelled;
+  std::string uid = nm.meta.uid;
+  Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
   if (!listed) {
     log_for(nm).warn(
         "could not list the live migrations to cancel; the garbage collector "
@@ -229,9 +238,10 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
   for (const Migration& migration : *listed) {
     if (migration.finished()) continue;
     const std::string key = migration.namespace_ + "/" + migration.name;
-    auto removed = co_await client_.remove(std::string(kKubeVirtApiRoot) + "/namespaces/" +
-                                           migration.namespace_ +
-                                           "/virtualmachineinstancemigrations/" + migration.name);
+    std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + migration.namespace_ +
+                       "/virtualmachineinstancemigrations/" + migration.name;
+    const kube::DeleteOptions options;  // passed, not defaulted (see create_migration())
+    Result<void> removed = co_await client_.remove(std::move(path), options);
     if (!removed && removed.error().code != ErrorCode::kNotFound) {
       log_for(nm).warn("could not cancel a live migration",
                        {{"migration", key}, {"error", removed.error().describe()}});
