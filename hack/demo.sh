@@ -14,6 +14,10 @@
 #   6. waits for Succeeded; shows the webhook refusing a change of spec.nodeName and a
 #      maintenance for a node that does not exist; deletes the NodeMaintenance and shows the node
 #      restored;
+#   6b. chapter 4 without the admin: serves KubeVirt's API (KubeVirt's own CRDs from
+#      shared/kubevirt/crds.yaml beside the checkout, else stand-ins), puts the story's
+#      vm-order-processing (no eviction strategy, migratable) on node-worker-02, maintains that
+#      node and plays virt-controller for the migration the operator creates; removes the CRDs;
 #   7. prints how long maintenance-worker-01 took, stops the operator and removes the webhook
 #      configuration (hack/run.sh --stop; also on an early exit) and the demo workloads. The cluster
 #      keeps running; `make cluster-down` stops it.
@@ -109,6 +113,44 @@ remove_workloads() {
   run kubectl delete namespace -l "${demo_label}" --wait=false
 }
 
+# KubeVirt's API, served for the chapter 4 section by KubeVirt's own CRDs (the fixture
+# shared/kubevirt/crds.yaml beside the checkout, as the e2e tests use it) or stand-ins for the two
+# kinds the operator uses. Always removed at the end (--keep too): an operator started later would
+# otherwise take the cluster for one running KubeVirt.
+kubevirt_crds="${NMO_KUBEVIRT_CRDS:-${root}/../shared/kubevirt/crds.yaml}"
+kubevirt_stand_ins='apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: virtualmachineinstances.kubevirt.io}
+spec:
+  group: kubevirt.io
+  scope: Namespaced
+  names: {plural: virtualmachineinstances, kind: VirtualMachineInstance, shortNames: [vmi]}
+  versions:
+    - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: virtualmachineinstancemigrations.kubevirt.io}
+spec:
+  group: kubevirt.io
+  scope: Namespaced
+  names: {plural: virtualmachineinstancemigrations, kind: VirtualMachineInstanceMigration, shortNames: [vmim]}
+  versions:
+    - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}'
+kubevirt_installed=0
+remove_kubevirt() {
+  ((kubevirt_installed)) || return 0
+  [[ -n "${KUBECONFIG:-}" ]] || return 0
+  note "Removing KubeVirt's CRDs again (later operators must not find KubeVirt):"
+  if [[ -f "${kubevirt_crds}" ]]; then
+    run kubectl delete -f "${kubevirt_crds}" --ignore-not-found --timeout=60s || true
+  else
+    show "kubectl delete -f kubevirt-stand-in-crds.yaml"
+    kubectl delete -f - --ignore-not-found --timeout=60s <<<"${kubevirt_stand_ins}" || true
+  fi
+  kubevirt_installed=0
+}
+
 # On an early exit (failure, Ctrl-C): undo what the demo did.
 on_exit() {
   local status=$?
@@ -118,6 +160,7 @@ on_exit() {
   trap - EXIT
   ((status == 0)) || note "(cleaning up; this takes a few seconds)"
   stop_operator
+  remove_kubevirt
   remove_workloads
   if ((status != 0)); then
     printf '\n%sThe demo stopped early (exit status %d).%s Operator log: %s\n' "${yellow}" "${status}" "${off}" "${operator_log}" >&2
@@ -130,7 +173,7 @@ section "Building the operator (C++) and starting the local cluster"
 note "The cluster is real Kubernetes (etcd, kube-apiserver, controller-manager, scheduler) on"
 note "127.0.0.1; kwok plays the kubelets, so pods are simulated and start at once."
 cmake --preset dev >/dev/null
-cmake --build --preset dev --target node-maintenance-operator
+cmake --build --preset dev --target node-maintenance-operator kubectl-maintenance
 if ! hack/cluster-status.sh >/dev/null 2>&1; then
   hack/cluster-up.sh >/dev/null
 fi
@@ -439,6 +482,113 @@ run kubectl get events --field-selector "involvedObject.uid=${nm_uid}" --sort-by
 note "And on the node (the newest UncordonNode Event):"
 run_sh "kubectl get events --field-selector involvedObject.name=${node},reason=UncordonNode --sort-by=.lastTimestamp | sed -n '1p;\$p'"
 
+# --- 6b. chapter 4 without the admin: a KubeVirt VM the operator live-migrates ------------
+vm_ns=kubevirt-vms
+vm_node=node-worker-02
+vm_target=node-worker-03
+vm_nm=maintenance-worker-02
+vm_source=virt-launcher-vm-order-processing-x
+section "A KubeVirt VM that an eviction would shut down: the operator live-migrates it" "chapter 4, option B, done by the operator"
+note "Amin's vm-order-processing has no eviction strategy: evicting its pod would shut it down. The"
+note "operator creates a VirtualMachineInstanceMigration instead and waits for the VM to leave."
+kubevirt_installed=1
+if [[ -f "${kubevirt_crds}" ]]; then
+  note "KubeVirt's own CRDs (${kubevirt_crds}) serve kubevirt.io/v1:"
+  run kubectl apply --server-side -f "${kubevirt_crds}"
+else
+  note "KubeVirt's CRDs are not beside the checkout (shared/kubevirt/crds.yaml): stand-ins serve kubevirt.io/v1."
+  show "kubectl apply -f kubevirt-stand-in-crds.yaml"
+  kubectl apply -f - <<<"${kubevirt_stand_ins}"
+fi
+kubectl wait crd/virtualmachineinstances.kubevirt.io crd/virtualmachineinstancemigrations.kubevirt.io \
+  --for=condition=Established --timeout=60s >/dev/null
+cat >"${demo_dir}/vm-order-processing.yaml" <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: ${vm_ns}, labels: {${demo_label%%=*}: ${demo_label#*=}}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: vm-order-processing, namespace: ${vm_ns}}
+spec: {domain: {devices: {}}}   # no evictionStrategy, as in the story
+status:
+  nodeName: ${vm_node}
+  phase: Running
+  conditions: [{type: LiveMigratable, status: "True"}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ${vm_source}
+  namespace: ${vm_ns}
+  labels: {kubevirt.io: virt-launcher}
+  annotations: {kubevirt.io/domain: vm-order-processing}
+spec:
+  nodeName: ${vm_node}
+  restartPolicy: Never
+  containers: [{name: compute, image: registry.invalid/virt-launcher:1}]
+YAML
+run kubectl apply -f "${demo_dir}/vm-order-processing.yaml"
+kubectl wait pod "${vm_source}" -n "${vm_ns}" --for=condition=Ready --timeout=60s >/dev/null
+note "What the operator would do, before asking (kubectl maintenance plan reads the same verdict):"
+run_sh "build/bin/kubectl-maintenance plan ${vm_node} | grep -e vm-order-processing -e Verdict" || true
+show "kubectl apply -f maintenance-worker-02.yaml   # nodeName: ${vm_node}"
+kubectl apply -f - <<YAML
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: ${vm_nm}}
+spec:
+  nodeName: ${vm_node}
+  reason: "Hardware memory upgrade - vm-order-processing must not stop"
+YAML
+vm_uid="$(kubectl get nm "${vm_nm}" -o jsonpath='{.metadata.uid}')"
+vmim=""
+for _ in $(seq 1 120); do
+  vmim="$(kubectl get vmim -n "${vm_ns}" -l "nodemaintenance.medik8s.io/maintenance-uid=${vm_uid}" \
+    -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)" || vmim=""
+  [[ -n "${vmim}" ]] && break
+  sleep 0.25
+done
+[[ -n "${vmim}" ]] || die "the operator created no migration for vm-order-processing"
+note "The operator's migration, labelled and owned by ${vm_nm}:"
+run kubectl get vmim -n "${vm_ns}" -L nodemaintenance.medik8s.io/attempt
+note "virt-controller cannot run here, so the demo plays it, as the end-to-end tests do: the"
+note "migration runs..."
+run kubectl patch vmim "${vmim}" -n "${vm_ns}" --subresource=status --type=merge -p '{"status":{"phase":"Running"}}'
+vm_ref_message() {
+  kubectl get nm "${vm_nm}" -o jsonpath="{.status.pendingPodsRefs[?(@.name==\"${vm_source}\")].message}"
+}
+for _ in $(seq 1 40); do
+  [[ "$(vm_ref_message)" == *": Running" ]] && break
+  sleep 0.25
+done
+run kubectl get nm "${vm_nm}" -o jsonpath='{range .status.pendingPodsRefs[*]}{.namespace}/{.name}: {.reason}: {.message}{"\n"}{end}'
+note "...the VM moves to ${vm_target} (its new launcher pod there), and its source pod completes:"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: virt-launcher-vm-order-processing-y
+  namespace: ${vm_ns}
+  labels: {kubevirt.io: virt-launcher}
+  annotations: {kubevirt.io/domain: vm-order-processing}
+spec:
+  nodeName: ${vm_target}
+  restartPolicy: Never
+  containers: [{name: compute, image: registry.invalid/virt-launcher:1}]
+YAML
+kubectl patch vmi vm-order-processing -n "${vm_ns}" --type=merge -p "{\"status\":{\"nodeName\":\"${vm_target}\"}}" >/dev/null
+kubectl patch pod "${vm_source}" -n "${vm_ns}" --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}' >/dev/null
+run kubectl patch vmim "${vmim}" -n "${vm_ns}" --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}'
+run kubectl wait nm "${vm_nm}" --for=jsonpath='{.status.phase}'=Succeeded --timeout=60s
+run kubectl get vmim -n "${vm_ns}"
+run kubectl get vmi vm-order-processing -n "${vm_ns}" -o jsonpath='{.metadata.name} runs on {.status.nodeName}{"\n"}'
+run kubectl get pods -n "${vm_ns}" -o wide
+note "No eviction ever reached the VM's pod; the Events say what happened:"
+run kubectl get events --field-selector "involvedObject.uid=${vm_uid}" --sort-by=.lastTimestamp
+run kubectl delete nodemaintenance "${vm_nm}"
+remove_kubevirt
+
 # --- 7. summary -------------------------------------------------------------------------
 stop_operator
 remove_workloads
@@ -460,6 +610,7 @@ version_arg=""
 testenv_default_version || version_arg=" KUBE_VERSION=$(testenv_kube_version)"
 cat <<TEXT
 Not shown here: chapter 7 (a control-plane node waits while etcd quorum would be lost).
+Chapter 4's VM: the operator live-migrated it; the VM tests do the same on KubeVirt's own CRDs.
 Read more: README.md, deploy/README.md (installing into a real cluster), docs/.
 
 The cluster keeps running. To poke at it by hand:

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -979,6 +980,20 @@ std::int64_t evictions_received(const Kubectl& kubectl) {
   return total;
 }
 
+// What `kubectl maintenance plan NODE -o json` predicts for each pod of `node`, as
+// "<action> <reason>" by pod name: the tests check it against what then happens.
+std::map<std::string, std::string> planned(const std::string& node) {
+  const ProcessResult r = run_process({NMO_CLI_BIN, "plan", node, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> out;
+  if (r.exit_code != 0) return out;
+  const json::value plan = json::parse(r.out);
+  for (const json::value& p : plan.at("pods").as_array()) {
+    out[string_at(p, "/name")] = string_at(p, "/action") + " " + string_at(p, "/reason");
+  }
+  return out;
+}
+
 // Story chapter 4, solved by the operator: the VM without an eviction strategy, which an
 // eviction would shut down, is live-migrated by a migration the operator creates (labelled and
 // owned by the maintenance), its pod is never evicted while the VM runs in it, and the VM ends on
@@ -1001,6 +1016,9 @@ TEST_F(NodeMaintenanceEdgeTest, TheStorysVmIsLiveMigratedByTheOperatorAndOneThat
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 2));
   const VirtControllerStandIn virt(kubectl_, ns.name());
   const std::string source = "virt-launcher-vm-order-processing-x";
+  const auto plan = planned(node);
+  EXPECT_EQ(plan.at(source), "evict MigratingVM");
+  EXPECT_EQ(plan.at("virt-launcher-db-x"), "block VMWouldShutDown");
 
   start();
   const std::int64_t evictions_before = evictions_received(kubectl_);
@@ -1080,16 +1098,12 @@ TEST_F(NodeMaintenanceEdgeTest, TheStorysVmIsLiveMigratedByTheOperatorAndOneThat
   auto target = pod(ns.name(), "virt-launcher-vm-order-processing-y");
   ASSERT_TRUE(target);
   EXPECT_FALSE(is_terminating(*target));
-  // In order: the drain began, the VM was migrated, the drain succeeded.
-  std::vector<std::string> order;
-  for (const Event& e : events_of(uid)) {
-    if (e.reason == "BeginEviction" || e.reason == "MigratingVM" ||
-        e.reason == "SucceedMaintenance") {
-      order.push_back(e.reason);
-    }
-  }
-  EXPECT_EQ(order,
-            (std::vector<std::string>{"BeginEviction", "MigratingVM", "SucceedMaintenance"}));
+  // In order: the drain began, the VM was migrated, the drain succeeded (Events carry seconds).
+  std::map<std::string, std::string> at;
+  for (const Event& e : events_of(uid)) at[e.reason] = e.first_timestamp;
+  ASSERT_TRUE(at.contains("BeginEviction") && at.contains("SucceedMaintenance"));
+  EXPECT_LE(at["BeginEviction"], at["MigratingVM"]);
+  EXPECT_LE(at["MigratingVM"], at["SucceedMaintenance"]);
 }
 
 // A migration that fails is announced (MigrationFailed, with KubeVirt's reason) and tried again
@@ -1106,6 +1120,7 @@ TEST_F(NodeMaintenanceEdgeTest, AFailedMigrationIsRetriedAndDeletingTheMaintenan
   kubectl_.apply(launcher_manifest(ns.name(), "order", node));
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
   const VirtControllerStandIn virt(kubectl_, ns.name());
+  EXPECT_EQ(planned(node).at("virt-launcher-order-x"), "evict MigratingVM");
 
   start();
   const std::string uid = create(cr, node);
@@ -1151,6 +1166,85 @@ TEST_F(NodeMaintenanceEdgeTest, AFailedMigrationIsRetriedAndDeletingTheMaintenan
       wait_until("the migration deleted", kReact, [&] { return virt.migrations("late").empty(); }));
   // The finished ones stay until the garbage collector takes them with their owner.
   EXPECT_TRUE(wait_node_restored(node, false, kReact));
+}
+
+// A VM with strategy LiveMigrate: KubeVirt's pod-eviction webhook (played in-process, with
+// KubeVirt's own text) defers the eviction and KubeVirt migrates the VM itself; the operator
+// reports MigratingVM, creates no migration of its own, and finishes once the VM has left.
+TEST_F(NodeMaintenanceEdgeTest, KubeVirtsOwnMigrationOfALiveMigrateVmIsWaitedFor) {
+  const KubeVirtApi kubevirt(kubectl_);
+  ASSERT_TRUE(kubevirt.served());
+  const std::vector<std::string> nodes = fresh_nodes("vm-kubevirt", 2);
+  const std::string& node = nodes[0];
+  const std::string cr = "maintenance-edge-vm-kubevirt";
+  const std::string webhook_name = "virt-launcher-eviction-interceptor.e2e.medik8s.io";
+  TestNamespace ns(kubectl_, "edge-vm-kubevirt");
+  kubectl_.apply(vmi_manifest(ns.name(), "web", node, "LiveMigrate", "True"));
+  kubectl_.apply(launcher_manifest(ns.name(), "web", node));
+  ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
+  const std::string evacuation = "Eviction triggered evacuation of VMI \"" + ns.name() + "/web\"";
+  DeferringWebhook webhook(429, "TooManyRequests", evacuation);
+  ASSERT_TRUE(webhook.started());
+  const auto configuration_guard =
+      register_webhook("nmo-e2e-vm-evacuation", webhook_name, "CREATE", "pods/eviction", ns.name(),
+                       webhook.port(), webhook.ca_base64());
+  ProcessResult probe;
+  ASSERT_TRUE(wait_dry_run_eviction_refused(ns.name(), "virt-launcher-web-x", evacuation, probe));
+  EXPECT_EQ(planned(node).at("virt-launcher-web-x"), "evict MigratingVM");
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  auto nm = wait_pending_reason(cr, "virt-launcher-web-x", "MigratingVM");
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_NE(pending_ref(*nm, "virt-launcher-web-x")->message.find(evacuation), std::string::npos);
+  EXPECT_EQ(phase_of(*nm), "Running");
+
+  // KubeVirt's own migration (not the operator's) moves the VM.
+  const VirtControllerStandIn virt(kubectl_, ns.name());
+  EXPECT_TRUE(virt.migrations("web").empty());
+  kubectl_.apply(json::serialize(
+      json::object{{"apiVersion", "kubevirt.io/v1"},
+                   {"kind", "VirtualMachineInstanceMigration"},
+                   {"metadata", {{"name", "kubevirt-evacuation-web"}, {"namespace", ns.name()}}},
+                   {"spec", {{"vmiName", "web"}}}}));
+  virt.succeed("kubevirt-evacuation-web", "web", "virt-launcher-web-x", nodes[1]);
+  nm = wait_phase(cr, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(cr));
+  EXPECT_EQ(virt.migrations("web").size(), 1U);
+  EXPECT_EQ(event_count(uid, "MigratingVM"), 0);
+}
+
+// KubeVirt installed a moment after the operator last looked: a maintenance deleted just before
+// found no KubeVirt, and the next drain must still see the VM (the operator never trusts "not
+// served" from an earlier step). Without KubeVirt a virt-launcher pod is a pod like any other.
+TEST_F(NodeMaintenanceEdgeTest, KubeVirtInstalledAMomentAgoIsNotTakenForAbsent) {
+  const std::vector<std::string> nodes = fresh_nodes("vm-late-api", 3);
+  TestNamespace ns(kubectl_, "edge-vm-late-api");
+  kubectl_.apply(launcher_manifest(ns.name(), "early", nodes[0]));
+  ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
+  start();
+  const std::string first = "maintenance-edge-vm-late-api-1";
+  ASSERT_FALSE(create(first, nodes[0]).empty());
+  auto nm = wait_phase(first, {"Succeeded"}, kDrain);
+  ASSERT_TRUE(nm) << describe_status(get_node_maintenance(first));
+  auto early = pod(ns.name(), "virt-launcher-early-x");
+  EXPECT_TRUE(!early || is_terminating(*early));
+  remove(first);
+  ASSERT_TRUE(wait_gone(first, kReact));
+
+  const KubeVirtApi kubevirt(kubectl_);
+  ASSERT_TRUE(kubevirt.served());
+  kubectl_.apply(vmi_manifest(ns.name(), "late", nodes[1], "", "True"));
+  kubectl_.apply(launcher_manifest(ns.name(), "late", nodes[1]));
+  ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
+  const std::string second = "maintenance-edge-vm-late-api-2";
+  ASSERT_FALSE(create(second, nodes[1]).empty());
+  const VirtControllerStandIn virt(kubectl_, ns.name());
+  ASSERT_TRUE(virt.wait_for_migration("late", 1, kReact));
+  auto late = pod(ns.name(), "virt-launcher-late-x");
+  ASSERT_TRUE(late);
+  EXPECT_FALSE(is_terminating(*late));
 }
 
 // KubeVirt's own answers to an eviction: a migration it started is MigratingVM; its refusal of a

@@ -48,7 +48,11 @@ asio::awaitable<Result<PodFacts>> OperatorImpl::pod_facts(const NodeMaintenance&
 
 asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
   const Clock::time_point now = clock_.now();
-  if (kubevirt_.checked && now < kubevirt_.checked_at + kKubeVirtRecheck) co_return Result<void>{};
+  // "Not served" is never trusted from an earlier step: KubeVirt installed a moment ago must not
+  // see a VM's pod evicted as an ordinary pod.
+  if (kubevirt_.checked && kubevirt_.served && now < kubevirt_.checked_at + kKubeVirtRecheck) {
+    co_return Result<void>{};
+  }
   auto served = co_await client_.get_json(std::string(kKubeVirtApiRoot));
   if (!served && served.error().code != ErrorCode::kNotFound) {
     co_return Error(served.error().code,
@@ -224,10 +228,10 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
 
 asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMaintenance nm) {
   std::vector<std::string> cancelled;
-  Result<void> known = co_await kubevirt_defaults();
-  if (!known || !kubevirt_.served) co_return cancelled;
   std::string uid = nm.meta.uid;
   Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
+  // Without KubeVirt's API there is nothing to cancel.
+  if (!listed && listed.error().code == ErrorCode::kNotFound) co_return cancelled;
   if (!listed) {
     log_for(nm).warn(
         "could not list the live migrations to cancel; the garbage collector "

@@ -113,7 +113,8 @@ std::vector<Event> events_matching(const Kubectl& kubectl, const std::string& fi
                            .type = string_at(item, "/type"),
                            .reason = string_at(item, "/reason"),
                            .message = string_at(item, "/message"),
-                           .count = int_at(item, "/count").value_or(1)});
+                           .count = int_at(item, "/count").value_or(1),
+                           .first_timestamp = string_at(item, "/firstTimestamp")});
   }
   return events;
 }

@@ -61,6 +61,7 @@ struct Event {
   std::string reason;
   std::string message;
   std::int64_t count = 1;
+  std::string first_timestamp;  // RFC 3339, in seconds: compare with <=
 };
 
 /// Events in `default` matching a field selector (e.g. `involvedObject.uid=<uid>`).

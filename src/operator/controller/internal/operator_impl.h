@@ -68,8 +68,8 @@ inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot"
 // node lease.
 inline constexpr std::string_view kNodeIndex = "node";
 inline constexpr std::string_view kLeaseIndex = "lease";
-// KubeVirt's API, and how long whether it is served (and its default eviction strategy) is
-// trusted before the next drain step that meets a VM asks again.
+// KubeVirt's API, and how long its being served (and its default eviction strategy) is trusted
+// before the next drain step that meets a VM asks again; "not served" is asked again every time.
 inline constexpr std::string_view kKubeVirtApiRoot = "/apis/kubevirt.io/v1";
 inline constexpr std::chrono::seconds kKubeVirtRecheck{30};
 
