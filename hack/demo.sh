@@ -118,25 +118,7 @@ remove_workloads() {
 # kinds the operator uses. Always removed at the end (--keep too): an operator started later would
 # otherwise take the cluster for one running KubeVirt.
 kubevirt_crds="${NMO_KUBEVIRT_CRDS:-${root}/../shared/kubevirt/crds.yaml}"
-kubevirt_stand_ins='apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: virtualmachineinstances.kubevirt.io}
-spec:
-  group: kubevirt.io
-  scope: Namespaced
-  names: {plural: virtualmachineinstances, kind: VirtualMachineInstance, shortNames: [vmi]}
-  versions:
-    - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: virtualmachineinstancemigrations.kubevirt.io}
-spec:
-  group: kubevirt.io
-  scope: Namespaced
-  names: {plural: virtualmachineinstancemigrations, kind: VirtualMachineInstanceMigration, shortNames: [vmim]}
-  versions:
-    - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}'
+kubevirt_stand_ins="${root}/test/e2e/support/kubevirt_stand_in_crds.yaml"
 kubevirt_installed=0
 remove_kubevirt() {
   ((kubevirt_installed)) || return 0
@@ -145,8 +127,7 @@ remove_kubevirt() {
   if [[ -f "${kubevirt_crds}" ]]; then
     run kubectl delete -f "${kubevirt_crds}" --ignore-not-found --timeout=60s || true
   else
-    show "kubectl delete -f kubevirt-stand-in-crds.yaml"
-    kubectl delete -f - --ignore-not-found --timeout=60s <<<"${kubevirt_stand_ins}" || true
+    run kubectl delete -f "${kubevirt_stand_ins}" --ignore-not-found --timeout=60s || true
   fi
   kubevirt_installed=0
 }
@@ -497,11 +478,27 @@ if [[ -f "${kubevirt_crds}" ]]; then
   run kubectl apply --server-side -f "${kubevirt_crds}"
 else
   note "KubeVirt's CRDs are not beside the checkout (shared/kubevirt/crds.yaml): stand-ins serve kubevirt.io/v1."
-  show "kubectl apply -f kubevirt-stand-in-crds.yaml"
-  kubectl apply -f - <<<"${kubevirt_stand_ins}"
+  run kubectl apply -f "${kubevirt_stand_ins}"
 fi
 kubectl wait crd/virtualmachineinstances.kubevirt.io crd/virtualmachineinstancemigrations.kubevirt.io \
   --for=condition=Established --timeout=60s >/dev/null
+# launcher_pod <name> <node>: the pod KubeVirt runs vm-order-processing in, on <node>.
+launcher_pod() {
+  cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: ${vm_ns}
+  labels: {kubevirt.io: virt-launcher}
+  annotations: {kubevirt.io/domain: vm-order-processing}
+spec:
+  nodeName: $2
+  restartPolicy: Never
+  containers: [{name: compute, image: registry.invalid/virt-launcher:1}]
+YAML
+}
 cat >"${demo_dir}/vm-order-processing.yaml" <<YAML
 apiVersion: v1
 kind: Namespace
@@ -515,19 +512,8 @@ status:
   nodeName: ${vm_node}
   phase: Running
   conditions: [{type: LiveMigratable, status: "True"}]
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: ${vm_source}
-  namespace: ${vm_ns}
-  labels: {kubevirt.io: virt-launcher}
-  annotations: {kubevirt.io/domain: vm-order-processing}
-spec:
-  nodeName: ${vm_node}
-  restartPolicy: Never
-  containers: [{name: compute, image: registry.invalid/virt-launcher:1}]
 YAML
+launcher_pod "${vm_source}" "${vm_node}" >>"${demo_dir}/vm-order-processing.yaml"
 run kubectl apply -f "${demo_dir}/vm-order-processing.yaml"
 kubectl wait pod "${vm_source}" -n "${vm_ns}" --for=condition=Ready --timeout=60s >/dev/null
 note "What the operator would do, before asking (kubectl maintenance plan reads the same verdict):"
@@ -564,19 +550,7 @@ for _ in $(seq 1 40); do
 done
 run kubectl get nm "${vm_nm}" -o jsonpath='{range .status.pendingPodsRefs[*]}{.namespace}/{.name}: {.reason}: {.message}{"\n"}{end}'
 note "...the VM moves to ${vm_target} (its new launcher pod there), and its source pod completes:"
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: virt-launcher-vm-order-processing-y
-  namespace: ${vm_ns}
-  labels: {kubevirt.io: virt-launcher}
-  annotations: {kubevirt.io/domain: vm-order-processing}
-spec:
-  nodeName: ${vm_target}
-  restartPolicy: Never
-  containers: [{name: compute, image: registry.invalid/virt-launcher:1}]
-YAML
+launcher_pod virt-launcher-vm-order-processing-y "${vm_target}" | kubectl apply -f - >/dev/null
 kubectl patch vmi vm-order-processing -n "${vm_ns}" --type=merge -p "{\"status\":{\"nodeName\":\"${vm_target}\"}}" >/dev/null
 kubectl patch pod "${vm_source}" -n "${vm_ns}" --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}' >/dev/null
 run kubectl patch vmim "${vmim}" -n "${vm_ns}" --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}'

@@ -344,14 +344,8 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
       // The VMIs' default eviction strategy: the KubeVirt CR's (there is one per cluster).
       auto kubevirts = co_await session.get_optional("/apis/kubevirt.io/v1/kubevirts");
       if (!kubevirts) co_return report(kubevirts.failure());
-      const json::array* items = nullptr;
-      if (kubevirts->has_value() && (*kubevirts)->is_object()) {
-        if (const json::value* listed = (*kubevirts)->get_object().if_contains("items")) {
-          items = listed->if_array();
-        }
-      }
-      if (items != nullptr && !items->empty()) {
-        input.kubevirt_eviction_strategy = op::cluster_eviction_strategy(items->front());
+      if (kubevirts->has_value()) {
+        input.kubevirt_eviction_strategy = op::cluster_eviction_strategy(**kubevirts);
       }
     }
   }

@@ -65,11 +65,7 @@ asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
       co_return Error(kubevirts.error().code,
                       "could not read the KubeVirt configuration: " + kubevirts.error().describe());
     }
-    const boost::json::object* list = kubevirts ? kubevirts->if_object() : nullptr;
-    const boost::json::value* items = list != nullptr ? list->if_contains("items") : nullptr;
-    if (items != nullptr && items->is_array() && !items->get_array().empty()) {
-      next.eviction_strategy = cluster_eviction_strategy(items->get_array().front());
-    }
+    if (kubevirts) next.eviction_strategy = cluster_eviction_strategy(*kubevirts);
   }
   kubevirt_ = std::move(next);
   co_return Result<void>{};

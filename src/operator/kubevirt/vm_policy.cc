@@ -9,6 +9,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "kube/api/internal/decoders.h"
 #include "kube/api/internal/json_fields.h"
 #include "kube/api/meta.h"
 
@@ -28,24 +29,13 @@ constexpr std::string_view kExternal = "External";
 // The LiveMigratable condition of status.conditions, into `vmi`.
 Result<void> decode_live_migratable(const boost::json::object& status, const FieldPath& path,
                                     Vmi& vmi) {
-  NMO_TRY_ASSIGN(const boost::json::array* conditions,
-                 kube::internal::get_array(status, "conditions", path));
-  if (conditions == nullptr) return {};
-  const FieldPath list = path.field("conditions");
-  for (std::size_t i = 0; i < conditions->size(); ++i) {
-    const FieldPath at = list.element(i);
-    const boost::json::value& entry = (*conditions)[i];
-    if (!entry.is_object()) return kube::internal::type_error(at, "an object", entry);
-    NMO_TRY_ASSIGN(std::string type, kube::internal::get_string(entry.get_object(), "type", at));
-    if (type != "LiveMigratable") continue;
-    NMO_TRY_ASSIGN(std::string value, kube::internal::get_string(entry.get_object(), "status", at));
-    vmi.live_migratable = value == "True";
-    NMO_TRY_ASSIGN(std::string message,
-                   kube::internal::get_string(entry.get_object(), "message", at));
-    NMO_TRY_ASSIGN(std::string reason,
-                   kube::internal::get_string(entry.get_object(), "reason", at));
+  NMO_TRY_ASSIGN(std::optional<kube::internal::ConditionEntry> condition,
+                 kube::internal::find_condition_entry(status, "LiveMigratable", path));
+  if (!condition) return {};
+  vmi.live_migratable = condition->status == "True";
+  if (!*vmi.live_migratable) {
     vmi.not_migratable_because =
-        *vmi.live_migratable ? "" : (message.empty() ? std::move(reason) : std::move(message));
+        condition->message.empty() ? std::move(condition->reason) : std::move(condition->message);
   }
   return {};
 }
@@ -127,8 +117,11 @@ Result<Vmi> decode_vmi(const boost::json::value& object) {
   return vmi;
 }
 
-std::optional<std::string> cluster_eviction_strategy(const boost::json::value& kubevirt) {
-  const auto* root = kubevirt.if_object();
+std::optional<std::string> cluster_eviction_strategy(const boost::json::value& kubevirts) {
+  const auto* list = kubevirts.if_object();
+  const auto* items = list != nullptr ? list->if_contains("items") : nullptr;
+  if (items == nullptr || !items->is_array() || items->get_array().empty()) return std::nullopt;
+  const auto* root = items->get_array().front().if_object();
   const auto* spec = root ? root->if_contains("spec") : nullptr;
   const auto* configuration =
       spec && spec->is_object() ? spec->get_object().if_contains("configuration") : nullptr;

@@ -79,10 +79,11 @@ struct Vmi {
 // fields the drain does not need are not read. Errors are ErrorCode::kInvalid naming the field.
 [[nodiscard]] Result<Vmi> decode_vmi(const boost::json::value& object);
 
-// The cluster-wide default: a KubeVirt CR's spec.configuration.evictionStrategy; std::nullopt
-// when unset (or the value is not a KubeVirt object with one).
+// The cluster-wide default from a KubeVirtList (GET .../kubevirts): the first KubeVirt CR's
+// (there is one per cluster) spec.configuration.evictionStrategy; std::nullopt when the list is
+// empty or it has none (or the value is not such a list).
 [[nodiscard]] std::optional<std::string> cluster_eviction_strategy(
-    const boost::json::value& kubevirt);
+    const boost::json::value& kubevirts);
 
 // The VMI's strategy, else the cluster's; std::nullopt when neither is set.
 [[nodiscard]] std::optional<std::string> effective_eviction_strategy(

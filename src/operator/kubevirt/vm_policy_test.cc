@@ -94,15 +94,18 @@ TEST(DecodeVmiTest, BadInputNamesTheField) {
   EXPECT_FALSE(decode_vmi(json::parse("[]")));
 }
 
-TEST(ClusterEvictionStrategyTest, FromTheKubeVirtCr) {
+TEST(ClusterEvictionStrategyTest, FromTheKubeVirtCrInTheList) {
+  EXPECT_EQ(cluster_eviction_strategy(json::parse(R"({"kind": "KubeVirtList", "items": [
+      {"kind": "KubeVirt", "spec": {"configuration": {"evictionStrategy": "LiveMigrate"}}}]})")),
+            "LiveMigrate");
   EXPECT_EQ(
-      cluster_eviction_strategy(json::parse(
-          R"({"kind": "KubeVirt", "spec": {"configuration": {"evictionStrategy": "LiveMigrate"}}})")),
-      "LiveMigrate");
-  EXPECT_EQ(cluster_eviction_strategy(json::parse(R"({"spec": {"configuration": {}}})")),
-            std::nullopt);
-  EXPECT_EQ(cluster_eviction_strategy(json::parse(R"({"spec": {"configuration": 3}})")),
-            std::nullopt);
+      cluster_eviction_strategy(json::parse(R"({"items": [{"spec": {"configuration": {}}}]})")),
+      std::nullopt);
+  EXPECT_EQ(
+      cluster_eviction_strategy(json::parse(R"({"items": [{"spec": {"configuration": 3}}]})")),
+      std::nullopt);
+  EXPECT_EQ(cluster_eviction_strategy(json::parse(R"({"items": []})")), std::nullopt);
+  EXPECT_EQ(cluster_eviction_strategy(json::parse(R"({"items": 5})")), std::nullopt);
   EXPECT_EQ(cluster_eviction_strategy(json::parse("null")), std::nullopt);
 }
 

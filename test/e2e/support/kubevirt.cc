@@ -7,8 +7,8 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
-#ifndef NMO_KUBEVIRT_CRDS
-#error "NMO_KUBEVIRT_CRDS must be defined by the build (test/CMakeLists.txt)"
+#if !defined(NMO_KUBEVIRT_CRDS) || !defined(NMO_SOURCE_DIR)
+#error "NMO_KUBEVIRT_CRDS and NMO_SOURCE_DIR must be defined by the build (test/CMakeLists.txt)"
 #endif
 
 namespace nmo::e2e {
@@ -27,35 +27,8 @@ std::string fixture() {
 }
 
 // Stand-ins for the two kinds the operator uses, when KubeVirt's own CRDs are not at hand.
-constexpr const char* kStandIns = R"(apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: virtualmachineinstances.kubevirt.io}
-spec:
-  group: kubevirt.io
-  scope: Namespaced
-  names: {plural: virtualmachineinstances, kind: VirtualMachineInstance}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: virtualmachineinstancemigrations.kubevirt.io}
-spec:
-  group: kubevirt.io
-  scope: Namespaced
-  names: {plural: virtualmachineinstancemigrations, kind: VirtualMachineInstanceMigration}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      subresources: {status: {}}
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-)";
+const std::string kStandIns =
+    std::string(NMO_SOURCE_DIR) + "/test/e2e/support/kubevirt_stand_in_crds.yaml";
 
 }  // namespace
 
@@ -64,7 +37,7 @@ KubeVirtApi::KubeVirtApi(const Kubectl& kubectl) : kubectl_(kubectl) {
     crds_ = fixture();
     kubectl_.must({"apply", "--server-side", "-f", crds_});
   } else {
-    kubectl_.must({"apply", "-f", "-"}, kStandIns);
+    kubectl_.must({"apply", "-f", kStandIns});
   }
   served_ = wait_until("kubevirt.io/v1 migrations served", 60s, [&] {
     return kubectl_.run({"get", "--raw", std::string(kApi) + "/virtualmachineinstancemigrations"})
@@ -76,7 +49,7 @@ KubeVirtApi::~KubeVirtApi() {
   if (own_crds()) {
     (void)kubectl_.run({"delete", "-f", crds_, "--wait=true", "--timeout=60s"});
   } else {
-    (void)kubectl_.run({"delete", "-f", "-", "--wait=true", "--timeout=60s"}, kStandIns);
+    (void)kubectl_.run({"delete", "-f", kStandIns, "--wait=true", "--timeout=60s"});
   }
   EXPECT_TRUE(wait_until("kubevirt.io/v1 no longer served", 60s, [&] {
     return !kubectl_.run({"get", "--raw", kApi}).ok();

@@ -1,4 +1,6 @@
 #include <cstddef>
+#include <optional>
+#include <utility>
 
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
@@ -7,13 +9,12 @@
 
 namespace nmo::kube::internal {
 
-Result<std::string> condition_status(const boost::json::object& status, std::string_view type,
-                                     const FieldPath& status_path) {
+Result<std::optional<ConditionEntry>> find_condition_entry(const boost::json::object& status,
+                                                           std::string_view type,
+                                                           const FieldPath& status_path) {
   NMO_TRY_ASSIGN(const boost::json::array* conditions,
                  get_array(status, "conditions", status_path));
-  if (conditions == nullptr) {
-    return std::string();
-  }
+  if (conditions == nullptr) return std::optional<ConditionEntry>();
   const FieldPath conditions_path = status_path.field("conditions");
   for (std::size_t i = 0; i < conditions->size(); ++i) {
     const boost::json::value& entry = (*conditions)[i];
@@ -23,11 +24,22 @@ Result<std::string> condition_status(const boost::json::object& status, std::str
     }
     const boost::json::value* entry_type = find_field(*condition, "type");
     const boost::json::string* type_text = entry_type ? entry_type->if_string() : nullptr;
-    if (type_text != nullptr && *type_text == type) {
-      return get_string(*condition, "status", conditions_path.element(i));
-    }
+    if (type_text == nullptr || *type_text != type) continue;
+    const FieldPath at = conditions_path.element(i);
+    ConditionEntry found;
+    NMO_TRY_ASSIGN(found.status, get_string(*condition, "status", at));
+    NMO_TRY_ASSIGN(found.reason, get_string(*condition, "reason", at));
+    NMO_TRY_ASSIGN(found.message, get_string(*condition, "message", at));
+    return std::optional<ConditionEntry>(std::move(found));
   }
-  return std::string();
+  return std::optional<ConditionEntry>();
+}
+
+Result<std::string> condition_status(const boost::json::object& status, std::string_view type,
+                                     const FieldPath& status_path) {
+  NMO_TRY_ASSIGN(std::optional<ConditionEntry> entry,
+                 find_condition_entry(status, type, status_path));
+  return entry ? std::move(entry->status) : std::string();
 }
 
 }  // namespace nmo::kube::internal

@@ -5,6 +5,7 @@
 // Threading: pure functions; safe to call from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,19 @@ namespace nmo::kube::internal {
 // decode_int_or_string() for the value at `path`.
 [[nodiscard]] Result<IntOrString> decode_int_or_string_at(const boost::json::value& value,
                                                           const FieldPath& path);
+
+// The entry of `status.conditions` whose `type` is `type`, as far as decoders need it.
+struct ConditionEntry {
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+};
+
+// That entry of the object `status` at `status_path`; std::nullopt when there is none. An entry
+// that is not an object, or whose status, reason or message is not a string, is an error naming
+// it.
+[[nodiscard]] Result<std::optional<ConditionEntry>> find_condition_entry(
+    const boost::json::object& status, std::string_view type, const FieldPath& status_path);
 
 // The `status` string of the entry of `status.conditions` whose `type` is `type` ("True",
 // "False", "Unknown"), or "" when there is no such entry. `status` is the object at
