@@ -12,14 +12,16 @@
 #      the manager's webhook port; its permissions are exactly deploy/rbac's rules for the
 #      manager (ClusterRoles bound cluster-wide, the Role in its own namespace), and the
 #      Deployment mounts no certificate where OLM mounts its own.
-#   4. Against the local cluster, a server-side dry run of what OLM would create from the bundle
-#      in a scratch namespace (olmcheck objects: the CRD, ServiceAccount, Roles, ClusterRoles and
-#      bindings, the Deployment, the webhook Service and ValidatingWebhookConfiguration, the
-#      metrics Service and user-facing ClusterRoles) and of other-namespaces.yaml. The CSV itself
-#      is not sent: its kind exists only where OLM is installed, and this cluster has no OLM
-#      (checked). The CRD is dry-run too, not applied: the bundle's lacks selectableFields
-#      (minKubeVersion 1.27), and the shared cluster's tests use them.
-# Cleanup (trap): the scratch namespace.
+#   4. Against the local cluster, a server-side dry run of the ClusterServiceVersion itself
+#      against OLM's own schema (this cluster has no OLM: OLM's ClusterServiceVersion CRD from
+#      the Operator Framework's API module, olmcheck csv-crd, is installed for it; a CSV broken on
+#      purpose is refused), and of what OLM would create from the bundle in a scratch namespace
+#      (olmcheck objects: the CRD, ServiceAccount, Roles, ClusterRoles and bindings, the
+#      Deployment, the webhook Service and ValidatingWebhookConfiguration, the metrics Service and
+#      user-facing ClusterRoles) and of other-namespaces.yaml. The CRD is dry-run too, not
+#      applied: the bundle's lacks selectableFields (minKubeVersion 1.27), and the shared
+#      cluster's tests use them.
+# Cleanup (trap): the scratch namespace, and OLM's CSV CRD when this test installed it.
 #
 # Takes the cluster's shared lock when run on its own:
 #   flock /tmp/nmo-cluster.lock bash test/e2e/olm_bundle_test.sh
@@ -44,12 +46,16 @@ bundle=deploy/olm/bundle
 csv="${bundle}/manifests/node-maintenance-operator.clusterserviceversion.yaml"
 scratch="nmo-olm-$(openssl rand -hex 3)"
 kapply() { kubectl apply --server-side --force-conflicts "$@"; }
+csv_crd_installed=0
 
 cleanup() {
   local status=$?
   set +e
   trap - EXIT INT TERM
   kubectl delete namespace "${scratch}" --ignore-not-found --wait=false >/dev/null 2>&1
+  if ((csv_crd_installed)); then
+    kubectl delete crd clusterserviceversions.operators.coreos.com --ignore-not-found >/dev/null 2>&1
+  fi
   rm -rf "${work}"
   say "olm bundle: ${passed} passed, ${failed} failed"
   ((failed == 0)) || status=1
@@ -152,12 +158,39 @@ check "the webhook definition reaches the manager's webhook-server port through 
 # --- 4. the local cluster -------------------------------------------------------------
 no_olm() { [[ -z "$(kubectl api-resources --api-group=operators.coreos.com -o name)" ]]; }
 if no_olm; then
-  say "no OLM on this cluster (no operators.coreos.com API): the ClusterServiceVersion itself is not sent, only what OLM would create from it"
-else
-  kapply --dry-run=server -f "${csv}" >/dev/null && pass "the CSV passes a server-side dry run (OLM is installed)" ||
-    fail "the CSV fails a server-side dry run"
+  # OLM's own ClusterServiceVersion CRD, from the Operator Framework's API module (the version
+  # olmcheck is built with), judges the CSV as a cluster with OLM would; removed again at the end.
+  say "no OLM on this cluster: OLM's own ClusterServiceVersion CRD (olmcheck csv-crd) is installed for the dry run, and removed after"
+  "${olmcheck}" csv-crd >"${work}/csv-crd.json"
+  csv_crd_installed=1
+  kapply -f "${work}/csv-crd.json" >/dev/null
+  for _ in $(seq 1 240); do
+    kubectl get --raw /apis/operators.coreos.com/v1alpha1/clusterserviceversions >/dev/null 2>&1 && break
+    sleep 0.25
+  done
 fi
 kubectl create namespace "${scratch}" >/dev/null
+# The dry run can fail: a CSV whose installModes is not a list is refused. The API server
+# applies a new CRD's schema a moment after serving it, so this is asked until it refuses (up to
+# 30 s), and the real CSV is judged after that.
+refuses_broken_csv() {
+  local out=""
+  kubectl create --dry-run=client --validate=false -o json -f "${csv}" |
+    jq '.spec.installModes = "AllNamespaces" | del(.metadata.namespace)' >"${work}/broken-csv.json"
+  for _ in $(seq 1 60); do
+    if ! out="$(kapply --dry-run=server -n "${scratch}" -f "${work}/broken-csv.json" 2>&1)" &&
+      [[ "${out}" == *installModes* ]]; then
+      echo "${out}"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "last answer: ${out}"
+  return 1
+}
+check "a ClusterServiceVersion with installModes not a list fails the server-side dry run" refuses_broken_csv
+check "the ClusterServiceVersion passes a server-side dry run against OLM's schema, in namespace ${scratch}" \
+  kapply --dry-run=server -n "${scratch}" -f "${csv}"
 check "server-side dry run of what OLM creates from the bundle, in namespace ${scratch} ($(jq '.items | length' "${work}/objects.json") objects)" \
   kapply --dry-run=server -f "${work}/objects.json"
 check "server-side dry run of deploy/olm/other-namespaces.yaml" kapply --dry-run=server -f deploy/olm/other-namespaces.yaml

@@ -4,6 +4,7 @@
 //	olmcheck validate [-k8s-version 1.34] <bundle dir>
 //	olmcheck generate -base FILE -version X.Y.Z -out DIR < rendered.yaml   (generate.go)
 //	olmcheck objects -namespace NS <bundle dir>                             (objects.go)
+//	olmcheck csv-crd                                                        (crd.go)
 //
 // validate runs the validators `operator-sdk bundle validate` runs: the default bundle
 // validators (CSV, CRD, bundle) and the optional ones a catalog runs before publishing
@@ -27,7 +28,8 @@ import (
 
 const usage = `usage: olmcheck validate [-k8s-version X.Y] <bundle dir>
        olmcheck generate -base FILE -version X.Y.Z -out DIR < rendered.yaml
-       olmcheck objects -namespace NS <bundle dir>`
+       olmcheck objects -namespace NS <bundle dir>
+       olmcheck csv-crd`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -42,6 +44,8 @@ func main() {
 		err = runGenerate(os.Args[2:])
 	case "objects":
 		err = runObjects(os.Args[2:])
+	case "csv-crd":
+		err = runCsvCrd(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q\n%s", os.Args[1], usage)
 	}
