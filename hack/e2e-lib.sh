@@ -39,7 +39,11 @@ e2e_prerequisites_start() {
   E2E_OLMCHECK_PID=$!
   if [[ "${NMO_REAL_NODE:-0}" == 1 ]]; then
     E2E_IMAGE_BASE_LOG="$(mktemp)"
-    nice -n 19 hack/image-base.sh >"${E2E_IMAGE_BASE_LOG}" 2>&1 &
+    {
+      rc=0
+      nice -n 19 hack/image-base.sh >"${E2E_IMAGE_BASE_LOG}" 2>&1 || rc=$?
+      echo "${rc}" >"${E2E_IMAGE_BASE_LOG}.status"
+    } &
     E2E_IMAGE_BASE_PID=$!
   fi
 }
@@ -52,41 +56,42 @@ e2e_image_start() {
   NMO_IMAGE_ARCHIVE="$(mktemp --suffix=.tar)"
   export NMO_IMAGE_ARCHIVE
   E2E_IMAGE_LOG="$(mktemp)"
-  nice -n 19 hack/image-build.sh --archive "${NMO_IMAGE_ARCHIVE}" --binary "${binary}" \
-    >"${E2E_IMAGE_LOG}" 2>&1 &
+  {
+    rc=0
+    nice -n 19 hack/image-build.sh --archive "${NMO_IMAGE_ARCHIVE}" --binary "${binary}" \
+      >"${E2E_IMAGE_LOG}" 2>&1 || rc=$?
+    echo "${rc}" >"${E2E_IMAGE_LOG}.status"
+  } &
   E2E_IMAGE_PID=$!
 }
 
-# A background job's status can be lost to `wait` (exit 127: no such child) when the job ended
-# long before (the base images usually exist: that job ends within a second, twenty minutes
-# before this wait); so the outcome is checked again by its result: the base images by running
-# hack/image-base.sh once more in the foreground (it ends at once when they exist, and says why
-# when it cannot make them), the image by its archive.
+# job_status <pid> <status file>: waits for a background job (in this shell: a subshell cannot)
+# and sets JOB_STATUS to the exit status it wrote into its status file. `wait` alone is not
+# enough: bash can lose the status of a job that ended long before ("pid N is not a child of this
+# shell": the base-image job usually ends within a second, twenty minutes before it is waited
+# for), so `wait` only waits and the file says how the job ended.
+job_status() {
+  wait "$1" 2>/dev/null || true
+  JOB_STATUS=1
+  [[ -s "$2" ]] && JOB_STATUS="$(cat "$2")"
+  rm -f "$2"
+}
+
 e2e_image_wait() {
   [[ "${NMO_REAL_NODE:-0}" == 1 ]] || return 0
-  local rc=0
-  wait "${E2E_IMAGE_BASE_PID}" || rc=$?
-  if ((rc != 0)); then
+  job_status "${E2E_IMAGE_BASE_PID}" "${E2E_IMAGE_BASE_LOG}.status"
+  if [[ "${JOB_STATUS}" != 0 ]]; then
     cat "${E2E_IMAGE_BASE_LOG}" >&2
-    printf '[e2e] the background run of hack/image-base.sh ended with status %d; running it again\n' "${rc}" >&2
-    hack/image-base.sh >&2 || {
-      rm -f "${E2E_IMAGE_BASE_LOG}"
-      die "making the image's base images failed"
-    }
+    rm -f "${E2E_IMAGE_BASE_LOG}"
+    die "making the image's base images failed (status ${JOB_STATUS})"
   fi
   grep -E '^\[image' "${E2E_IMAGE_BASE_LOG}" >&2 || true
   rm -f "${E2E_IMAGE_BASE_LOG}"
-  rc=0
-  wait "${E2E_IMAGE_PID}" || rc=$?
-  # Finished: the archive is written and the image's name is the log's last line.
-  if ((rc == 127)) && [[ -s "${NMO_IMAGE_ARCHIVE}" ]] &&
-    [[ "$(tail -n 1 "${E2E_IMAGE_LOG}")" =~ ^[^[[:space:]].*: ]]; then
-    rc=0
-  fi
-  if ((rc != 0)); then
+  job_status "${E2E_IMAGE_PID}" "${E2E_IMAGE_LOG}.status"
+  if [[ "${JOB_STATUS}" != 0 ]]; then
     cat "${E2E_IMAGE_LOG}" >&2
     rm -f "${E2E_IMAGE_LOG}"
-    die "building the operator's image failed (status ${rc})"
+    die "building the operator's image failed (status ${JOB_STATUS})"
   fi
   grep -E '^\[image' "${E2E_IMAGE_LOG}" >&2 || true
   rm -f "${E2E_IMAGE_LOG}"
