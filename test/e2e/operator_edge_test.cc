@@ -1007,10 +1007,8 @@ TEST_F(NodeMaintenanceEdgeTest, TheStorysVmIsLiveMigratedByTheOperatorAndOneThat
   const std::string& other = nodes[1];
   const std::string cr = "maintenance-edge-vm";
   TestNamespace ns(kubectl_, "edge-vm");
-  kubectl_.apply(vmi_manifest(ns.name(), "vm-order-processing", node, "", "True"));
-  kubectl_.apply(vmi_manifest(ns.name(), "db", node, "None", "False"));
-  kubectl_.apply(launcher_manifest(ns.name(), "vm-order-processing", node));
-  kubectl_.apply(launcher_manifest(ns.name(), "db", node));
+  place_vm(kubectl_, ns.name(), "vm-order-processing", node, "", "True");
+  place_vm(kubectl_, ns.name(), "db", node, "None", "False");
   kubectl_.apply(pod_manifest(ns.name(), "web", node));
   ASSERT_TRUE(wait_running(ns.name(), "app=web", 1));
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 2));
@@ -1116,8 +1114,7 @@ TEST_F(NodeMaintenanceEdgeTest, AFailedMigrationIsRetriedAndDeletingTheMaintenan
   const std::string& node = nodes[0];
   const std::string cr = "maintenance-edge-vm-retry";
   TestNamespace ns(kubectl_, "edge-vm-retry");
-  kubectl_.apply(vmi_manifest(ns.name(), "order", node, "", "True"));
-  kubectl_.apply(launcher_manifest(ns.name(), "order", node));
+  place_vm(kubectl_, ns.name(), "order", node, "", "True");
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
   const VirtControllerStandIn virt(kubectl_, ns.name());
   EXPECT_EQ(planned(node).at("virt-launcher-order-x"), "evict MigratingVM");
@@ -1154,8 +1151,7 @@ TEST_F(NodeMaintenanceEdgeTest, AFailedMigrationIsRetriedAndDeletingTheMaintenan
 
   // A second VM arrives on the node (bound to it, as a taint does not stop that); its migration
   // starts, and the maintenance is deleted while it runs.
-  kubectl_.apply(vmi_manifest(ns.name(), "late", node, "", "True"));
-  kubectl_.apply(launcher_manifest(ns.name(), "late", node));
+  place_vm(kubectl_, ns.name(), "late", node, "", "True");
   const auto late = virt.wait_for_migration("late", 1, kDrain);
   ASSERT_TRUE(late);
   virt.run(*late);
@@ -1182,8 +1178,7 @@ TEST_F(NodeMaintenanceEdgeTest, KubeVirtsOwnMigrationOfALiveMigrateVmIsWaitedFor
   const std::string cr = "maintenance-edge-vm-kubevirt";
   const std::string webhook_name = "virt-launcher-eviction-interceptor.e2e.medik8s.io";
   TestNamespace ns(kubectl_, "edge-vm-kubevirt");
-  kubectl_.apply(vmi_manifest(ns.name(), "web", node, "LiveMigrate", "True"));
-  kubectl_.apply(launcher_manifest(ns.name(), "web", node));
+  place_vm(kubectl_, ns.name(), "web", node, "LiveMigrate", "True");
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
   const std::string evacuation = "Eviction triggered evacuation of VMI \"" + ns.name() + "/web\"";
   DeferringWebhook webhook(429, "TooManyRequests", evacuation);
@@ -1238,8 +1233,7 @@ TEST_F(NodeMaintenanceEdgeTest, KubeVirtInstalledAMomentAgoIsNotTakenForAbsent) 
 
   const KubeVirtApi kubevirt(kubectl_);
   ASSERT_TRUE(kubevirt.served());
-  kubectl_.apply(vmi_manifest(ns.name(), "late", nodes[1], "", "True"));
-  kubectl_.apply(launcher_manifest(ns.name(), "late", nodes[1]));
+  place_vm(kubectl_, ns.name(), "late", nodes[1], "", "True");
   ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
   const std::string second = "maintenance-edge-vm-late-api-2";
   ASSERT_FALSE(create(second, nodes[1]).empty());

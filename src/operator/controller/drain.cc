@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <utility>
 
-#include <boost/json/parse.hpp>
-
 #include "kube/api/daemon_set.h"
 #include "operator/controller/internal/operator_impl.h"
 #include "operator/drain/eviction_policy.h"
@@ -134,12 +132,11 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   });
   if (!migrates) co_return;
   Maintenance::MigrationsRead read = found->second.migrations;
-  if (!read.valid || now >= read.read_at + kMigrationRecheck) {
+  if (now >= read.read_at + kMigrationRecheck) {
     std::string uid = nm.meta.uid;
     Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
     read.migrations = std::move(listed);
     read.read_at = now;
-    read.valid = true;
     if (auto again = maintenances_state_.find(nm.meta.name);
         again != maintenances_state_.end() && again->second.uid == nm.meta.uid) {
       again->second.migrations = read;
@@ -161,35 +158,10 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
 asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(std::string uid) {
   kube::ListOptions options;
   options.label_selector = std::string(kMigrationOwnerLabel) + "=" + uid;
-  std::vector<Migration> migrations;
-  const std::string path = std::string(kKubeVirtApiRoot) + "/virtualmachineinstancemigrations";
-  while (true) {
-    // Arguments named first, one co_await per statement (see vm_facts()).
-    Result<std::string> listed = co_await client_.list_raw(path, options);
-    if (!listed) co_return std::move(listed).error();
-    const std::string body = std::move(*listed);
-    boost::system::error_code parse_error;
-    const boost::json::value page = boost::json::parse(body, parse_error);
-    const boost::json::object* list = parse_error ? nullptr : page.if_object();
-    if (list == nullptr) {
-      co_return Error(ErrorCode::kInvalid, "a list of live migrations that is not a JSON object");
-    }
-    if (const boost::json::value* items = list->if_contains("items");
-        items != nullptr && items->is_array()) {
-      for (const boost::json::value& item : items->get_array()) {
-        NMO_CO_TRY_ASSIGN(Migration migration, decode_migration(item));
-        migrations.push_back(std::move(migration));
-      }
-    }
-    const boost::json::value* token = nullptr;
-    if (const boost::json::value* meta = list->if_contains("metadata");
-        meta != nullptr && meta->is_object()) {
-      token = meta->get_object().if_contains("continue");
-    }
-    if (token == nullptr || !token->is_string() || token->get_string().empty()) break;
-    options.continue_token = std::string(token->get_string());
-  }
-  co_return migrations;
+  // One co_await per statement, its result named (see vm_facts()).
+  Result<kube::ListPage<Migration>> listed = co_await client_.list_all<Migration>("", options);
+  if (!listed) co_return std::move(listed).error();
+  co_return std::move(listed->items);
 }
 
 void OperatorImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
@@ -201,8 +173,7 @@ void OperatorImpl::start_migration(const NodeMaintenance& nm, MigrationRequest r
 asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::string cr_uid,
                                                      MigrationRequest request,
                                                      std::shared_ptr<bool> alive) {
-  const std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + request.namespace_ +
-                           "/virtualmachineinstancemigrations";
+  const std::string path = kube::collection_path<Migration>(request.namespace_);
   boost::json::value manifest = migration_manifest(request.namespace_, request.name, request.vmi,
                                                    request.attempt, cr_name, cr_uid);
   // The options are passed, not defaulted: GCC 12 freed a defaulted argument of a coroutine
@@ -214,7 +185,7 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
   auto found = maintenances_state_.find(cr_name);
   if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
   // The next drain step lists the migrations again, this one among them.
-  found->second.migrations.valid = false;
+  found->second.migrations.read_at = Clock::time_point{};
   Result<void> answer;
   if (!created) answer = std::move(created).error();
   found->second.drain.migration_inbox.push_back(
@@ -238,8 +209,7 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
   for (const Migration& migration : *listed) {
     if (migration.finished()) continue;
     const std::string key = migration.namespace_ + "/" + migration.name;
-    std::string path = std::string(kKubeVirtApiRoot) + "/namespaces/" + migration.namespace_ +
-                       "/virtualmachineinstancemigrations/" + migration.name;
+    std::string path = kube::object_path<Migration>(migration.namespace_, migration.name);
     const kube::DeleteOptions options;  // passed, not defaulted (see create_migration())
     Result<void> removed = co_await client_.remove(std::move(path), options);
     if (!removed && removed.error().code != ErrorCode::kNotFound) {
@@ -255,15 +225,12 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
 
 asio::awaitable<Result<std::optional<Vmi>>> OperatorImpl::read_vmi(std::string ns,
                                                                    std::string name) {
-  const std::string path =
-      std::string(kKubeVirtApiRoot) + "/namespaces/" + ns + "/virtualmachineinstances/" + name;
-  auto object = co_await client_.get_json(path);
-  if (!object) {
-    if (object.error().code == ErrorCode::kNotFound) co_return std::optional<Vmi>();
-    co_return std::move(object).error();
+  Result<Vmi> vmi = co_await client_.get<Vmi>(std::move(ns), std::move(name));
+  if (!vmi) {
+    if (vmi.error().code == ErrorCode::kNotFound) co_return std::optional<Vmi>();
+    co_return std::move(vmi).error();
   }
-  NMO_CO_TRY_ASSIGN(Vmi vmi, decode_vmi(*object));
-  co_return std::optional<Vmi>(std::move(vmi));
+  co_return std::optional<Vmi>(std::move(*vmi));
 }
 
 void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& pod) {

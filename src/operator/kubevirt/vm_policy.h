@@ -38,6 +38,7 @@
 
 #include "base/result.h"
 #include "kube/api/pod.h"
+#include "kube/api/resource.h"
 #include "operator/api/node_maintenance.h"
 
 namespace nmo::op {
@@ -196,3 +197,33 @@ struct Migration {
 [[nodiscard]] std::chrono::seconds migration_retry_delay(int failures) noexcept;
 
 }  // namespace nmo::op
+
+// The two KubeVirt kinds as resources of the generic client (kube/api/resource.h): typed get,
+// list_all and their paths.
+namespace nmo::kube {
+
+template <>
+struct ResourceInfo<op::Vmi> {
+  static constexpr std::string_view kGroup = "kubevirt.io";
+  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kPlural = "virtualmachineinstances";
+  static constexpr std::string_view kKind = "VirtualMachineInstance";
+  static constexpr bool kNamespaced = true;
+  // op::decode_vmi().
+  static Result<op::Vmi> decode(const boost::json::value& object) { return op::decode_vmi(object); }
+};
+
+template <>
+struct ResourceInfo<op::Migration> {
+  static constexpr std::string_view kGroup = "kubevirt.io";
+  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kPlural = "virtualmachineinstancemigrations";
+  static constexpr std::string_view kKind = "VirtualMachineInstanceMigration";
+  static constexpr bool kNamespaced = true;
+  // op::decode_migration().
+  static Result<op::Migration> decode(const boost::json::value& object) {
+    return op::decode_migration(object);
+  }
+};
+
+}  // namespace nmo::kube

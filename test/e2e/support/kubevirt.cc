@@ -83,6 +83,12 @@ std::string launcher_manifest(const std::string& ns, const std::string& vmi,
   return json::serialize(pod);
 }
 
+void place_vm(const Kubectl& kubectl, const std::string& ns, const std::string& name,
+              const std::string& node, const std::string& strategy, const std::string& migratable) {
+  kubectl.apply(vmi_manifest(ns, name, node, strategy, migratable));
+  kubectl.apply(launcher_manifest(ns, name, node));
+}
+
 VirtControllerStandIn::VirtControllerStandIn(const Kubectl& kubectl, std::string ns)
     : kubectl_(kubectl), ns_(std::move(ns)) {}
 

@@ -48,6 +48,11 @@ std::string vmi_manifest(const std::string& ns, const std::string& name, const s
 std::string launcher_manifest(const std::string& ns, const std::string& vmi,
                               const std::string& node, const std::string& suffix = "x");
 
+/// A running VM as KubeVirt has it: its VMI (vmi_manifest()) and its launcher pod
+/// (launcher_manifest(), suffix "x") on `node`.
+void place_vm(const Kubectl& kubectl, const std::string& ns, const std::string& name,
+              const std::string& node, const std::string& strategy, const std::string& migratable);
+
 /// Plays KubeVirt's virt-controller and virt-handler for one live migration, as KubeVirt
 /// documents it (shared/kubevirt/README.md): phases up to Running, then Succeeded (the target
 /// pod runs on the target node, the VMI's status.nodeName is the target, the source pod has

@@ -112,11 +112,10 @@ struct Maintenance {
   };
   std::map<std::string, VmiRead> vmis;
   // The operator's migrations for this maintenance as last listed (docs/design.md §2.9); listed
-  // again after kMigrationRecheck, or at once after a create.
+  // again after kMigrationRecheck, or at once after a create (read_at reset: never read).
   struct MigrationsRead {
     Result<std::vector<Migration>> migrations = std::vector<Migration>{};
     Clock::time_point read_at{};
-    bool valid = false;
   };
   MigrationsRead migrations;
 };
