@@ -4,13 +4,14 @@
 #
 #   hack/olm-bundle.sh [--out DIR] [--image REF]
 #
-# renders deploy/before-1.31/default (the CRD without selectableFields, so the bundle installs
+# renders deploy/before-1.31/default (the CRDs without selectableFields, so the bundle installs
 # on every tested Kubernetes from 1.27 on: its minKubeVersion), and has test/tools/olmcheck
 # (built and cached by hack/go-tool-build.sh) write, under DIR (default deploy/olm):
 # bundle/manifests/ (the ClusterServiceVersion from deploy/olm/csv-base.yaml and the rendered
-# objects, the CRD, the metrics Service, the user-facing ClusterRoles), bundle/metadata/
-# annotations.yaml, bundle.Containerfile and other-namespaces.yaml; then validates the bundle
-# with the Operator Framework's validators (olmcheck validate: any error fails).
+# objects: every CRD, each owned by the CSV, the metrics Service, the user-facing ClusterRoles),
+# bundle/metadata/annotations.yaml, bundle.Containerfile and other-namespaces.yaml; then
+# validates the bundle with the Operator Framework's validators (olmcheck validate: any error
+# fails).
 #   --image REF   the operator's image in the CSV (default: deploy/default's images: entry)
 # The version is the project's (CMakeLists.txt). Needs kubectl (PATH, or the local cluster's).
 set -euo pipefail

@@ -24,6 +24,8 @@ build_packages=(
   ccache git clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
   # the operator's metrics, the tests and benchmarks
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # the operator's MaintenancePlan time zones (brings libdate-tz3 and tzdata)
+  libhowardhinnant-date-dev
 )
 all_packages=(
   "${build_packages[@]}"

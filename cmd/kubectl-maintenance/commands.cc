@@ -20,7 +20,9 @@
 #include "cli/maintenance_text.h"
 #include "cli/output_format.h"
 #include "cli/plan.h"
+#include "cli/plan_status_text.h"
 #include "cli/text.h"
+#include "cli/work_done.h"
 #include "console.h"
 #include "follow.h"
 #include "kube/api/daemon_set.h"
@@ -496,6 +498,37 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
     print_document(diagnosis_to_json(input), options.output);
   } else {
     print(diagnosis_report(input, kMaxEvents));
+  }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_done(Session& session, std::string node, CommandOptions /*options*/) {
+  auto all = co_await session.maintenances();
+  if (!all) co_return report(all.failure());
+  const std::vector<op::NodeMaintenance> of_node = maintenances_of_node(all->items, node);
+  if (auto refusal = done_refusal(of_node, node)) co_return report(*refusal);
+  const std::string body = done_patch(wall_now());
+  for (const auto& nm : of_node) {
+    if (!can_mark_done(nm)) continue;
+    // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+    std::string path = maintenance_path(nm.meta.name);
+    std::string patch = body;
+    kube::WriteOptions write;
+    auto patched =
+        co_await session.client().patch(path, kube::PatchType::kMergePatch, patch, write);
+    if (!patched) co_return report(session.failure(patched.error()));
+    print(done_confirmation(nm));
+  }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_plan_status(Session& session, std::string name, CommandOptions options) {
+  auto found = co_await session.maintenance_plan(name);
+  if (!found) co_return report(found.failure());
+  if (prints_document(options.output)) {
+    print_document(found->raw, options.output);
+  } else {
+    print(plan_status_report(found->plan, wall_now()));
   }
   co_return kExitOk;
 }

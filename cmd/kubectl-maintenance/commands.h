@@ -1,4 +1,4 @@
-// The subcommands of kubectl-maintenance, each a coroutine that reads (and for start/stop
+// The subcommands of kubectl-maintenance, each a coroutine that reads (and for start/stop/done
 // writes) the cluster through a Session, prints its result, and returns the exit status
 // (src/cli/exit_code.h). Failures are printed as one line on stderr ("error: ...").
 //
@@ -39,5 +39,7 @@ asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptio
 asio::awaitable<int> run_watch(Session& session, std::string name, CommandOptions options);
 asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions options);
 asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options);
+asio::awaitable<int> run_done(Session& session, std::string node, CommandOptions options);
+asio::awaitable<int> run_plan_status(Session& session, std::string name, CommandOptions options);
 
 }  // namespace nmo::cli

@@ -4,7 +4,9 @@
 #include <set>
 #include <utility>
 
+#include "cli/maintenance_text.h"
 #include "kube/api/node.h"
+#include "operator/api/maintenance_plan.h"
 
 namespace nmo::cli {
 namespace {
@@ -130,6 +132,8 @@ CompletionQuery classify_completion(const CLI::App& app, const std::vector<std::
     query.kind = CompletionQuery::Kind::kMaintenances;
   }
   if (name == "stop") query.kind = CompletionQuery::Kind::kStopTargets;
+  if (name == "done") query.kind = CompletionQuery::Kind::kMaintenanceNodes;
+  if (name == "plan-status") query.kind = CompletionQuery::Kind::kPlans;
   return query;
 }
 
@@ -152,6 +156,27 @@ asio::awaitable<int> print_cluster_candidates(Session& session, CompletionQuery 
     auto nodes = co_await session.client().list_all<kube::Node>(cluster_scope, all);
     if (nodes) {
       for (const auto& node : nodes->items) names.push_back(node.meta.name);
+    }
+  } else if (query.kind == CompletionQuery::Kind::kPlans) {
+    kube::ListOptions all;
+    std::string cluster_scope;
+    auto plans = co_await session.client().list_all<op::MaintenancePlan>(cluster_scope, all);
+    if (plans) {
+      for (const auto& plan : plans->items) {
+        const std::string phase =
+            plan.status.phase ? std::string(op::to_string(*plan.status.phase)) : "not started";
+        names.push_back(with_description(plan.meta.name, "MaintenancePlan, " + phase));
+      }
+    }
+  } else if (query.kind == CompletionQuery::Kind::kMaintenanceNodes) {
+    auto all = co_await session.maintenances();
+    if (all) {
+      std::set<std::string> seen;
+      for (const auto& nm : all->items) {
+        if (!seen.insert(nm.spec.node_name).second) continue;
+        names.push_back(with_description(
+            nm.spec.node_name, "NodeMaintenance " + nm.meta.name + ", " + phase_text(nm)));
+      }
     }
   } else {
     auto all = co_await session.maintenances();

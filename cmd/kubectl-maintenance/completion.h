@@ -5,8 +5,8 @@
 // answer comes from `kubectl-maintenance __complete <words...>`, which is how shells complete
 // the binary itself.
 //
-// Subcommands and flags come from the command-line definition; node and NodeMaintenance names
-// from the cluster, with the kubeconfig flags among the words.
+// Subcommands and flags come from the command-line definition; node, NodeMaintenance and
+// MaintenancePlan names from the cluster, with the kubeconfig flags among the words.
 //
 // Threading: called from main() on the main thread.
 #pragma once
@@ -28,11 +28,13 @@ inline constexpr int kNoFileCompletion = 4;
 // What the last word is.
 struct CompletionQuery {
   enum class Kind {
-    kNothing,       // a value nobody can guess (a reason, a duration)
-    kStatic,        // subcommands, flags or flag values: `candidates` holds them
-    kNodes,         // start, plan
-    kMaintenances,  // status, watch, diagnose
-    kStopTargets,   // stop: maintenances and the nodes they are for
+    kNothing,           // a value nobody can guess (a reason, a duration)
+    kStatic,            // subcommands, flags or flag values: `candidates` holds them
+    kNodes,             // start, plan
+    kMaintenances,      // status, watch, diagnose
+    kStopTargets,       // stop: maintenances and the nodes they are for
+    kMaintenanceNodes,  // done: the nodes that have a maintenance
+    kPlans,             // plan-status
   };
   Kind kind = Kind::kNothing;
   std::string prefix;                    // the word being completed

@@ -40,11 +40,13 @@ namespace {
 constexpr const char* kExitCodesHelp =
     "Exit status:\n"
     "  0  success (watch, start --wait: the maintenance Succeeded)\n"
-    "  1  the operation failed: the maintenance Failed, or the API server refused a write\n"
+    "  1  the operation failed: the maintenance Failed, the API server refused a write, or\n"
+    "     done was asked for a node whose drain has not Succeeded\n"
     "  2  bad command line\n"
-    "  3  the node or NodeMaintenance named does not exist\n"
+    "  3  the node, NodeMaintenance or MaintenancePlan named does not exist (done: the node\n"
+    "     has no NodeMaintenance)\n"
     "  4  the cluster cannot be used: API server unreachable, kubeconfig or credentials\n"
-    "     unusable, or the NodeMaintenance API (CRD) is not installed\n"
+    "     unusable, or the NodeMaintenance (MaintenancePlan) API (CRD) is not installed\n"
     "  5  --timeout passed before the awaited state was reached\n"
     "  130, 143  watch or --wait interrupted by Ctrl-C (SIGINT) or SIGTERM\n";
 
@@ -185,8 +187,8 @@ int complete(CLI::App& app, Flags& flags, Command& command, const std::vector<st
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "kubectl-maintenance: start, follow, explain and stop NodeMaintenances "
-      "(nodemaintenance.medik8s.io) — also `kubectl maintenance` when on PATH.",
+      "kubectl-maintenance: start, follow, explain and stop NodeMaintenances, and follow "
+      "MaintenancePlans (nodemaintenance.medik8s.io) — also `kubectl maintenance` when on PATH.",
       "kubectl-maintenance"};
   app.set_version_flag("--version", std::string("kubectl-maintenance ") + NMO_VERSION);
   app.footer(kExitCodesHelp);
@@ -241,6 +243,15 @@ int run(int argc, char** argv) {
   stop->add_option("--timeout", flags.timeout, "with --wait: give up after this long (exit 5)");
   stop->callback([&] {
     command = [&arg](Session& s, CommandOptions o) { return run_stop(s, arg, std::move(o)); };
+  });
+
+  auto* done = app.add_subcommand(
+      "done",
+      "the work on a drained node is finished: mark its NodeMaintenance done (its "
+      "MaintenancePlan then gives the node back)");
+  done->add_option("node", arg, "the node")->required();
+  done->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_done(s, arg, std::move(o)); };
   });
 
   auto* list = app.add_subcommand("list",
@@ -302,7 +313,19 @@ int run(int argc, char** argv) {
     command = [&arg](Session& s, CommandOptions o) { return run_diagnose(s, arg, std::move(o)); };
   });
 
-  for (CLI::App* sub : {start, stop, list, status, watch, plan, diagnose}) {
+  auto* plan_status = app.add_subcommand(
+      "plan-status",
+      "a MaintenancePlan's progress: counts, a bar, the next window, the ETA and each node");
+  plan_status->add_option("name", arg, "the MaintenancePlan")->required();
+  add_output(*plan_status, flags, "json|yaml|jsonpath=TEMPLATE: the MaintenancePlan object",
+             kDocumentOutputs);
+  plan_status->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) {
+      return run_plan_status(s, arg, std::move(o));
+    };
+  });
+
+  for (CLI::App* sub : {start, stop, done, list, status, watch, plan, diagnose, plan_status}) {
     sub->fallthrough();
     sub->footer(kExitCodesHelp);
   }

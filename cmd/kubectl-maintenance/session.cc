@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "cli/exit_code.h"
 #include "kube/api/resource.h"
 
 namespace nmo::cli {
@@ -10,6 +11,13 @@ namespace nmo::cli {
 std::string maintenance_path(const std::string& name) {
   std::string path = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kVersion) + "/" +
                      std::string(op::kPlural);
+  if (!name.empty()) path += "/" + name;
+  return path;
+}
+
+std::string plan_path(const std::string& name) {
+  std::string path = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kPlanVersion) +
+                     "/" + std::string(op::kPlanPlural);
   if (!name.empty()) path += "/" + name;
   return path;
 }
@@ -93,6 +101,25 @@ asio::awaitable<Outcome<Session::Maintenances>> Session::maintenances() {
               return std::tie(ta, a.meta.name) < std::tie(tb, b.meta.name);
             });
   co_return all;
+}
+
+asio::awaitable<Outcome<Session::Plan>> Session::maintenance_plan(std::string name) {
+  std::string path = plan_path(name);
+  auto got = co_await get_optional(path);
+  if (!got) co_return got.failure();
+  if (!got->has_value()) {
+    // A 404 also comes when the MaintenancePlan CRD is missing; tell the two apart.
+    const std::string root =
+        "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kPlanVersion);
+    auto served_now = co_await served(root);
+    if (!served_now) co_return served_now.failure();
+    if (!*served_now) co_return plan_api_not_installed();
+    co_return Failure{.message = "MaintenancePlan " + name + " not found",
+                      .exit_code = kExitNotFound};
+  }
+  auto decoded = op::decode_maintenance_plan(**got);
+  if (!decoded) co_return failure(decoded.error());
+  co_return Plan{.raw = std::move(**got), .plan = std::move(*decoded)};
 }
 
 }  // namespace nmo::cli

@@ -14,6 +14,7 @@
 #include "cli/api_error.h"
 #include "http/asio.h"
 #include "kube/client/client.h"
+#include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
 
 namespace nmo::cli {
@@ -71,6 +72,14 @@ class Session {
   };
   asio::awaitable<Outcome<Maintenances>> maintenances();
 
+  // The MaintenancePlan `name` (raw and decoded); a missing one is exit 3
+  // (`MaintenancePlan x not found`), a missing MaintenancePlan API exit 4.
+  struct Plan {
+    boost::json::value raw;
+    op::MaintenancePlan plan;
+  };
+  asio::awaitable<Outcome<Plan>> maintenance_plan(std::string name);
+
  private:
   // Whether the NodeMaintenance API is served (a 404 on it means the CRD is missing).
   asio::awaitable<Outcome<Done>> require_api();
@@ -81,5 +90,8 @@ class Session {
 
 // The URL path of the NodeMaintenance collection, or of one object.
 [[nodiscard]] std::string maintenance_path(const std::string& name = {});
+
+// The URL path of the MaintenancePlan collection, or of one object.
+[[nodiscard]] std::string plan_path(const std::string& name = {});
 
 }  // namespace nmo::cli

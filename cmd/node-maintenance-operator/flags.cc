@@ -133,6 +133,10 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
   app.add_option("--test-hook-node-lease-renew-interval", flags.node_lease_renew_interval_seconds)
       ->check(CLI::Range(1, 86400))
       ->group("");
+  // For the end-to-end tests of MaintenancePlans only; not shown in --help.
+  app.add_option("--test-hook-plan-poll", flags.plan_poll_seconds)
+      ->check(CLI::Range(1, 3600))
+      ->group("");
   app.add_option("--log-format", flags.log_format,
                  "json or text (default: json in a cluster, text elsewhere)")
       ->envname("NMO_LOG_FORMAT")

@@ -52,6 +52,8 @@ struct Flags {
   int healthz_max_stall_seconds = 300;
   int node_lease_renew_interval_seconds =
       static_cast<int>(std::chrono::seconds(op::kNodeLeaseRenewInterval).count());
+  // How often a MaintenancePlan with nodes in progress is looked at (docs/design.md §10).
+  int plan_poll_seconds = 5;
   // Whether --namespace (or NMO_NAMESPACE) was given; resolve_namespace() looks elsewhere if not.
   bool namespace_given = false;
   // What the upstream flags given do here, one line each, for the log.

@@ -30,6 +30,7 @@
 #include "kube/config/load_rest_config.h"
 #include "operator/budget/published_budget.h"
 #include "operator/controller/operator.h"
+#include "operator/fleet/plan_controller.h"
 #include "operator/metrics/prometheus_metrics.h"
 #include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
@@ -264,6 +265,16 @@ int run(int argc, char** argv) {
         runtime::RunsOn::kEveryReplica);
   }
   manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
+  // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
+  manager.add(
+      "plans",
+      std::make_unique<op::fleet::PlanController>(
+          io.get_executor(), **client,
+          op::fleet::PlanControllerOptions{.lease_namespace = flags.options.lease_namespace,
+                                           .poll = std::chrono::seconds(flags.plan_poll_seconds),
+                                           .identity = flags.options.identity,
+                                           .events_client = flags.options.events_client}),
+      runtime::RunsOn::kLeader);
   // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h);
   // every replica publishes the same value, and a failure only costs the courtesy.
   kube::Client& budget_client = **client;

@@ -39,4 +39,7 @@ struct Failure {
 // The message when the nodemaintenances resource is not served (the CRD is missing); exit 4.
 [[nodiscard]] Failure api_not_installed();
 
+// The same for the maintenanceplans resource (plan-status); exit 4.
+[[nodiscard]] Failure plan_api_not_installed();
+
 }  // namespace nmo::cli

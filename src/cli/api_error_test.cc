@@ -39,6 +39,10 @@ TEST(ApiNotInstalled, NamesTheCrdAndTheFix) {
             "the NodeMaintenance API is not installed in this cluster "
             "(nodemaintenances.nodemaintenance.medik8s.io): apply deploy/crd");
   EXPECT_EQ(api_not_installed().exit_code, kExitUnavailable);
+  EXPECT_EQ(plan_api_not_installed().message,
+            "the MaintenancePlan API is not installed in this cluster "
+            "(maintenanceplans.nodemaintenance.medik8s.io): apply deploy/crd");
+  EXPECT_EQ(plan_api_not_installed().exit_code, kExitUnavailable);
 }
 
 }  // namespace

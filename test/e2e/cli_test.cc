@@ -7,6 +7,7 @@
 //     each VM;
 //   - watch in a pseudo-terminal (script(1)) redraws a progress bar whose percentage advances;
 //   - a maintenance that times out makes start --wait exit 1; --timeout exits 5;
+//   - done refuses a maintenance whose drain has not Succeeded and marks one that has;
 //   - bad input: unknown node or CR, the API not installed, the API server down.
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -35,6 +36,8 @@
 #include "base/strings.h"
 #include "http/server.h"
 #include "http/testing/run.h"
+#include "kube/api/time.h"
+#include "operator/api/maintenance_plan.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/scenarios.h"
@@ -963,6 +966,77 @@ TEST_F(CliErrorTest, KubectlHabits) {
   EXPECT_EQ(through_kubeconfig.out, ":4\n") << describe(through_kubeconfig);
   const ProcessResult self = cli({"__complete", "diag"});
   EXPECT_EQ(self.out.substr(0, self.out.find('\t')), "diagnose") << describe(self);
+}
+
+// done: refused while the drain has not Succeeded, then the annotation a MaintenancePlan waits
+// for, and what gives the node back. No operator runs: the test writes the status itself.
+TEST_F(CliErrorTest, DoneMarksASucceededMaintenanceOnly) {
+  install_operator_prerequisites(kubectl_);
+  const std::string node = unique_name("node-done");
+  const std::string name = unique_name("cli-done");
+  const std::string planned_node = unique_name("node-done");
+  const std::string planned = unique_name("cli-done");
+  const DeleteAtEnd cleanup{kubectl_, {name, planned}};
+  auto create = [&](const std::string& nm, const std::string& on, json::object labels) {
+    kubectl_.apply(
+        json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1beta1"},
+                                     {"kind", "NodeMaintenance"},
+                                     {"metadata", {{"name", nm}, {"labels", std::move(labels)}}},
+                                     {"spec", {{"nodeName", on}}}}));
+  };
+  auto set_phase = [&](const std::string& nm, const std::string& phase) {
+    kubectl_.must({"patch", "nodemaintenance", nm, "--subresource=status", "--type=merge", "-p",
+                   json::serialize(json::object{{"status", {{"phase", phase}}}})});
+  };
+  const std::string refused =
+      " not Succeeded: its drain has not finished, so the work cannot be "
+      "done yet\n";
+
+  const ProcessResult none = cli({"done", node});
+  EXPECT_EQ(none.exit_code, 3) << describe(none);
+  EXPECT_EQ(none.err, "error: no NodeMaintenance for node " + node + "\n") << describe(none);
+
+  create(name, node, {});
+  const ProcessResult fresh = cli({"done", node});
+  EXPECT_EQ(fresh.exit_code, 1) << describe(fresh);
+  EXPECT_EQ(fresh.err, "error: NodeMaintenance " + name + " on node " + node + " is new," + refused)
+      << describe(fresh);
+  set_phase(name, "Running");
+  const ProcessResult running = cli({"done", node});
+  EXPECT_EQ(running.exit_code, 1) << describe(running);
+  EXPECT_EQ(running.err,
+            "error: NodeMaintenance " + name + " on node " + node + " is Running," + refused)
+      << describe(running);
+  auto unmarked = kubectl_.get_json({"nodemaintenance", name});
+  ASSERT_TRUE(unmarked);
+  EXPECT_FALSE(maintenance_of(*unmarked).meta.annotations.contains(op::kDoneAnnotation));
+
+  set_phase(name, "Succeeded");
+  const kube::Time before = kube::wall_now() - std::chrono::seconds(1);  // written in seconds
+  const ProcessResult marked = cli({"done", node});
+  const kube::Time after = kube::wall_now();
+  ASSERT_EQ(marked.exit_code, 0) << describe(marked);
+  EXPECT_EQ(marked.out,
+            "nodemaintenance.nodemaintenance.medik8s.io/" + name + " marked done (node " + node +
+                "); delete it to give the node back: kubectl maintenance stop " + node + "\n")
+      << describe(marked);
+  auto nm = kubectl_.get_json({"nodemaintenance", name});
+  ASSERT_TRUE(nm);
+  const std::string* done_at = maintenance_of(*nm).meta.annotations.find(op::kDoneAnnotation);
+  ASSERT_NE(done_at, nullptr) << json::serialize(*nm);
+  const auto when = kube::parse_time(*done_at);
+  ASSERT_TRUE(when.has_value()) << *done_at;
+  EXPECT_TRUE(*when >= before && *when <= after) << *done_at;
+
+  // A maintenance of a MaintenancePlan (its label): the plan gives the node back.
+  create(planned, planned_node, {{std::string(op::kPlanLabel), "cli-plan"}});
+  set_phase(planned, "Succeeded");
+  const ProcessResult by_plan = cli({"done", planned_node});
+  ASSERT_EQ(by_plan.exit_code, 0) << describe(by_plan);
+  EXPECT_EQ(by_plan.out, "nodemaintenance.nodemaintenance.medik8s.io/" + planned +
+                             " marked done (node " + planned_node +
+                             "); its MaintenancePlan gives the node back\n")
+      << describe(by_plan);
 }
 
 // An API server for one NodeMaintenance whose watch streams are scripted, for the faults the

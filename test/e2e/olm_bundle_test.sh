@@ -8,19 +8,20 @@
 #      1.34, objects) find no error; their warnings are printed. A bundle broken on purpose (an
 #      invalid minKubeVersion) is refused, so the check can fail.
 #   3. The CSV says what it must: minKubeVersion 1.27.0, the suggested namespace, AllNamespaces
-#      only, the project's version, the owned CRD with descriptors, the webhook definition on
-#      the manager's webhook port; its permissions are exactly deploy/rbac's rules for the
-#      manager (ClusterRoles bound cluster-wide, the Role in its own namespace), and the
-#      Deployment mounts no certificate where OLM mounts its own.
+#      only, the project's version, the owned CRDs (every one deploy/ renders, each a file of the
+#      bundle) with descriptors, the webhook definition on the manager's webhook port; its
+#      permissions are exactly deploy/rbac's rules for the manager (ClusterRoles bound
+#      cluster-wide, the Role in its own namespace), and the Deployment mounts no certificate
+#      where OLM mounts its own.
 #   4. Against the local cluster, a server-side dry run of the ClusterServiceVersion itself
 #      against OLM's own schema (this cluster has no OLM: OLM's ClusterServiceVersion CRD from
 #      the Operator Framework's API module, olmcheck csv-crd, is installed for it; a CSV broken on
 #      purpose is refused), and of what OLM would create from the bundle in a scratch namespace
-#      (olmcheck objects: the CRD, ServiceAccount, Roles, ClusterRoles and bindings, the
+#      (olmcheck objects: the CRDs, ServiceAccount, Roles, ClusterRoles and bindings, the
 #      Deployment, the webhook Service and ValidatingWebhookConfiguration, the metrics Service and
-#      user-facing ClusterRoles) and of other-namespaces.yaml. The CRD is dry-run too, not
-#      applied: the bundle's lacks selectableFields (minKubeVersion 1.27), and the shared
-#      cluster's tests use them.
+#      user-facing ClusterRoles) and of other-namespaces.yaml. The CRDs are dry-run too, not
+#      applied: the bundle's NodeMaintenance CRD lacks selectableFields (minKubeVersion 1.27), and
+#      the shared cluster's tests use them.
 # Cleanup (trap): the scratch namespace, and OLM's CSV CRD when this test installed it.
 #
 # Takes the cluster's shared lock when run on its own:
@@ -113,6 +114,27 @@ check "install modes: AllNamespaces only" install_modes
 check "owns nodemaintenances.nodemaintenance.medik8s.io v1beta1 with spec and status descriptors" \
   bash -c "grep -q '      name: nodemaintenances.nodemaintenance.medik8s.io' '${csv}' && grep -q 'specDescriptors:' '${csv}' &&
     grep -q 'urn:alm:descriptor:io.kubernetes.phase' '${csv}' && grep -q 'urn:alm:descriptor:io.kubernetes:Node' '${csv}'"
+# Every CRD deploy/ renders is in the bundle (a file of manifests/, so in olmcheck objects) and
+# owned by the CSV; olmcheck generate and the bundle validator refuse the converse.
+owns_every_crd() {
+  local names name ok=0
+  names="$(jq -r '.items[] | select(.kind == "CustomResourceDefinition") | .metadata.name' "${work}/default.json" | LC_ALL=C sort)"
+  [[ -n "${names}" ]] || { echo "deploy/default renders no CustomResourceDefinition"; return 1; }
+  for name in ${names}; do
+    if ! jq -e --arg n "${name}" 'any(.items[]; .kind == "CustomResourceDefinition" and .metadata.name == $n)' \
+      "${work}/objects.json" >/dev/null; then
+      echo "${name}: not in the bundle"
+      ok=1
+    fi
+    if ! grep -qx "      name: ${name}" "${csv}"; then
+      echo "${name}: not owned by the CSV"
+      ok=1
+    fi
+  done
+  echo "CRDs: ${names//$'\n'/ }"
+  return "${ok}"
+}
+check "every CRD deploy/ renders is in the bundle and owned by the CSV" owns_every_crd
 # rules <jq filter of one kind>: the rules of the objects it selects, in order.
 rules_of() { jq -c "[.items[] | select($1) | .rules[]]" "$2"; }
 cluster_rules_match() {

@@ -52,8 +52,14 @@ Result<Node> decode_node(const boost::json::value& object) {
   }
   NMO_TRY_ASSIGN(const boost::json::object* status, internal::get_object(*top, "status", root));
   if (status != nullptr) {
-    NMO_TRY_ASSIGN(node.ready_status,
-                   internal::condition_status(*status, "Ready", root.field("status")));
+    const FieldPath status_path = root.field("status");
+    NMO_TRY_ASSIGN(node.ready_status, internal::condition_status(*status, "Ready", status_path));
+    NMO_TRY_ASSIGN(const boost::json::object* info,
+                   internal::get_object(*status, "nodeInfo", status_path));
+    if (info != nullptr) {
+      NMO_TRY_ASSIGN(node.boot_id,
+                     internal::get_string(*info, "bootID", status_path.field("nodeInfo")));
+    }
   }
   return node;
 }

@@ -1,5 +1,5 @@
 // Node: the projection of core/v1 Node that cordoning and the quorum gates need:
-// spec.unschedulable, the taints, and the Ready condition.
+// spec.unschedulable, the taints, the Ready condition, and the boot ID a fleet plan watches change.
 //
 // Threading: plain value types and pure functions; safe to use from any thread as values.
 #pragma once
@@ -36,6 +36,8 @@ struct Node {
   // status of the Ready condition: "True", "False", "Unknown", or "" when the condition is absent
   // (a node whose kubelet never reported).
   std::string ready_status;
+  // status.nodeInfo.bootID: changes when the machine reboots; "" when not reported.
+  std::string boot_id;
 
   // True when the Ready condition is "True".
   [[nodiscard]] bool is_ready() const noexcept { return ready_status == "True"; }

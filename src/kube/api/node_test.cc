@@ -88,11 +88,13 @@ TEST(DecodeNodeTest, CordonedUnreachableControlPlaneNode) {
 TEST(DecodeNodeTest, ReadyWorker) {
   ASSERT_OK_AND_ASSIGN(const Node node, decode_node(boost::json::parse(R"({
     "kind": "Node", "metadata": {"name": "node-worker-01"}, "spec": {},
-    "status": {"conditions": [{"type": "Ready", "status": "True"}]}})")));
+    "status": {"conditions": [{"type": "Ready", "status": "True"}],
+               "nodeInfo": {"bootID": "6a1f-77"}}})")));
   EXPECT_FALSE(node.unschedulable);
   EXPECT_TRUE(node.taints.empty());
   EXPECT_EQ(node.ready_status, "True");
   EXPECT_TRUE(node.is_ready());
+  EXPECT_EQ(node.boot_id, "6a1f-77");
 }
 
 TEST(DecodeNodeTest, NoReadyConditionIsEmptyStatus) {
@@ -113,6 +115,8 @@ TEST(DecodeNodeTest, Errors) {
             "offset 10");
   EXPECT_EQ(decode_error(R"({"status": {"conditions": [null]}})"),
             "status.conditions[0]: expected an object, got null");
+  EXPECT_EQ(decode_error(R"({"status": {"nodeInfo": {"bootID": 7}}})"),
+            "status.nodeInfo.bootID: expected a string, got number");
 }
 
 TEST(NodeResourceTest, ClusterScopedPaths) {

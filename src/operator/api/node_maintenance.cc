@@ -14,10 +14,15 @@
 // kube/api's internals; NodeMaintenance is the one projection that lives above that layer.
 #include "base/strings.h"
 #include "kube/api/internal/json_fields.h"
+#include "operator/api/internal/enum_names.h"
 
 namespace nmo::op {
 namespace {
 
+using internal::kQuoteLimit;
+using internal::one_of;
+using internal::parse_enum;
+using internal::quoted;
 using kube::internal::FieldPath;
 
 constexpr std::array<std::string_view, 4> kPhaseNames = {"Pending", "Running", "Succeeded",
@@ -26,39 +31,6 @@ constexpr std::array<std::string_view, 10> kPendingPodReasonNames = {
     "Evicting",         "WaitingForTermination", "BlockedByPDB", "MultiplePDBs",
     "EvictionDeferred", "NamespaceTerminating",  "Error",        "MigratingVM",
     "VMWouldShutDown",  "VMNotMigratable"};
-
-// Longest piece of user input quoted in an error message (a sane drainTimeout is a few bytes).
-constexpr std::size_t kQuoteLimit = 64;
-
-std::string quoted(std::string_view text) {
-  return "\"" + printable_prefix(text, kQuoteLimit) + "\"";
-}
-
-// "A, B, C or D".
-template <std::size_t N>
-std::string one_of(const std::array<std::string_view, N>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (i > 0) {
-      out += i + 1 == N ? " or " : ", ";
-    }
-    out += names[i];
-  }
-  return out;
-}
-
-// The enum value whose name is `text`, for enums numbered 0..N-1 in the order of `names`.
-template <typename Enum, std::size_t N>
-Result<Enum> parse_enum(std::string_view text, const std::array<std::string_view, N>& names,
-                        std::string_view what) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == text) {
-      return static_cast<Enum>(i);
-    }
-  }
-  return Error(ErrorCode::kInvalid, "unknown " + std::string(what) + " " + quoted(text) +
-                                        " (expected " + one_of(names) + ")");
-}
 
 // ---- decoding --------------------------------------------------------------------------------
 

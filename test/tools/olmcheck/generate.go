@@ -10,8 +10,10 @@ package main
 //
 //	bundle/manifests/   the ClusterServiceVersion (the base's descriptive fields, plus the
 //	                    install strategy, permissions and webhook definition taken from the
-//	                    rendered objects), the CRD, the metrics Service and the user-facing
-//	                    ClusterRoles (editor, viewer, metrics reader)
+//	                    rendered objects), every CRD (one file each; each must be in the
+//	                    base's spec.customresourcedefinitions.owned, and every owned one
+//	                    rendered), the metrics Service and the user-facing ClusterRoles
+//	                    (editor, viewer, metrics reader)
 //	bundle/metadata/annotations.yaml
 //	bundle.Containerfile   the bundle image's build file (the same annotations as labels)
 //	other-namespaces.yaml  what a CSV cannot hold: Roles in namespaces other than the one
@@ -79,7 +81,7 @@ func runGenerate(args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := buildBundle(objects, csvBase, *version)
+	b, err := buildBundle(objects, csvBase, *base, *version)
 	if err != nil {
 		return err
 	}
@@ -119,13 +121,19 @@ func readObjects(r io.Reader) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-func only(objects []*unstructured.Unstructured, kind string) (*unstructured.Unstructured, error) {
+// all: the objects of the kind, in the rendered order.
+func all(objects []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
 	var found []*unstructured.Unstructured
 	for _, o := range objects {
 		if o.GetKind() == kind {
 			found = append(found, o)
 		}
 	}
+	return found
+}
+
+func only(objects []*unstructured.Unstructured, kind string) (*unstructured.Unstructured, error) {
+	found := all(objects, kind)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("the rendered objects hold %d %s, expected one", len(found), kind)
 	}
@@ -142,7 +150,8 @@ func boundToServiceAccount(binding *unstructured.Unstructured, ns, name string) 
 	return s["kind"] == "ServiceAccount" && s["name"] == name && s["namespace"] == ns
 }
 
-func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, version string) (*bundle, error) {
+// buildBundle: baseName is the CSV base's file, for the errors about it.
+func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, baseName, version string) (*bundle, error) {
 	deployment, err := only(objects, "Deployment")
 	if err != nil {
 		return nil, err
@@ -151,9 +160,9 @@ func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, version s
 	if err != nil {
 		return nil, err
 	}
-	crd, err := only(objects, "CustomResourceDefinition")
-	if err != nil {
-		return nil, err
+	crds := all(objects, "CustomResourceDefinition")
+	if len(crds) == 0 {
+		return nil, errors.New("the rendered objects hold no CustomResourceDefinition")
 	}
 	ns := deployment.GetNamespace()
 	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
@@ -165,7 +174,19 @@ func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, version s
 		byName[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = o
 	}
 	b := &bundle{manifests: map[string]*unstructured.Unstructured{}}
-	used := map[*unstructured.Unstructured]bool{deployment: true, webhook: true, crd: true}
+	used := map[*unstructured.Unstructured]bool{deployment: true, webhook: true}
+	for _, crd := range crds {
+		used[crd] = true
+	}
+	// Every file of manifests/ once: two objects with one file name would lose one silently.
+	addManifest := func(m *unstructured.Unstructured) error {
+		name := manifestFile(m)
+		if _, taken := b.manifests[name]; taken {
+			return fmt.Errorf("two rendered objects make the bundle file %s", name)
+		}
+		b.manifests[name] = m
+		return nil
+	}
 
 	// The manager's roles.
 	var clusterRules, rules []interface{}
@@ -220,13 +241,19 @@ func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, version s
 		case "ClusterRole", "Service":
 			m := o.DeepCopy()
 			m.SetNamespace("")
-			b.manifests[manifestFile(m)] = m
+			if err := addManifest(m); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("%s %s has no place in the bundle", o.GetKind(), o.GetName())
 		}
 	}
-	crdCopy := crd.DeepCopy()
-	b.manifests[manifestFile(crdCopy)] = crdCopy
+	// Every CRD, one file each (<name>_apiextensions.k8s.io_v1_customresourcedefinition.yaml).
+	for _, crd := range crds {
+		if err := addManifest(crd.DeepCopy()); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range b.manifests {
 		managedByOLM(m.Object)
 	}
@@ -237,7 +264,10 @@ func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, version s
 	}
 	csv := map[string]interface{}{}
 	if err := yaml.Unmarshal(csvBase, &csv); err != nil {
-		return nil, fmt.Errorf("the CSV base: %w", err)
+		return nil, fmt.Errorf("the CSV base %s: %w", baseName, err)
+	}
+	if err := checkOwned(csv, crds); err != nil {
+		return nil, fmt.Errorf("the CSV base %s, spec.customresourcedefinitions.owned: %w", baseName, err)
 	}
 	image, _, _ := unstructured.NestedSlice(spec, "template", "spec", "containers")
 	if len(image) == 0 {
@@ -283,6 +313,73 @@ func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, version s
 	}
 	b.csv = csv
 	return b, nil
+}
+
+// checkOwned: the CSV owns exactly the rendered CRDs (OLM installs only the CRDs a CSV owns, and
+// refuses a bundle whose CSV owns one it does not carry), each once, with the CRD's kind and a
+// version the CRD serves. Every problem is named, one a line.
+func checkOwned(csv map[string]interface{}, crds []*unstructured.Unstructured) error {
+	owned, _, err := unstructured.NestedSlice(csv, "spec", "customresourcedefinitions", "owned")
+	if err != nil {
+		return err
+	}
+	var problems []string
+	entries := map[string]map[string]interface{}{}
+	for i, o := range owned {
+		entry, ok := o.(map[string]interface{})
+		name, _ := entry["name"].(string)
+		if !ok || name == "" {
+			problems = append(problems, fmt.Sprintf("entry %d has no name", i))
+			continue
+		}
+		if _, dup := entries[name]; dup {
+			problems = append(problems, fmt.Sprintf("%s is listed twice", name))
+		}
+		entries[name] = entry
+	}
+	rendered := map[string]bool{}
+	for _, crd := range crds {
+		name := crd.GetName()
+		rendered[name] = true
+		entry, ok := entries[name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("CustomResourceDefinition %s is rendered but not owned (add it to the owned list)", name))
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		if entry["kind"] != kind {
+			problems = append(problems, fmt.Sprintf("%s: kind %v, but the CRD's is %s", name, entry["kind"], kind))
+		}
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		var served []string
+		for _, v := range versions {
+			version, _ := v.(map[string]interface{})
+			if version["served"] == true {
+				served = append(served, fmt.Sprint(version["name"]))
+			}
+		}
+		found := false
+		for _, v := range served {
+			found = found || v == entry["version"]
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("%s: version %v, which the CRD does not serve (it serves %s)",
+				name, entry["version"], strings.Join(served, ", ")))
+		}
+	}
+	for name := range entries {
+		if !rendered[name] {
+			problems = append(problems, fmt.Sprintf("%s is owned but no such CustomResourceDefinition is rendered", name))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	sort.Strings(problems)
+	if len(problems) == 1 {
+		return errors.New(problems[0])
+	}
+	return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
 }
 
 func set(object map[string]interface{}, value interface{}, keys ...string) error {

@@ -1,0 +1,479 @@
+#include "operator/fleet/plan_controller.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "base/log.h"
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod.h"
+#include "kube/api/pod_disruption_budget.h"
+#include "operator/api/maintenance_plan.h"
+#include "operator/api/node_maintenance.h"
+#include "operator/fleet/rollout.h"
+#include "operator/gates/node_lease.h"
+#include "runtime/controller.h"
+#include "runtime/event_recorder.h"
+#include "runtime/finalizer.h"
+#include "runtime/reflector.h"
+#include "runtime/store.h"
+
+namespace nmo::op::fleet {
+namespace internal {
+
+namespace {
+
+namespace json = boost::json;
+
+// How often a cluster without the MaintenancePlan API is asked again.
+constexpr std::chrono::minutes kApiRecheck{1};
+// How long stop() lets a reconcile in flight finish, and the Events be written.
+constexpr std::chrono::seconds kStopGrace{10};
+
+runtime::ObjectRef plan_ref(const MaintenancePlan& plan) {
+  return {.api_version = std::string(kPlanApiVersion),
+          .kind = std::string(kPlanKind),
+          .namespace_ = {},
+          .name = plan.meta.name,
+          .uid = plan.meta.uid};
+}
+
+bool owned_by(const kube::ObjectMeta& meta, const std::string& uid) {
+  return std::any_of(meta.owner_references.begin(), meta.owner_references.end(),
+                     [&](const kube::OwnerReference& owner) { return owner.uid == uid; });
+}
+
+}  // namespace
+
+class PlanControllerImpl {
+ public:
+  PlanControllerImpl(asio::any_io_executor executor, kube::Client& client,
+                     PlanControllerOptions options)
+      : executor_(std::move(executor)),
+        client_(client),
+        options_(std::move(options)),
+        logger_(log::root().with({{"controller", "maintenanceplan"}})),
+        plans_(std::make_shared<runtime::Store<MaintenancePlan>>()),
+        plan_maintenances_(std::make_shared<runtime::Store<NodeMaintenance>>()),
+        recorder_(executor_, options_.events_client != nullptr ? *options_.events_client : client_,
+                  "node-maintenance-operator", options_.identity),
+        controller_(
+            executor_, "maintenanceplan",
+            [this](std::string key) { return reconcile(std::move(key)); },
+            runtime::ControllerOptions{.workers = 1}),
+        plan_reflector_(executor_, client_, "", {}, plans_),
+        maintenance_reflector_(executor_, client_, "",
+                               kube::ListOptions{.label_selector = std::string(kPlanLabel)},
+                               plan_maintenances_),
+        timer_(executor_) {
+    plan_reflector_.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
+      if (now != nullptr) {
+        controller_.enqueue(now->meta.name);
+      }
+    });
+    maintenance_reflector_.on_change(
+        [this](const NodeMaintenance* before, const NodeMaintenance* now) {
+          const NodeMaintenance* seen = now != nullptr ? now : before;
+          if (const std::string* plan = seen->meta.labels.find(kPlanLabel)) {
+            controller_.enqueue(*plan);
+          }
+        });
+  }
+
+  asio::awaitable<void> run() {
+    bool said = false;
+    while (!stopping_) {
+      kube::ListOptions probe;
+      probe.limit = 1;
+      auto served = co_await client_.list<MaintenancePlan>("", probe);
+      if (served.has_value()) {
+        break;
+      }
+      if (!said || served.error().code != ErrorCode::kNotFound) {
+        logger_.info(served.error().code == ErrorCode::kNotFound
+                         ? "the MaintenancePlan API is not served (install "
+                           "deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml); plans "
+                           "are off until it is"
+                         : "could not list MaintenancePlans; trying again",
+                     {{"error", served.error().message}});
+        said = true;
+      }
+      timer_.expires_after(kApiRecheck);
+      boost::system::error_code ignored;
+      co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    }
+    if (!stopping_) {
+      recorder_.start();
+      plan_reflector_.start();
+      maintenance_reflector_.start();
+      controller_.start();
+      started_ = true;
+      logger_.info("watching MaintenancePlans");
+    }
+    running_ = false;
+  }
+
+  asio::awaitable<void> stop() {
+    stopping_ = true;
+    timer_.cancel();
+    while (running_) {
+      timer_.expires_after(std::chrono::milliseconds(10));
+      boost::system::error_code ignored;
+      co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    }
+    if (started_) {
+      co_await controller_.stop(kStopGrace);
+      co_await plan_reflector_.stop();
+      co_await maintenance_reflector_.stop();
+      co_await recorder_.stop(kStopGrace);
+      started_ = false;
+    }
+  }
+
+  void mark_running() { running_ = true; }
+
+ private:
+  asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string name);
+  asio::awaitable<Result<World>> read_world(const MaintenancePlan& plan);
+  asio::awaitable<Result<std::vector<std::string>>> budgets_of(const std::string& node);
+  asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
+  asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
+
+  asio::any_io_executor executor_;
+  kube::Client& client_;
+  PlanControllerOptions options_;
+  log::Logger logger_;
+  std::shared_ptr<runtime::Store<MaintenancePlan>> plans_;
+  std::shared_ptr<runtime::Store<NodeMaintenance>> plan_maintenances_;
+  runtime::EventRecorder recorder_;
+  runtime::Controller controller_;
+  runtime::Reflector<MaintenancePlan> plan_reflector_;
+  runtime::Reflector<NodeMaintenance> maintenance_reflector_;
+  asio::steady_timer timer_;
+  // The plans as this controller last wrote them, by name, with the resourceVersion each write
+  // replaced: until the watch delivers the write, the store still shows that older version, and
+  // deciding from it would repeat the last decision's Events (and its finalizer removal).
+  std::map<std::string, std::pair<std::string, MaintenancePlan>, std::less<>> written_;
+  bool stopping_ = false;
+  bool running_ = false;
+  bool started_ = false;
+};
+
+asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenancePlan& plan) {
+  World world;
+  world.now = kube::wall_now();
+  // Nodes: by the selector on the server, and whatever else the plan names.
+  std::set<std::string, std::less<>> wanted(plan.spec.nodes.begin(), plan.spec.nodes.end());
+  for (const PlanNodeStatus& entry : plan.status.nodes) {
+    wanted.insert(entry.name);
+  }
+  kube::ListOptions node_options;
+  if (plan.spec.node_selector.has_value()) {
+    node_options.label_selector = plan.spec.node_selector->to_query();
+  }
+  // Served from the API server's watch cache: the plan looks every few seconds.
+  node_options.resource_version = "0";
+  auto nodes = co_await client_.list_all<kube::Node>("", node_options);
+  if (!nodes.has_value()) {
+    co_return nodes.error();
+  }
+  const auto facts_of = [](const kube::Node& node) {
+    NodeFacts facts;
+    facts.name = node.meta.name;
+    facts.ready = node.is_ready();
+    facts.unschedulable = node.unschedulable;
+    facts.control_plane = node.meta.labels.contains(kControlPlaneLabel);
+    if (const std::string* zone = node.meta.labels.find(kZoneLabel)) {
+      facts.zone = *zone;
+    }
+    facts.boot_id = node.boot_id;
+    return facts;
+  };
+  const bool by_selector = plan.spec.node_selector.has_value();
+  for (const kube::Node& node : nodes->items) {
+    if (by_selector || wanted.contains(node.meta.name)) {
+      world.nodes.push_back(facts_of(node));
+      wanted.erase(node.meta.name);
+    }
+  }
+  if (by_selector) {
+    // Nodes of the plan that no longer match its selector: still the plan's.
+    for (const std::string& name : wanted) {
+      auto node = co_await client_.get<kube::Node>("", name);
+      if (node.has_value()) {
+        world.nodes.push_back(facts_of(*node));
+      } else if (node.error().code != ErrorCode::kNotFound) {
+        co_return node.error();
+      }
+    }
+  }
+  const kube::ListOptions every;
+  auto maintenances = co_await client_.list_all<NodeMaintenance>("", every);
+  if (!maintenances.has_value()) {
+    co_return maintenances.error();
+  }
+  for (const NodeMaintenance& maintenance : maintenances->items) {
+    MaintenanceFacts facts;
+    facts.name = maintenance.meta.name;
+    facts.node = maintenance.spec.node_name;
+    facts.owned = owned_by(maintenance.meta, plan.meta.uid);
+    facts.deleting = maintenance.meta.deletion_timestamp.has_value();
+    facts.phase = maintenance.status.phase;
+    facts.last_error = maintenance.status.last_error;
+    facts.pending_pods = static_cast<std::int64_t>(maintenance.status.pending_pods.size());
+    facts.done_marked = maintenance.meta.annotations.contains(kDoneAnnotation);
+    world.maintenances.push_back(std::move(facts));
+  }
+  const bool gate_needs_budgets =
+      std::any_of(plan.status.nodes.begin(), plan.status.nodes.end(), [](const auto& entry) {
+        return !entry.budgets.empty() && (entry.phase == PlanNodePhase::kRestoring ||
+                                          entry.phase == PlanNodePhase::kHealthCheck);
+      });
+  if (gate_needs_budgets) {
+    auto budgets = co_await client_.list_all<kube::PodDisruptionBudget>("", every);
+    if (!budgets.has_value()) {
+      co_return budgets.error();
+    }
+    for (const kube::PodDisruptionBudget& budget : budgets->items) {
+      world.budgets.push_back({budget.meta.namespace_ + "/" + budget.meta.name,
+                               budget.current_healthy, budget.desired_healthy});
+    }
+  }
+  if (plan.spec.max_unavailable.has_value()) {
+    auto leases = co_await client_.list_all<kube::Lease>(options_.lease_namespace, every);
+    if (!leases.has_value() && leases.error().code != ErrorCode::kNotFound) {
+      co_return leases.error();
+    }
+    std::map<std::string, const kube::Lease*, std::less<>> by_name;
+    if (leases.has_value()) {
+      for (const kube::Lease& lease : leases->items) {
+        by_name[lease.meta.name] = &lease;
+      }
+    }
+    for (const NodeFacts& node : world.nodes) {
+      const auto lease = by_name.find(node_lease_name(node.name));
+      if (lease != by_name.end() &&
+          classify_node_lease(*lease->second, world.now) == NodeLeaseState::kHeldByOther) {
+        world.leased_by_others.insert(node.name);
+      }
+    }
+  }
+  co_return world;
+}
+
+asio::awaitable<Result<std::vector<std::string>>> PlanControllerImpl::budgets_of(
+    const std::string& node) {
+  kube::ListOptions on_node;
+  on_node.field_selector = "spec.nodeName=" + node;
+  auto pods = co_await client_.list_all<kube::Pod>("", on_node);
+  if (!pods.has_value()) {
+    co_return pods.error();
+  }
+  const kube::ListOptions every;
+  auto budgets = co_await client_.list_all<kube::PodDisruptionBudget>("", every);
+  if (!budgets.has_value()) {
+    co_return budgets.error();
+  }
+  std::vector<std::string> out;
+  for (const kube::PodDisruptionBudget& budget : budgets->items) {
+    const bool covers = std::any_of(pods->items.begin(), pods->items.end(), [&](const auto& pod) {
+      return pod.meta.namespace_ == budget.meta.namespace_ && budget.selects(pod.meta.labels);
+    });
+    if (covers) {
+      out.push_back(budget.meta.namespace_ + "/" + budget.meta.name);
+    }
+  }
+  co_return out;
+}
+
+asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenancePlan& plan,
+                                                              Decision& decision) {
+  for (const StartNode& start : decision.create) {
+    auto entry = std::find_if(decision.status.nodes.begin(), decision.status.nodes.end(),
+                              [&](const PlanNodeStatus& e) { return e.name == start.node; });
+    // The budgets that cover the node's pods now: the health gate waits for them later.
+    auto budgets = co_await budgets_of(start.node);
+    if (budgets.has_value() && entry != decision.status.nodes.end()) {
+      entry->budgets = std::move(budgets).value();
+    }
+    json::object owner{{"apiVersion", kPlanApiVersion},
+                       {"kind", kPlanKind},
+                       {"name", plan.meta.name},
+                       {"uid", plan.meta.uid},
+                       {"controller", true}};
+    json::object object{
+        {"apiVersion", kApiVersion},
+        {"kind", kKind},
+        {"metadata", json::object{{"name", start.maintenance},
+                                  {"labels", json::object{{kPlanLabel, plan.meta.name}}},
+                                  {"ownerReferences", json::array{std::move(owner)}}}},
+        {"spec",
+         json::object{{"nodeName", start.node},
+                      {"reason", plan.spec.reason.empty() ? "MaintenancePlan " + plan.meta.name
+                                                          : plan.spec.reason}}}};
+    const std::string path = kube::collection_path<NodeMaintenance>("");
+    json::value manifest(std::move(object));
+    const kube::WriteOptions write;
+    auto created = co_await client_.create(path, std::move(manifest), write);
+    if (created.has_value() || created.error().code == ErrorCode::kAlreadyExists) {
+      continue;
+    }
+    logger_.warn(
+        "could not create a NodeMaintenance",
+        {{"plan", plan.meta.name}, {"node", start.node}, {"error", created.error().message}});
+    if (entry != decision.status.nodes.end()) {
+      *entry = PlanNodeStatus{.name = entry->name};
+      entry->message =
+          "could not create NodeMaintenance " + start.maintenance + ": " + created.error().message;
+    }
+    std::erase_if(decision.events, [&](const PlanEvent& event) {
+      return event.reason == "NodeStarted" &&
+             event.message.rfind("node " + start.node + " (", 0) == 0;
+    });
+    decision.events.push_back({true, "NodeNotStarted",
+                               "node " + start.node + ": could not create NodeMaintenance " +
+                                   start.maintenance + ": " + created.error().message});
+  }
+}
+
+asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePlan& plan,
+                                                            Decision& decision) {
+  co_await create_maintenances(plan, decision);
+  const kube::WriteOptions write;
+  for (const std::string& name : decision.remove) {
+    const std::string maintenance_path = kube::object_path<NodeMaintenance>("", name);
+    const kube::DeleteOptions options;
+    auto removed = co_await client_.remove(maintenance_path, options);
+    if (!removed.has_value() && removed.error().code != ErrorCode::kNotFound) {
+      co_return removed.error();
+    }
+  }
+  for (const std::string& name : decision.release) {
+    const json::object release{
+        {"metadata", json::object{{"ownerReferences", nullptr},
+                                  {"labels", json::object{{kPlanLabel, nullptr}}}}}};
+    const std::string maintenance_path = kube::object_path<NodeMaintenance>("", name);
+    std::string body = json::serialize(release);
+    auto released = co_await client_.patch(maintenance_path, kube::PatchType::kMergePatch,
+                                           std::move(body), write);
+    if (!released.has_value() && released.error().code != ErrorCode::kNotFound) {
+      co_return released.error();
+    }
+  }
+  const std::string path = kube::object_path<MaintenancePlan>("", plan.meta.name);
+  if (decision.pause) {
+    const json::object pause{{"spec", json::object{{"paused", true}}}};
+    std::string body = json::serialize(pause);
+    auto paused =
+        co_await client_.patch(path, kube::PatchType::kMergePatch, std::move(body), write);
+    if (!paused.has_value()) {
+      co_return paused.error();
+    }
+  }
+  if (decision.status != plan.status && !decision.remove_finalizer) {
+    const std::string status_path = path + "/status";
+    std::string body = json::serialize(plan_status_merge_patch(decision.status));
+    auto written =
+        co_await client_.patch(status_path, kube::PatchType::kMergePatch, std::move(body), write);
+    if (!written.has_value()) {
+      co_return written.error();
+    }
+  }
+  for (PlanEvent& event : decision.events) {
+    recorder_.record(plan_ref(plan), {.type = event.warning ? runtime::EventType::kWarning
+                                                            : runtime::EventType::kNormal,
+                                      .reason = std::move(event.reason),
+                                      .message = std::move(event.message),
+                                      .related = std::nullopt});
+  }
+  if (decision.remove_finalizer) {
+    std::string finalizer(kPlanFinalizer);
+    auto removed = co_await runtime::remove_finalizer(client_, path, plan.meta, finalizer);
+    if (!removed.has_value()) {
+      co_return removed.error();
+    }
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(std::string name) {
+  const auto snapshot = plans_->get(name);
+  if (snapshot == nullptr) {
+    written_.erase(name);
+    co_return runtime::ReconcileAction::done();
+  }
+  MaintenancePlan plan = *snapshot;
+  if (const auto mine = written_.find(name); mine != written_.end()) {
+    if (mine->second.first == plan.meta.resource_version) {
+      plan = mine->second.second;  // the store has not seen our last write yet
+    } else {
+      written_.erase(mine);
+    }
+  }
+  const std::string path = kube::object_path<MaintenancePlan>("", plan.meta.name);
+  if (!plan.meta.deletion_timestamp.has_value() &&
+      !runtime::has_finalizer(plan.meta, kPlanFinalizer)) {
+    std::string finalizer(kPlanFinalizer);
+    auto added = co_await runtime::add_finalizer(client_, path, plan.meta, finalizer);
+    if (!added.has_value()) {
+      co_return added.error();
+    }
+    // The finalizer's write comes back through the watch and queues the plan again.
+    co_return runtime::ReconcileAction::done();
+  }
+  if (plan.meta.deletion_timestamp.has_value() &&
+      !runtime::has_finalizer(plan.meta, kPlanFinalizer)) {
+    co_return runtime::ReconcileAction::done();
+  }
+  auto world = co_await read_world(plan);
+  if (!world.has_value()) {
+    co_return world.error();
+  }
+  Decision decision = decide(plan, *world);
+  auto done = co_await carry_out(plan, decision);
+  if (!done.has_value()) {
+    co_return done.error();
+  }
+  MaintenancePlan after = plan;
+  after.status = decision.status;
+  after.spec.paused = after.spec.paused || decision.pause;
+  if (decision.remove_finalizer) {
+    std::erase(after.meta.finalizers, std::string(kPlanFinalizer));
+  }
+  written_[name] = {snapshot->meta.resource_version, std::move(after)};
+  if (decision.remove_finalizer) {
+    co_return runtime::ReconcileAction::done();
+  }
+  co_return runtime::ReconcileAction::after(
+      std::min(std::chrono::duration_cast<std::chrono::seconds>(decision.requeue_after),
+               decision.requeue_after == kProgressPoll ? options_.poll : decision.requeue_after));
+}
+
+}  // namespace internal
+
+PlanController::PlanController(asio::any_io_executor executor, kube::Client& client,
+                               PlanControllerOptions options)
+    : impl_(std::make_unique<internal::PlanControllerImpl>(std::move(executor), client,
+                                                           std::move(options))) {}
+
+PlanController::~PlanController() = default;
+
+asio::awaitable<Result<void>> PlanController::start() {
+  impl_->mark_running();
+  asio::co_spawn(co_await asio::this_coro::executor, impl_->run(), asio::detached);
+  co_return Result<void>{};
+}
+
+asio::awaitable<void> PlanController::stop() { co_await impl_->stop(); }
+
+}  // namespace nmo::op::fleet

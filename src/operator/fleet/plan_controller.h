@@ -1,0 +1,61 @@
+// PlanController: carries out the MaintenancePlans (docs/design.md §10). It watches the plans and
+// the NodeMaintenances they created (label kPlanLabel), and for each plan reads what rollout.h's
+// decide() needs (nodes, NodeMaintenances, the budgets its gate names, the medik8s node leases),
+// then creates and deletes NodeMaintenances, writes the plan's status and sends its Events. The
+// NodeMaintenance controller (operator/controller) does the rest, as for a maintenance an admin
+// created by hand.
+//
+// A cluster without the MaintenancePlan CRD is fine: the controller says so once in the log and
+// looks again every minute, so installing the CRD later turns plans on without a restart.
+//
+// Threading: start() and stop() are awaited from the executor's thread; everything runs on the
+// one io_context thread of the manager.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "http/asio.h"
+#include "kube/client/client.h"
+#include "runtime/runnable.h"
+
+namespace nmo::op::fleet {
+
+struct PlanControllerOptions {
+  /// Namespace of the medik8s node leases (Node Health Check, Self Node Remediation).
+  std::string lease_namespace = "medik8s-leases";
+  /// How often a plan with nodes in progress is looked at; shortened only by tests.
+  std::chrono::seconds poll{5};
+  /// Event source (the pod name in a cluster).
+  std::string identity = "node-maintenance-operator";
+  /// Where Events are written; null: the controller's client. Must outlive the controller.
+  kube::Client* events_client = nullptr;
+};
+
+namespace internal {
+class PlanControllerImpl;
+}  // namespace internal
+
+// A runtime::Runnable, started on the leader only.
+class PlanController final : public runtime::Runnable {
+ public:
+  /// Everything runs on `executor`; `client` must outlive the controller.
+  PlanController(asio::any_io_executor executor, kube::Client& client,
+                 PlanControllerOptions options);
+  ~PlanController() override;
+
+  PlanController(const PlanController&) = delete;
+  PlanController& operator=(const PlanController&) = delete;
+
+  /// Returns at once; the watches start as soon as the MaintenancePlan API is served.
+  asio::awaitable<Result<void>> start() override;
+  /// Stops the workers and the watches, and writes the queued Events. Idempotent.
+  asio::awaitable<void> stop() override;
+
+ private:
+  std::unique_ptr<internal::PlanControllerImpl> impl_;
+};
+
+}  // namespace nmo::op::fleet

@@ -1,0 +1,694 @@
+#include "operator/fleet/rollout.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "kube/api/duration.h"
+
+namespace nmo::op::fleet {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::seconds;
+
+// metadata.name of a NodeMaintenance: a DNS subdomain.
+constexpr std::size_t kMaxNameLength = 253;
+
+bool in_progress(PlanNodePhase phase) {
+  return phase == PlanNodePhase::kDraining || phase == PlanNodePhase::kInMaintenance ||
+         phase == PlanNodePhase::kRestoring || phase == PlanNodePhase::kHealthCheck;
+}
+
+Instant to_instant(kube::Time time) { return std::chrono::floor<seconds>(time); }
+
+kube::Time to_time(Instant instant) { return kube::Time{instant}; }
+
+// "HH:MM" of a UTC time, for messages that say until when.
+std::string clock_text(kube::Time time) {
+  const std::string text = kube::format_time(time);  // 2026-12-05T14:30:00Z
+  return text.substr(11, 5) + " UTC";
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) {
+      out += separator;
+    }
+    out += part;
+  }
+  return out;
+}
+
+// The plan's nodes in plan order, for its first decision.
+std::vector<std::string> plan_order(const MaintenancePlanSpec& spec,
+                                    const std::vector<NodeFacts>& nodes) {
+  if (spec.node_selector.has_value()) {
+    std::vector<const NodeFacts*> selected;
+    selected.reserve(nodes.size());
+    for (const NodeFacts& node : nodes) {
+      selected.push_back(&node);
+    }
+    const PlanOrder order = spec.order.value_or(PlanOrder::kByName);
+    // Control-plane nodes last: they are the ones whose loss hurts most, so they go once every
+    // worker has shown the procedure works.
+    std::stable_sort(selected.begin(), selected.end(),
+                     [order](const NodeFacts* a, const NodeFacts* b) {
+                       if (a->control_plane != b->control_plane) {
+                         return !a->control_plane;
+                       }
+                       if (order == PlanOrder::kByZone && a->zone != b->zone) {
+                         return a->zone < b->zone;
+                       }
+                       return a->name < b->name;
+                     });
+    std::vector<std::string> out;
+    out.reserve(selected.size());
+    for (const NodeFacts* node : selected) {
+      out.push_back(node->name);
+    }
+    return out;
+  }
+  std::vector<std::string> out;
+  for (const std::string& name : spec.nodes) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) {
+      out.push_back(name);
+    }
+  }
+  const PlanOrder order = spec.order.value_or(PlanOrder::kAsListed);
+  if (order == PlanOrder::kAsListed) {
+    return out;
+  }
+  std::map<std::string, std::string, std::less<>> zones;
+  for (const NodeFacts& node : nodes) {
+    zones[node.name] = node.zone;
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
+    if (order == PlanOrder::kByZone && zones[a] != zones[b]) {
+      return zones[a] < zones[b];
+    }
+    return a < b;
+  });
+  return out;
+}
+
+// The decision under construction, with the world indexed.
+class Step {
+ public:
+  Step(const MaintenancePlan& plan, const World& world, const PlanRules& rules)
+      : plan_(plan), world_(world), rules_(rules) {
+    for (const NodeFacts& node : world.nodes) {
+      nodes_[node.name] = &node;
+    }
+    for (const MaintenanceFacts& maintenance : world.maintenances) {
+      by_name_[maintenance.name] = &maintenance;
+      if (!maintenance.owned) {
+        foreign_[maintenance.node] = &maintenance;
+      }
+    }
+    for (const BudgetFacts& budget : world.budgets) {
+      budgets_[budget.key] = &budget;
+    }
+    decision_.status = plan.status;
+  }
+
+  Decision run();
+
+ private:
+  const NodeFacts* node(const std::string& name) const {
+    const auto found = nodes_.find(name);
+    return found == nodes_.end() ? nullptr : found->second;
+  }
+  const MaintenanceFacts* maintenance(const std::string& name) const {
+    const auto found = by_name_.find(name);
+    return found == by_name_.end() ? nullptr : found->second;
+  }
+  void event(bool warning, std::string reason, std::string message) {
+    decision_.events.push_back({warning, std::move(reason), std::move(message)});
+  }
+  void advance(PlanNodeStatus& entry);
+  void finish(PlanNodeStatus& entry, PlanNodePhase phase, std::string message);
+  std::string position(const PlanNodeStatus& entry) const;
+  bool work_done(const PlanNodeStatus& entry, const MaintenanceFacts& maintenance) const;
+  std::string waiting_for_work(const PlanNodeStatus& entry) const;
+  std::vector<std::string> gate_problems(const PlanNodeStatus& entry) const;
+  bool unavailable(const PlanNodeStatus& entry) const;
+  void start_nodes(int max_parallel, std::optional<int> max_unavailable);
+  void delete_plan();
+  void summarise(bool window_open);
+
+  const MaintenancePlan& plan_;
+  const World& world_;
+  const PlanRules& rules_;
+  std::map<std::string, const NodeFacts*, std::less<>> nodes_;
+  std::map<std::string, const MaintenanceFacts*, std::less<>> by_name_;
+  std::map<std::string, const MaintenanceFacts*, std::less<>> foreign_;
+  std::map<std::string, const BudgetFacts*, std::less<>> budgets_;
+  Decision decision_;
+  std::string holdup_;  // why the next node cannot start, for status.message
+};
+
+std::string Step::position(const PlanNodeStatus& entry) const {
+  const auto& nodes = decision_.status.nodes;
+  const auto index = std::find_if(nodes.begin(), nodes.end(),
+                                  [&](const PlanNodeStatus& n) { return n.name == entry.name; }) -
+                     nodes.begin();
+  return std::to_string(index + 1) + " of " + std::to_string(nodes.size());
+}
+
+void Step::finish(PlanNodeStatus& entry, PlanNodePhase phase, std::string message) {
+  entry.phase = phase;
+  entry.finished_at = world_.now;
+  entry.message = std::move(message);
+}
+
+bool Step::work_done(const PlanNodeStatus& entry, const MaintenanceFacts& maintenance) const {
+  if (maintenance.done_marked) {
+    return true;  // the admin's word counts whatever spec.doneWhen says
+  }
+  switch (rules_.done_when) {
+    case DoneWhen::kConfirmed:
+      return false;
+    case DoneWhen::kNodeRebooted: {
+      const NodeFacts* facts = node(entry.name);
+      return facts != nullptr && facts->ready && !entry.boot_id.empty() &&
+             !facts->boot_id.empty() && facts->boot_id != entry.boot_id;
+    }
+    case DoneWhen::kSoaked:
+      return entry.drained_at.has_value() && world_.now - *entry.drained_at >= rules_.soak_time;
+  }
+  return false;
+}
+
+std::string Step::waiting_for_work(const PlanNodeStatus& entry) const {
+  switch (rules_.done_when) {
+    case DoneWhen::kConfirmed:
+      return "drained; waiting for `kubectl maintenance done " + entry.name + "`";
+    case DoneWhen::kNodeRebooted:
+      if (entry.boot_id.empty()) {
+        return "drained; the node reports no boot ID, so waiting for `kubectl maintenance done " +
+               entry.name + "`";
+      }
+      return "drained; waiting for the node to reboot (boot ID " + entry.boot_id + ") and be Ready";
+    case DoneWhen::kSoaked:
+      return "drained; soaking until " +
+             clock_text(entry.drained_at.value_or(world_.now) + rules_.soak_time);
+  }
+  return {};
+}
+
+std::vector<std::string> Step::gate_problems(const PlanNodeStatus& entry) const {
+  std::vector<std::string> problems;
+  const NodeFacts* facts = node(entry.name);
+  if (facts == nullptr) {
+    problems.push_back("node " + entry.name + " does not exist");
+    return problems;
+  }
+  if (!facts->ready) {
+    problems.push_back("node " + entry.name + " is not Ready");
+  }
+  if (facts->unschedulable) {
+    problems.push_back("node " + entry.name + " is cordoned");
+  }
+  for (const std::string& key : entry.budgets) {
+    const auto found = budgets_.find(key);
+    if (found == budgets_.end()) {
+      continue;  // deleted since: nothing left to wait for
+    }
+    const BudgetFacts& budget = *found->second;
+    if (budget.current_healthy < budget.desired_healthy) {
+      problems.push_back("PDB " + key + " " + std::to_string(budget.current_healthy) + " of " +
+                         std::to_string(budget.desired_healthy) + " healthy");
+    }
+  }
+  return problems;
+}
+
+void Step::advance(PlanNodeStatus& entry) {
+  const MaintenanceFacts* facts =
+      entry.maintenance.empty() ? nullptr : maintenance(entry.maintenance);
+  switch (entry.phase) {
+    case PlanNodePhase::kWaiting: {
+      // Created before a crash that lost the status write: adopt it.
+      const MaintenanceFacts* mine = maintenance(maintenance_name(plan_.meta.name, entry.name));
+      if (mine != nullptr && mine->owned) {
+        entry.phase = PlanNodePhase::kDraining;
+        entry.maintenance = mine->name;
+        entry.started_at = entry.started_at.value_or(world_.now);
+        advance(entry);
+      }
+      return;
+    }
+    case PlanNodePhase::kDraining:
+      if (facts == nullptr) {
+        finish(entry, PlanNodePhase::kFailed,
+               "NodeMaintenance " + entry.maintenance +
+                   " was deleted by someone else before the drain finished");
+        event(true, "NodeFailed", "node " + entry.name + ": " + entry.message);
+        return;
+      }
+      if (facts->phase == Phase::kFailed) {
+        finish(entry, PlanNodePhase::kFailed,
+               "NodeMaintenance " + entry.maintenance + " failed: " + facts->last_error);
+        decision_.remove.push_back(entry.maintenance);
+        decision_.pause = true;
+        event(true, "NodeFailed",
+              "node " + entry.name + ": " + entry.message + "; the node is given back and the " +
+                  "plan paused (set spec.paused to false to go on with the next node)");
+        return;
+      }
+      if (facts->phase != Phase::kSucceeded) {
+        entry.message = facts->pending_pods > 0
+                            ? "draining: " + std::to_string(facts->pending_pods) + " pods left"
+                            : "draining";
+        return;
+      }
+      entry.phase = PlanNodePhase::kInMaintenance;
+      entry.drained_at = world_.now;
+      event(false, "NodeDrained",
+            "node " + entry.name + " is drained (" + position(entry) +
+                "): " + waiting_for_work(entry).substr(std::string_view("drained; ").size()));
+      [[fallthrough]];
+    case PlanNodePhase::kInMaintenance:
+      if (facts == nullptr || facts->deleting) {
+        // Deleting a maintenance by hand is how an admin ends one: the work is done.
+        entry.completed_at = world_.now;
+        entry.phase = PlanNodePhase::kRestoring;
+        entry.message = "giving the node back";
+        advance(entry);
+        return;
+      }
+      if (!work_done(entry, *facts)) {
+        entry.message = waiting_for_work(entry);
+        return;
+      }
+      entry.completed_at = world_.now;
+      entry.phase = PlanNodePhase::kRestoring;
+      entry.message = "giving the node back";
+      decision_.remove.push_back(entry.maintenance);
+      event(false, "NodeWorkDone",
+            "node " + entry.name + ": work done; deleting NodeMaintenance " + entry.maintenance);
+      return;
+    case PlanNodePhase::kRestoring:
+      if (facts != nullptr) {
+        if (!facts->deleting) {
+          decision_.remove.push_back(entry.maintenance);
+        }
+        return;
+      }
+      entry.restored_at = world_.now;
+      entry.gate_started_at = world_.now;
+      entry.phase = PlanNodePhase::kHealthCheck;
+      [[fallthrough]];
+    case PlanNodePhase::kHealthCheck: {
+      const std::vector<std::string> problems = gate_problems(entry);
+      if (problems.empty()) {
+        finish(entry, PlanNodePhase::kDone, {});
+        const auto took =
+            duration_cast<seconds>(world_.now - entry.started_at.value_or(world_.now));
+        event(false, "NodeDone",
+              "node " + entry.name + " is back and healthy (" + position(entry) + ", took " +
+                  kube::format_duration(took) + ")");
+        return;
+      }
+      entry.message = "health gate: " + join(problems, "; ");
+      const kube::Time since = entry.gate_started_at.value_or(world_.now);
+      if (world_.now - since >= rules_.health_gate_timeout && !plan_.spec.paused) {
+        decision_.pause = true;
+        entry.gate_started_at = world_.now;
+        event(true, "HealthGateTimeout",
+              "node " + entry.name + " is not healthy " +
+                  kube::format_duration(rules_.health_gate_timeout) + " after it was given back (" +
+                  join(problems, "; ") + "); the plan is paused");
+      }
+      return;
+    }
+    case PlanNodePhase::kDone:
+    case PlanNodePhase::kFailed:
+      return;
+  }
+}
+
+bool Step::unavailable(const PlanNodeStatus& entry) const {
+  if (in_progress(entry.phase)) {
+    return true;
+  }
+  const NodeFacts* facts = node(entry.name);
+  if (facts == nullptr) {
+    return false;  // not a node of the cluster: nothing to count
+  }
+  return !facts->ready || facts->unschedulable || foreign_.contains(entry.name) ||
+         world_.leased_by_others.contains(entry.name);
+}
+
+void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
+  auto& nodes = decision_.status.nodes;
+  int running = 0;
+  int unavailable_count = 0;
+  bool control_plane_running = false;
+  for (const PlanNodeStatus& entry : nodes) {
+    if (in_progress(entry.phase)) {
+      ++running;
+      const NodeFacts* facts = node(entry.name);
+      control_plane_running = control_plane_running || (facts != nullptr && facts->control_plane);
+    }
+    if (unavailable(entry)) {
+      ++unavailable_count;
+    }
+  }
+  for (PlanNodeStatus& entry : nodes) {
+    if (entry.phase != PlanNodePhase::kWaiting) {
+      continue;
+    }
+    const NodeFacts* facts = node(entry.name);
+    if (facts == nullptr) {
+      finish(entry, PlanNodePhase::kFailed, "node " + entry.name + " does not exist");
+      event(true, "NodeFailed", entry.message + "; going on with the next node");
+      continue;
+    }
+    if (running >= max_parallel) {
+      return;
+    }
+    if (control_plane_running || (facts->control_plane && running > 0)) {
+      holdup_ = "a control-plane node is taken out alone";
+      return;
+    }
+    if (const auto foreign = foreign_.find(entry.name); foreign != foreign_.end()) {
+      holdup_ = "node " + entry.name + " is under NodeMaintenance " + foreign->second->name +
+                " of someone else";
+      entry.message = holdup_;
+      return;
+    }
+    const bool counted = unavailable(entry);
+    if (max_unavailable.has_value() && !counted && unavailable_count >= *max_unavailable) {
+      holdup_ = "maxUnavailable " + std::to_string(*max_unavailable) +
+                " reached: " + std::to_string(unavailable_count) +
+                " nodes of the plan are unavailable";
+      entry.message = holdup_;
+      return;
+    }
+    entry.phase = PlanNodePhase::kDraining;
+    entry.maintenance = maintenance_name(plan_.meta.name, entry.name);
+    entry.boot_id = facts->boot_id;
+    entry.started_at = world_.now;
+    entry.message = "draining";
+    decision_.create.push_back({entry.name, entry.maintenance});
+    event(false, "NodeStarted",
+          "node " + entry.name + " (" + position(entry) + "): NodeMaintenance " +
+              entry.maintenance + " created");
+    ++running;
+    if (!counted) {
+      ++unavailable_count;
+    }
+    control_plane_running = facts->control_plane;
+  }
+}
+
+void Step::delete_plan() {
+  std::vector<std::string> stopped;
+  std::vector<std::string> left;
+  for (PlanNodeStatus& entry : decision_.status.nodes) {
+    const MaintenanceFacts* facts =
+        entry.maintenance.empty() ? nullptr : maintenance(entry.maintenance);
+    if (facts == nullptr || !facts->owned) {
+      continue;
+    }
+    if (facts->phase == Phase::kSucceeded && !facts->deleting) {
+      // The node is drained and may be open on a bench: handing it back now could put pods on
+      // it mid-repair. It stays drained until the admin deletes its maintenance.
+      decision_.release.push_back(facts->name);
+      left.push_back(facts->name);
+    } else if (!facts->deleting) {
+      decision_.remove.push_back(facts->name);
+      stopped.push_back(entry.name);
+    }
+  }
+  decision_.remove_finalizer = true;
+  std::string message = "plan deleted";
+  if (!stopped.empty()) {
+    message += "; drain stopped and node given back: " + join(stopped, ", ");
+  }
+  if (!left.empty()) {
+    message += "; left drained, delete when the work is done: NodeMaintenance " + join(left, ", ");
+  }
+  event(false, "PlanDeleted", message);
+}
+
+void Step::summarise(bool window_open) {
+  MaintenancePlanStatus& status = decision_.status;
+  status.total = static_cast<std::int64_t>(status.nodes.size());
+  status.done = status.in_progress = status.waiting = status.failed = 0;
+  status.current_nodes.clear();
+  std::vector<std::string> current_messages;
+  std::chrono::microseconds measured{0};
+  std::int64_t measured_nodes = 0;
+  for (const PlanNodeStatus& entry : status.nodes) {
+    switch (entry.phase) {
+      case PlanNodePhase::kWaiting:
+        ++status.waiting;
+        break;
+      case PlanNodePhase::kDone:
+        ++status.done;
+        if (entry.started_at.has_value() && entry.finished_at.has_value()) {
+          measured += *entry.finished_at - *entry.started_at;
+          ++measured_nodes;
+        }
+        break;
+      case PlanNodePhase::kFailed:
+        ++status.failed;
+        break;
+      default:
+        ++status.in_progress;
+        status.current_nodes.push_back(entry.name);
+        current_messages.push_back(entry.name + ": " + entry.message);
+        break;
+    }
+  }
+  status.observed_generation = plan_.meta.generation;
+  const bool all_finished = status.done + status.failed == status.total;
+  std::string message = join(current_messages, "; ");
+  if (all_finished) {
+    status.phase = status.failed > 0 ? PlanPhase::kFailed : PlanPhase::kSucceeded;
+    message = std::to_string(status.done) + " of " + std::to_string(status.total) + " nodes done";
+    if (status.failed > 0) {
+      message += ", " + std::to_string(status.failed) + " failed";
+    }
+  } else if (plan_.spec.paused || decision_.pause) {
+    status.phase = PlanPhase::kPaused;
+    const std::string why = plan_.spec.paused ? "paused (spec.paused)" : "paused";
+    message = message.empty() ? why : why + "; " + message;
+  } else if (!window_open && status.in_progress == 0) {
+    status.phase = PlanPhase::kWaitingForWindow;
+    message = "waiting for window " + status.next_window_text;
+  } else {
+    status.phase = PlanPhase::kRunning;
+    if (!holdup_.empty() && status.waiting > 0) {
+      message = message.empty() ? "next node: " + holdup_ : message + "; next: " + holdup_;
+    }
+  }
+  status.message = message;
+  status.eta.reset();
+  if (measured_nodes > 0 && !all_finished) {
+    const auto per_node = measured / measured_nodes;
+    const int parallel = std::max(1, static_cast<int>(status.current_nodes.size()));
+    const std::int64_t rounds = (status.waiting + status.in_progress + parallel - 1) / parallel;
+    status.eta = std::chrono::floor<seconds>(world_.now + per_node * rounds);
+  }
+}
+
+Decision Step::run() {
+  MaintenancePlanStatus& status = decision_.status;
+  if (status.nodes.empty() && !plan_.meta.deletion_timestamp.has_value()) {
+    for (std::string& name : plan_order(plan_.spec, world_.nodes)) {
+      PlanNodeStatus entry;
+      entry.name = std::move(name);
+      status.nodes.push_back(std::move(entry));
+    }
+    if (status.nodes.empty()) {
+      status.phase = PlanPhase::kFailed;
+      status.message = "no node matches spec.nodeSelector";
+      if (plan_.status.message != status.message) {
+        event(true, "InvalidPlan", status.message);
+      }
+      return std::move(decision_);
+    }
+    event(false, "PlanStarted",
+          std::to_string(status.nodes.size()) + " nodes, in this order: " +
+              join(
+                  [&] {
+                    std::vector<std::string> names;
+                    for (const PlanNodeStatus& entry : status.nodes) {
+                      names.push_back(entry.name);
+                    }
+                    return names;
+                  }(),
+                  ", "));
+  }
+  if (plan_.meta.deletion_timestamp.has_value()) {
+    delete_plan();
+    return std::move(decision_);
+  }
+  for (PlanNodeStatus& entry : status.nodes) {
+    advance(entry);
+  }
+  const int total = static_cast<int>(status.nodes.size());
+  // check_rules() resolved both limits once already; these cannot fail here.
+  const int max_parallel = resolve_limit(plan_.spec.max_parallel, total, 1, "").value_or(1);
+  std::optional<int> max_unavailable;
+  if (plan_.spec.max_unavailable.has_value()) {
+    max_unavailable = resolve_limit(plan_.spec.max_unavailable, total, 1, "").value_or(1);
+  }
+  const Instant now = to_instant(world_.now);
+  const bool window_open = rules_.schedule.open_at(now);
+  status.next_window.reset();
+  status.next_window_text.clear();
+  if (!window_open) {
+    if (const std::optional<Instant> next = rules_.schedule.next_open(now)) {
+      status.next_window = to_time(*next);
+      status.next_window_text = rules_.schedule.describe(*next);
+    } else {
+      status.next_window_text = "never (every window day is a blackout date)";
+    }
+  }
+  if (window_open && !plan_.spec.paused && !decision_.pause) {
+    start_nodes(max_parallel, max_unavailable);
+  }
+  const bool was_waiting = plan_.status.phase == PlanPhase::kWaitingForWindow;
+  const bool was_finished =
+      plan_.status.phase == PlanPhase::kSucceeded || plan_.status.phase == PlanPhase::kFailed;
+  summarise(window_open);
+  if (status.phase == PlanPhase::kWaitingForWindow && !was_waiting) {
+    event(false, "WaitingForWindow", status.message);
+  }
+  if ((status.phase == PlanPhase::kSucceeded || status.phase == PlanPhase::kFailed) &&
+      !was_finished) {
+    event(status.phase == PlanPhase::kFailed, "Plan" + std::string(to_string(*status.phase)),
+          status.message);
+  }
+  // When to look again: soon while something moves, at the window's edge otherwise.
+  if (status.in_progress > 0 || !decision_.create.empty()) {
+    decision_.requeue_after = kProgressPoll;
+  } else if (status.next_window.has_value()) {
+    const auto until = duration_cast<seconds>(*status.next_window - world_.now);
+    decision_.requeue_after = std::clamp<seconds>(until + seconds{1}, seconds{1}, kIdlePoll);
+  }
+  return std::move(decision_);
+}
+
+// FNV-1a: a short, stable fingerprint of a name (the same on every build and machine).
+std::string fingerprint(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  std::array<char, 17> out{};
+  const auto result = std::to_chars(out.data(), out.data() + out.size(), hash, 16);
+  return {out.data(), result.ptr};
+}
+
+}  // namespace
+
+std::string maintenance_name(const std::string& plan, const std::string& node) {
+  std::string name = plan + "-" + node;
+  if (name.size() <= kMaxNameLength) {
+    return name;
+  }
+  return plan + "-" + fingerprint(node);
+}
+
+Result<int> resolve_limit(const std::optional<kube::IntOrString>& value, int total, int fallback,
+                          std::string_view field) {
+  if (!value.has_value()) {
+    return fallback;
+  }
+  if (value->is_int) {
+    if (value->int_value < 1) {
+      return Error(ErrorCode::kInvalid,
+                   std::string(field) + ": must be at least 1, got " + value->to_string());
+    }
+    return static_cast<int>(std::min<std::int64_t>(value->int_value, 1'000'000));
+  }
+  const std::string& text = value->str_value;
+  int percent = 0;
+  const char* end = text.data() + text.size();
+  const auto parsed = std::from_chars(text.data(), end, percent);
+  if (text.empty() || text.back() != '%' || parsed.ec != std::errc{} || parsed.ptr + 1 != end ||
+      percent < 1 || percent > 100) {
+    return Error(ErrorCode::kInvalid, std::string(field) + ": \"" + text +
+                                          "\" is not a count or a percentage from 1% to 100%");
+  }
+  return std::max(1, total * percent / 100);
+}
+
+Result<PlanRules> check_rules(const MaintenancePlanSpec& spec) {
+  if (spec.nodes.empty() == !spec.node_selector.has_value()) {
+    return Error(ErrorCode::kInvalid, "spec: exactly one of nodes and nodeSelector must be set");
+  }
+  if (!spec.order_error.empty()) {
+    return Error(ErrorCode::kInvalid, spec.order_error);
+  }
+  if (!spec.done_when_error.empty()) {
+    return Error(ErrorCode::kInvalid, spec.done_when_error);
+  }
+  NMO_TRY(resolve_limit(spec.max_parallel, 1, 1, "spec.maxParallel"));
+  NMO_TRY(resolve_limit(spec.max_unavailable, 1, 1, "spec.maxUnavailable"));
+  ScheduleSpec schedule;
+  schedule.time_zone = spec.time_zone;
+  for (const PlanWindow& window : spec.windows) {
+    schedule.windows.push_back({window.days, window.start, window.end});
+  }
+  schedule.blackout_dates = spec.blackout_dates;
+  NMO_TRY_ASSIGN(Schedule compiled, Schedule::compile(schedule));
+  PlanRules rules{std::move(compiled)};
+  rules.done_when = spec.done_when.value_or(DoneWhen::kConfirmed);
+  const auto duration = [](const std::string& text, std::string_view field) -> Result<seconds> {
+    Result<kube::Duration> parsed = kube::parse_duration(text);
+    if (!parsed.has_value()) {
+      return Error(ErrorCode::kInvalid, std::string(field) + ": " + parsed.error().message);
+    }
+    if (*parsed <= kube::Duration::zero()) {
+      return Error(ErrorCode::kInvalid,
+                   std::string(field) + ": must be longer than zero, got \"" + text + "\"");
+    }
+    return duration_cast<seconds>(*parsed);
+  };
+  if (rules.done_when == DoneWhen::kSoaked) {
+    if (spec.soak_time.empty()) {
+      return Error(ErrorCode::kInvalid, "spec.soakTime: required with doneWhen Soaked");
+    }
+    NMO_TRY_ASSIGN(rules.soak_time, duration(spec.soak_time, "spec.soakTime"));
+  }
+  if (!spec.health_gate_timeout.empty()) {
+    NMO_TRY_ASSIGN(rules.health_gate_timeout,
+                   duration(spec.health_gate_timeout, "spec.healthGateTimeout"));
+  }
+  return rules;
+}
+
+Decision decide(const MaintenancePlan& plan, const World& world) {
+  Result<PlanRules> rules = check_rules(plan.spec);
+  if (!rules.has_value()) {
+    if (plan.meta.deletion_timestamp.has_value()) {
+      // A spec made invalid mid-plan must not keep its nodes: stop as any deleted plan does.
+      Result<Schedule> always = Schedule::compile({});
+      const PlanRules fallback{*std::move(always)};
+      return Step(plan, world, fallback).run();
+    }
+    Decision decision;
+    decision.status = plan.status;
+    decision.status.phase = PlanPhase::kFailed;
+    decision.status.message = rules.error().message;
+    decision.status.observed_generation = plan.meta.generation;
+    if (plan.status.message != decision.status.message) {
+      decision.events.push_back({true, "InvalidPlan", decision.status.message});
+    }
+    return decision;
+  }
+  return Step(plan, world, *rules).run();
+}
+
+}  // namespace nmo::op::fleet

@@ -1,0 +1,449 @@
+#include "operator/fleet/rollout.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/testing/status_matchers.h"
+
+namespace nmo::op::fleet {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using std::chrono::sys_days;
+
+// Saturday 2026-12-05, 14:00 UTC (22:00 in Taipei).
+const kube::Time kSaturday = sys_days{std::chrono::year{2026} / 12 / 5} + hours{14};
+
+NodeFacts ready_node(const std::string& name, const std::string& boot_id = "boot-1") {
+  NodeFacts node;
+  node.name = name;
+  node.ready = true;
+  node.boot_id = boot_id;
+  return node;
+}
+
+// A plan over `nodes` (as listed), one node at a time, done when the admin says so.
+MaintenancePlan listed_plan(std::vector<std::string> nodes) {
+  MaintenancePlan plan;
+  plan.meta.name = "memory-upgrade";
+  plan.meta.uid = "plan-uid";
+  plan.meta.generation = 1;
+  plan.spec.nodes = std::move(nodes);
+  return plan;
+}
+
+// The plan's cluster: ready nodes, and the NodeMaintenances the plan created so far.
+class RolloutTest : public ::testing::Test {
+ protected:
+  RolloutTest() {
+    world_.now = kSaturday;
+    for (const char* name : {"w1", "w2", "w3"}) {
+      world_.nodes.push_back(ready_node(name));
+    }
+  }
+
+  // decide(), then what the controller would do: the status written, the creates and deletes
+  // carried out (a created maintenance is Running; a deleted one is gone).
+  Decision step() {
+    Decision decision = decide(plan_, world_);
+    plan_.status = decision.status;
+    if (decision.pause) {
+      plan_.spec.paused = true;
+    }
+    for (const StartNode& start : decision.create) {
+      MaintenanceFacts facts;
+      facts.name = start.maintenance;
+      facts.node = start.node;
+      facts.owned = true;
+      facts.phase = Phase::kRunning;
+      world_.maintenances.push_back(facts);
+    }
+    for (const std::string& name : decision.remove) {
+      std::erase_if(world_.maintenances,
+                    [&](const MaintenanceFacts& facts) { return facts.name == name; });
+    }
+    return decision;
+  }
+
+  MaintenanceFacts& maintenance(const std::string& node) {
+    for (MaintenanceFacts& facts : world_.maintenances) {
+      if (facts.node == node) {
+        return facts;
+      }
+    }
+    ADD_FAILURE() << "no NodeMaintenance for " << node;
+    static MaintenanceFacts none;
+    return none;
+  }
+
+  NodeFacts& node(const std::string& name) {
+    for (NodeFacts& facts : world_.nodes) {
+      if (facts.name == name) {
+        return facts;
+      }
+    }
+    ADD_FAILURE() << "no node " << name;
+    static NodeFacts none;
+    return none;
+  }
+
+  const PlanNodeStatus& entry(const std::string& name) {
+    for (const PlanNodeStatus& entry : plan_.status.nodes) {
+      if (entry.name == name) {
+        return entry;
+      }
+    }
+    ADD_FAILURE() << "no status entry for " << name;
+    static PlanNodeStatus none;
+    return none;
+  }
+
+  // Drains the node's maintenance and marks its work done; returns the decision that removed it.
+  void drain_and_finish(const std::string& name) {
+    maintenance(name).phase = Phase::kSucceeded;
+    step();
+    maintenance(name).done_marked = true;
+    step();
+  }
+
+  static std::vector<std::string> reasons(const Decision& decision) {
+    std::vector<std::string> out;
+    for (const PlanEvent& event : decision.events) {
+      out.push_back(event.reason);
+    }
+    return out;
+  }
+
+  MaintenancePlan plan_ = listed_plan({"w1", "w2", "w3"});
+  World world_;
+};
+
+TEST_F(RolloutTest, TheFirstLookStartsTheFirstNodeOnly) {
+  const Decision decision = step();
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"PlanStarted", "NodeStarted"}));
+  EXPECT_EQ(decision.events[0].message, "3 nodes, in this order: w1, w2, w3");
+  EXPECT_EQ(decision.events[1].message,
+            "node w1 (1 of 3): NodeMaintenance memory-upgrade-w1 created");
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDraining);
+  EXPECT_EQ(entry("w1").boot_id, "boot-1");
+  EXPECT_EQ(entry("w2").phase, PlanNodePhase::kWaiting);
+  EXPECT_EQ(plan_.status.current_nodes, std::vector<std::string>{"w1"});
+  EXPECT_EQ(plan_.status.in_progress, 1);
+  EXPECT_EQ(plan_.status.waiting, 2);
+  EXPECT_EQ(decision.requeue_after, kProgressPoll);
+  EXPECT_TRUE(step().create.empty()) << "a node in progress holds the next one";
+}
+
+TEST_F(RolloutTest, ANodeWalksFromDrainingToDoneAndTheNextStarts) {
+  step();
+  maintenance("w1").pending_pods = 3;
+  step();
+  EXPECT_EQ(entry("w1").message, "draining: 3 pods left");
+  EXPECT_EQ(plan_.status.message, "w1: draining: 3 pods left");
+
+  maintenance("w1").phase = Phase::kSucceeded;
+  Decision decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kInMaintenance);
+  EXPECT_EQ(entry("w1").drained_at, kSaturday);
+  EXPECT_EQ(entry("w1").message, "drained; waiting for `kubectl maintenance done w1`");
+  ASSERT_EQ(reasons(decision), std::vector<std::string>{"NodeDrained"});
+  EXPECT_EQ(decision.events[0].message,
+            "node w1 is drained (1 of 3): waiting for `kubectl maintenance done w1`");
+
+  world_.now += minutes{30};
+  maintenance("w1").done_marked = true;
+  decision = step();
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kRestoring);
+
+  // Gone now; the node is still cordoned a moment and a budget is short: the gate waits.
+  node("w1").unschedulable = true;
+  plan_.status.nodes[0].budgets = {"shop/web-pdb"};
+  world_.budgets = {{"shop/web-pdb", 2, 3}};
+  decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kHealthCheck);
+  EXPECT_EQ(entry("w1").message,
+            "health gate: node w1 is cordoned; PDB shop/web-pdb 2 of 3 healthy");
+  EXPECT_TRUE(decision.create.empty());
+
+  node("w1").unschedulable = false;
+  world_.budgets = {{"shop/web-pdb", 3, 3}};
+  world_.now += minutes{1};
+  decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2"}}));
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeDone", "NodeStarted"}));
+  EXPECT_EQ(decision.events[0].message, "node w1 is back and healthy (1 of 3, took 31m0s)");
+  EXPECT_EQ(plan_.status.done, 1);
+  // One node took 31 minutes; two are left, one at a time.
+  EXPECT_EQ(plan_.status.eta, std::chrono::floor<seconds>(world_.now + minutes{62}));
+}
+
+TEST_F(RolloutTest, EveryNodeDoneSucceedsThePlanOnce) {
+  for (const char* name : {"w1", "w2", "w3"}) {
+    step();
+    drain_and_finish(name);
+  }
+  const Decision decision = step();
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kSucceeded);
+  EXPECT_EQ(plan_.status.message, "3 of 3 nodes done");
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeDone", "PlanSucceeded"}));
+  EXPECT_FALSE(plan_.status.eta.has_value());
+  EXPECT_TRUE(reasons(step()).empty());
+}
+
+TEST_F(RolloutTest, NodeRebootedNeedsANewBootIdAndReadiness) {
+  plan_.spec.done_when = DoneWhen::kNodeRebooted;
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  step();
+  EXPECT_EQ(entry("w1").message,
+            "drained; waiting for the node to reboot (boot ID boot-1) and be Ready");
+  node("w1").boot_id = "boot-2";
+  node("w1").ready = false;
+  EXPECT_TRUE(step().remove.empty()) << "rebooted but not Ready yet";
+  node("w1").ready = true;
+  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
+}
+
+TEST_F(RolloutTest, SoakedIsDoneAfterTheSoakTime) {
+  plan_.spec.done_when = DoneWhen::kSoaked;
+  plan_.spec.soak_time = "10m";
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  step();
+  EXPECT_EQ(entry("w1").message, "drained; soaking until 14:10 UTC");
+  world_.now += minutes{9};
+  EXPECT_TRUE(step().remove.empty());
+  world_.now += minutes{1};
+  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
+}
+
+TEST_F(RolloutTest, MaxUnavailableCountsANodeSomeoneElseCordoned) {
+  plan_.spec.max_parallel = kube::IntOrString::from_int(2);
+  plan_.spec.max_unavailable = kube::IntOrString::from_int(2);
+  node("w3").unschedulable = true;  // cordoned by hand
+  Decision decision = step();
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_EQ(entry("w2").message, "maxUnavailable 2 reached: 2 nodes of the plan are unavailable");
+  EXPECT_EQ(plan_.status.message,
+            "w1: draining; next: maxUnavailable 2 reached: 2 nodes of the plan are unavailable");
+  node("w3").unschedulable = false;
+  decision = step();
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2"}}));
+}
+
+TEST_F(RolloutTest, MaxParallelAsAPercentageRoundsDownToAtLeastOne) {
+  EXPECT_EQ(resolve_limit(kube::IntOrString::from_string("10%"), 22, 1, "f").value_or(0), 2);
+  EXPECT_EQ(resolve_limit(kube::IntOrString::from_string("1%"), 22, 1, "f").value_or(0), 1);
+  EXPECT_EQ(resolve_limit(std::nullopt, 22, 1, "f").value_or(0), 1);
+  EXPECT_EQ(resolve_limit(kube::IntOrString::from_string("ten%"), 22, 1, "spec.maxParallel")
+                .error()
+                .message,
+            "spec.maxParallel: \"ten%\" is not a count or a percentage from 1% to 100%");
+  EXPECT_EQ(
+      resolve_limit(kube::IntOrString::from_int(0), 22, 1, "spec.maxParallel").error().message,
+      "spec.maxParallel: must be at least 1, got 0");
+}
+
+TEST_F(RolloutTest, SomeoneElsesMaintenanceHoldsTheNodeAndTheOnesAfterIt) {
+  MaintenanceFacts foreign;
+  foreign.name = "fix-w1";
+  foreign.node = "w1";
+  foreign.phase = Phase::kRunning;
+  world_.maintenances.push_back(foreign);
+  const Decision decision = step();
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(entry("w1").message, "node w1 is under NodeMaintenance fix-w1 of someone else");
+  EXPECT_EQ(plan_.status.message,
+            "next node: node w1 is under NodeMaintenance fix-w1 of someone else");
+}
+
+TEST_F(RolloutTest, AMissingNodeFailsAndTheNextStarts) {
+  plan_ = listed_plan({"gone", "w1"});
+  const Decision decision = step();
+  EXPECT_EQ(entry("gone").phase, PlanNodePhase::kFailed);
+  EXPECT_EQ(entry("gone").message, "node gone does not exist");
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+}
+
+TEST_F(RolloutTest, AFailedMaintenanceGivesTheNodeBackAndPausesThePlan) {
+  step();
+  maintenance("w1").phase = Phase::kFailed;
+  maintenance("w1").last_error = "drain did not finish within drainTimeout 1h0m0s";
+  const Decision decision = step();
+  EXPECT_TRUE(decision.pause);
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kFailed);
+  EXPECT_EQ(entry("w1").message,
+            "NodeMaintenance memory-upgrade-w1 failed: drain did not finish within drainTimeout "
+            "1h0m0s");
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
+  ASSERT_EQ(reasons(decision), std::vector<std::string>{"NodeFailed"});
+  EXPECT_TRUE(decision.events[0].warning);
+  EXPECT_TRUE(step().create.empty()) << "paused";
+  plan_.spec.paused = false;  // the admin goes on
+  EXPECT_EQ(step().create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2"}}));
+}
+
+TEST_F(RolloutTest, AHealthGateThatNeverPassesPausesThePlanWithItsReasonOnce) {
+  plan_.spec.health_gate_timeout = "20m";
+  step();
+  drain_and_finish("w1");
+  node("w1").ready = false;
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kHealthCheck);
+  world_.now += minutes{20};
+  const Decision decision = step();
+  EXPECT_TRUE(decision.pause);
+  ASSERT_EQ(reasons(decision), std::vector<std::string>{"HealthGateTimeout"});
+  EXPECT_EQ(decision.events[0].message,
+            "node w1 is not healthy 20m0s after it was given back (node w1 is not Ready); the "
+            "plan is paused");
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
+  EXPECT_EQ(plan_.status.message, "paused; w1: health gate: node w1 is not Ready");
+  EXPECT_TRUE(reasons(step()).empty()) << "announced once";
+  // Resumed: the node gets the whole timeout again.
+  plan_.spec.paused = false;
+  world_.now += minutes{19};
+  EXPECT_FALSE(step().pause);
+}
+
+TEST_F(RolloutTest, OutsideTheWindowNothingStartsAndTheNextWindowIsNamed) {
+  plan_.spec.time_zone = "Asia/Taipei";
+  plan_.spec.windows = {{{"Sun"}, "22:00", "06:00"}};
+  Decision decision = step();
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kWaitingForWindow);
+  EXPECT_EQ(plan_.status.next_window_text, "Sun 22:00 Asia/Taipei");
+  EXPECT_EQ(plan_.status.next_window, kSaturday + hours{24});
+  EXPECT_EQ(plan_.status.message, "waiting for window Sun 22:00 Asia/Taipei");
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"PlanStarted", "WaitingForWindow"}));
+  EXPECT_EQ(decision.requeue_after, kIdlePoll);
+  world_.now += hours{24};
+  decision = step();
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_FALSE(plan_.status.next_window.has_value());
+}
+
+TEST_F(RolloutTest, ANodeStartedInsideTheWindowFinishesAfterIt) {
+  plan_.spec.windows = {{{}, "14:00", "15:00"}};
+  step();
+  world_.now += hours{2};
+  maintenance("w1").phase = Phase::kSucceeded;
+  step();
+  maintenance("w1").done_marked = true;
+  Decision decision = step();
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1"});
+  decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kWaitingForWindow);
+  EXPECT_EQ(plan_.status.next_window_text, "Sun 14:00 UTC");
+}
+
+TEST_F(RolloutTest, AControlPlaneNodeGoesLastAndAlone) {
+  MaintenancePlan plan;
+  plan.meta.name = "all";
+  plan.spec.node_selector = kube::LabelSelector{};
+  plan.spec.max_parallel = kube::IntOrString::from_int(3);
+  plan_ = plan;
+  NodeFacts control_plane = ready_node("cp1");
+  control_plane.control_plane = true;
+  world_.nodes.insert(world_.nodes.begin(), control_plane);
+  Decision decision = step();
+  EXPECT_EQ(decision.events[0].message, "4 nodes, in this order: w1, w2, w3, cp1");
+  EXPECT_EQ(decision.create.size(), 3U);
+  for (const char* name : {"w1", "w2", "w3"}) {
+    drain_and_finish(name);
+  }
+  decision = step();
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"cp1", "all-cp1"}}));
+}
+
+TEST_F(RolloutTest, ByZoneTakesOneZoneAfterTheOther) {
+  MaintenancePlan plan;
+  plan.meta.name = "zones";
+  plan.spec.node_selector = kube::LabelSelector{};
+  plan.spec.order = PlanOrder::kByZone;
+  plan_ = plan;
+  node("w1").zone = "b";
+  node("w2").zone = "a";
+  node("w3").zone = "b";
+  EXPECT_EQ(step().events[0].message, "3 nodes, in this order: w2, w1, w3");
+}
+
+TEST_F(RolloutTest, AMaintenanceCreatedBeforeARestartIsAdoptedNotCreatedAgain) {
+  MaintenanceFacts mine;
+  mine.name = "memory-upgrade-w1";
+  mine.node = "w1";
+  mine.owned = true;
+  mine.phase = Phase::kSucceeded;
+  world_.maintenances.push_back(mine);
+  plan_.status.nodes = {{.name = "w1"}, {.name = "w2"}, {.name = "w3"}};
+  const Decision decision = step();
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kInMaintenance);
+  EXPECT_EQ(entry("w2").phase, PlanNodePhase::kWaiting);
+}
+
+TEST_F(RolloutTest, DeletingThePlanStopsDrainsAndLeavesDrainedNodesToTheAdmin) {
+  plan_.spec.max_parallel = kube::IntOrString::from_int(2);
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  step();
+  plan_.meta.deletion_timestamp = world_.now;
+  const Decision decision = decide(plan_, world_);
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w2"});
+  EXPECT_EQ(decision.release, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_TRUE(decision.remove_finalizer);
+  EXPECT_TRUE(decision.create.empty());
+  ASSERT_EQ(reasons(decision), std::vector<std::string>{"PlanDeleted"});
+  EXPECT_EQ(decision.events[0].message,
+            "plan deleted; drain stopped and node given back: w2; left drained, delete when the "
+            "work is done: NodeMaintenance memory-upgrade-w1");
+}
+
+TEST_F(RolloutTest, AnInvalidSpecFailsThePlanWithTheFieldNamed) {
+  plan_.spec.time_zone = "Mars/Olympus_Mons";
+  Decision decision = step();
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kFailed);
+  EXPECT_EQ(plan_.status.message, "spec.timeZone: unknown time zone \"Mars/Olympus_Mons\"");
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(reasons(decision), std::vector<std::string>{"InvalidPlan"});
+  EXPECT_TRUE(reasons(step()).empty()) << "announced once";
+
+  plan_.spec.time_zone.clear();
+  plan_.spec.node_selector = kube::LabelSelector{};
+  EXPECT_EQ(check_rules(plan_.spec).error().message,
+            "spec: exactly one of nodes and nodeSelector must be set");
+  plan_.spec.node_selector.reset();
+  plan_.spec.done_when = DoneWhen::kSoaked;
+  EXPECT_EQ(check_rules(plan_.spec).error().message,
+            "spec.soakTime: required with doneWhen Soaked");
+  plan_.spec.done_when.reset();
+  plan_.spec.health_gate_timeout = "1d";
+  EXPECT_EQ(check_rules(plan_.spec).error().message.substr(0, 45),
+            "spec.healthGateTimeout: invalid duration \"1d\"");
+}
+
+TEST(MaintenanceNameTest, PlanAndNodeOrAHashWhenTooLong) {
+  EXPECT_EQ(maintenance_name("memory-upgrade", "node-worker-01"), "memory-upgrade-node-worker-01");
+  const std::string long_node(250, 'n');
+  const std::string name = maintenance_name("memory-upgrade", long_node);
+  EXPECT_LE(name.size(), 253U);
+  EXPECT_EQ(name.rfind("memory-upgrade-", 0), 0U);
+  EXPECT_EQ(name, maintenance_name("memory-upgrade", long_node)) << "stable";
+  EXPECT_NE(name, maintenance_name("memory-upgrade", std::string(250, 'm')));
+}
+
+}  // namespace
+}  // namespace nmo::op::fleet
