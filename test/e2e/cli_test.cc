@@ -1022,7 +1022,9 @@ TEST_F(CliErrorTest, DoneMarksASucceededMaintenanceOnly) {
       << describe(marked);
   auto nm = kubectl_.get_json({"nodemaintenance", name});
   ASSERT_TRUE(nm);
-  const std::string* done_at = maintenance_of(*nm).meta.annotations.find(op::kDoneAnnotation);
+  // Kept in a variable: the annotation's pointer points into it.
+  const op::NodeMaintenance marked_maintenance = maintenance_of(*nm);
+  const std::string* done_at = marked_maintenance.meta.annotations.find(op::kDoneAnnotation);
   ASSERT_NE(done_at, nullptr) << json::serialize(*nm);
   const auto when = kube::parse_time(*done_at);
   ASSERT_TRUE(when.has_value()) << *done_at;
