@@ -201,7 +201,7 @@ asio::awaitable<int> run_start(Session& session, std::string node, CommandOption
   if (!created) {
     const Error& error = created.error();
     if (error.code == ErrorCode::kNotFound && error.http_status == 404) {
-      co_return report(api_not_installed());
+      co_return report(api_not_installed(op::kKind, op::kCrdName));
     }
     Failure failure = session.failure(error);
     if (failure.exit_code == kExitNotFound) failure.exit_code = kExitFailed;

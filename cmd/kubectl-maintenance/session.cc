@@ -9,18 +9,19 @@
 namespace nmo::cli {
 
 std::string maintenance_path(const std::string& name) {
-  std::string path = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kVersion) + "/" +
-                     std::string(op::kPlural);
-  if (!name.empty()) path += "/" + name;
-  return path;
+  return name.empty() ? kube::collection_path<op::NodeMaintenance>()
+                      : kube::object_path<op::NodeMaintenance>("", name);
 }
 
-std::string plan_path(const std::string& name) {
-  std::string path = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kPlanVersion) +
-                     "/" + std::string(op::kPlanPlural);
-  if (!name.empty()) path += "/" + name;
-  return path;
+namespace {
+
+// "/apis/<group>/<version>": served when the kind's CRD is installed.
+template <kube::Resource T>
+std::string group_version_path() {
+  return "/apis/" + kube::api_version<T>();
 }
+
+}  // namespace
 
 asio::awaitable<Outcome<std::optional<boost::json::value>>> Session::get_optional(
     std::string path) {
@@ -45,10 +46,10 @@ asio::awaitable<Outcome<bool>> Session::served(std::string path) {
 }
 
 asio::awaitable<Outcome<Done>> Session::require_api() {
-  const std::string root = "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kVersion);
+  const std::string root = group_version_path<op::NodeMaintenance>();
   auto served_now = co_await served(root);
   if (!served_now) co_return served_now.failure();
-  if (!*served_now) co_return api_not_installed();
+  if (!*served_now) co_return api_not_installed(op::kKind, op::kCrdName);
   co_return Done{};
 }
 
@@ -83,7 +84,7 @@ asio::awaitable<Outcome<Session::Maintenances>> Session::maintenances() {
   std::string path = maintenance_path();
   auto got = co_await get_optional(path);
   if (!got) co_return got.failure();
-  if (!got->has_value()) co_return api_not_installed();
+  if (!got->has_value()) co_return api_not_installed(op::kKind, op::kCrdName);
   Maintenances all{.raw = std::move(**got), .items = {}};
   if (const auto* object = all.raw.if_object()) {
     if (const auto* items = object->if_contains("items"); items && items->is_array()) {
@@ -104,16 +105,15 @@ asio::awaitable<Outcome<Session::Maintenances>> Session::maintenances() {
 }
 
 asio::awaitable<Outcome<Session::Plan>> Session::maintenance_plan(std::string name) {
-  std::string path = plan_path(name);
+  std::string path = kube::object_path<op::MaintenancePlan>("", name);
   auto got = co_await get_optional(path);
   if (!got) co_return got.failure();
   if (!got->has_value()) {
     // A 404 also comes when the MaintenancePlan CRD is missing; tell the two apart.
-    const std::string root =
-        "/apis/" + std::string(op::kGroup) + "/" + std::string(op::kPlanVersion);
+    const std::string root = group_version_path<op::MaintenancePlan>();
     auto served_now = co_await served(root);
     if (!served_now) co_return served_now.failure();
-    if (!*served_now) co_return plan_api_not_installed();
+    if (!*served_now) co_return api_not_installed(op::kPlanKind, op::kPlanCrdName);
     co_return Failure{.message = "MaintenancePlan " + name + " not found",
                       .exit_code = kExitNotFound};
   }

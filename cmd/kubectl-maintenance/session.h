@@ -91,7 +91,4 @@ class Session {
 // The URL path of the NodeMaintenance collection, or of one object.
 [[nodiscard]] std::string maintenance_path(const std::string& name = {});
 
-// The URL path of the MaintenancePlan collection, or of one object.
-[[nodiscard]] std::string plan_path(const std::string& name = {});
-
 }  // namespace nmo::cli

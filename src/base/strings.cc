@@ -51,4 +51,17 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
+std::string quoted(std::string_view text, std::size_t max_bytes) {
+  return "\"" + printable_prefix(text, max_bytes) + "\"";
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
+}
+
 }  // namespace nmo

@@ -29,4 +29,11 @@ namespace nmo {
 // printable_prefix("<h1>\r\nBad Gateway", 8) == "<h1> Ba..."; never more than max_bytes + 3.
 [[nodiscard]] std::string printable_prefix(std::string_view text, std::size_t max_bytes);
 
+// printable_prefix() in double quotes, for naming a value inside an error message:
+// quoted("1d", 64) == "\"1d\"".
+[[nodiscard]] std::string quoted(std::string_view text, std::size_t max_bytes);
+
+// The parts with `separator` between them: join({"a", "b"}, ", ") == "a, b"; "" for no parts.
+[[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
 }  // namespace nmo

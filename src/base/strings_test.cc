@@ -57,6 +57,17 @@ TEST(SplitTest, PiecesViewTheInput) {
   EXPECT_EQ(pieces[1].data(), text.data() + 2);
 }
 
+TEST(QuotedTest, QuotesThePrintablePrefix) {
+  EXPECT_EQ(quoted("1d", 64), "\"1d\"");
+  EXPECT_EQ(quoted("a\nb-long", 4), "\"a b-...\"");
+}
+
+TEST(JoinTest, SeparatorOnlyBetweenParts) {
+  EXPECT_EQ(join({}, ", "), "");
+  EXPECT_EQ(join({"a"}, ", "), "a");
+  EXPECT_EQ(join({"a", "", "b"}, "; "), "a; ; b");
+}
+
 TEST(PrintablePrefixTest, ShortAsciiUnchanged) {
   EXPECT_EQ(printable_prefix("{\"kind\":\"Status\"}", 200), "{\"kind\":\"Status\"}");
   EXPECT_EQ(printable_prefix("", 10), "");

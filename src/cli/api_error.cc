@@ -3,8 +3,6 @@
 #include <cctype>
 
 #include "cli/exit_code.h"
-#include "operator/api/maintenance_plan.h"
-#include "operator/api/node_maintenance.h"
 
 namespace nmo::cli {
 
@@ -57,15 +55,9 @@ Failure describe_api_error(const Error& error, std::string_view server) {
   }
 }
 
-Failure api_not_installed() {
-  return Failure{.message = "the NodeMaintenance API is not installed in this cluster (" +
-                            std::string(op::kCrdName) + "): apply deploy/crd",
-                 .exit_code = kExitUnavailable};
-}
-
-Failure plan_api_not_installed() {
-  return Failure{.message = "the MaintenancePlan API is not installed in this cluster (" +
-                            std::string(op::kPlanCrdName) + "): apply deploy/crd",
+Failure api_not_installed(std::string_view kind, std::string_view crd) {
+  return Failure{.message = "the " + std::string(kind) + " API is not installed in this cluster (" +
+                            std::string(crd) + "): apply deploy/crd",
                  .exit_code = kExitUnavailable};
 }
 

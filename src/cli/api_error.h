@@ -36,10 +36,8 @@ struct Failure {
 // message; exit 3. Anything else: the server's message; exit 1.
 [[nodiscard]] Failure describe_api_error(const Error& error, std::string_view server);
 
-// The message when the nodemaintenances resource is not served (the CRD is missing); exit 4.
-[[nodiscard]] Failure api_not_installed();
-
-// The same for the maintenanceplans resource (plan-status); exit 4.
-[[nodiscard]] Failure plan_api_not_installed();
+// The message when a resource of ours is not served (its CRD is missing): `kind` is
+// "NodeMaintenance" or "MaintenancePlan", `crd` the CRD's name; exit 4.
+[[nodiscard]] Failure api_not_installed(std::string_view kind, std::string_view crd);
 
 }  // namespace nmo::cli

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "cli/exit_code.h"
+#include "operator/api/maintenance_plan.h"
+#include "operator/api/node_maintenance.h"
 
 namespace nmo::cli {
 namespace {
@@ -35,14 +37,14 @@ TEST(DescribeApiError, MissingCredentialsKeepTheirMessage) {
 }
 
 TEST(ApiNotInstalled, NamesTheCrdAndTheFix) {
-  EXPECT_EQ(api_not_installed().message,
+  EXPECT_EQ(api_not_installed(op::kKind, op::kCrdName).message,
             "the NodeMaintenance API is not installed in this cluster "
             "(nodemaintenances.nodemaintenance.medik8s.io): apply deploy/crd");
-  EXPECT_EQ(api_not_installed().exit_code, kExitUnavailable);
-  EXPECT_EQ(plan_api_not_installed().message,
+  EXPECT_EQ(api_not_installed(op::kKind, op::kCrdName).exit_code, kExitUnavailable);
+  EXPECT_EQ(api_not_installed(op::kPlanKind, op::kPlanCrdName).message,
             "the MaintenancePlan API is not installed in this cluster "
             "(maintenanceplans.nodemaintenance.medik8s.io): apply deploy/crd");
-  EXPECT_EQ(plan_api_not_installed().exit_code, kExitUnavailable);
+  EXPECT_EQ(api_not_installed(op::kPlanKind, op::kPlanCrdName).exit_code, kExitUnavailable);
 }
 
 }  // namespace

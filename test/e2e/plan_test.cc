@@ -6,8 +6,8 @@
 // that never passes pausing the plan with its reason; a spec the controller cannot act on.
 // (doneWhen NodeRebooted is covered by the unit tests of rollout.h: kwok reports no boot ID.)
 //
-// The tests play the technician: they mark a node's work done with the annotation `kubectl
-// maintenance done` writes, make a node NotReady. Each test has kwok
+// The tests play the technician: they mark a node's work done with `kubectl maintenance done`
+// (the plugin built beside the operator), make a node NotReady. Each test has kwok
 // nodes of its own (deleted at the end).
 #include <algorithm>
 #include <chrono>
@@ -25,6 +25,10 @@
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/subprocess.h"
 
+#ifndef NMO_CLI_BIN
+#error "NMO_CLI_BIN must be defined by the build (test/CMakeLists.txt)"
+#endif
+
 namespace nmo::e2e {
 namespace {
 
@@ -32,7 +36,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 constexpr const char* kPlanLabel = "nodemaintenance.medik8s.io/plan";
-constexpr const char* kDoneAnnotation = "nodemaintenance.medik8s.io/done";
 
 class MaintenancePlanTest : public OperatorFixture {
  protected:
@@ -134,10 +137,12 @@ class MaintenancePlanTest : public OperatorFixture {
     return out;
   }
 
-  // What `kubectl maintenance done NODE` writes.
-  void mark_done(const std::string& maintenance) {
-    kubectl_.must({"annotate", "nodemaintenance", maintenance,
-                   std::string(kDoneAnnotation) + "=2026-12-05T00:00:00Z", "--overwrite"});
+  // The technician's word, through the plugin as an admin types it.
+  void mark_done(const std::string& node) {
+    const ProcessResult done = run_process({NMO_CLI_BIN, "done", node});
+    EXPECT_EQ(done.exit_code, 0) << done.err;
+    EXPECT_NE(done.out.find("its MaintenancePlan gives the node back"), std::string::npos)
+        << done.out;
   }
 
   // The plan's Events with `reason`.
@@ -334,7 +339,7 @@ TEST_F(MaintenancePlanTest, AHealthGateThatNeverPassesPausesThePlanWithItsReason
   ASSERT_TRUE(drained);
   // The node does not come back healthy from its repair.
   ASSERT_TRUE(make_not_ready_and_wait(kubectl_, nodes[0], 30s));
-  mark_done(entry(*drained, nodes[0])->maintenance);
+  mark_done(nodes[0]);
   auto paused = wait_plan(name, "paused by its health gate", 60s, [](const auto& p) {
     return p.status.phase == op::PlanPhase::kPaused && p.spec.paused;
   });
@@ -361,7 +366,7 @@ TEST_F(MaintenancePlanTest, AHealthGateThatNeverPassesPausesThePlanWithItsReason
            node_phase_is(p, nodes[1], op::PlanNodePhase::kInMaintenance);
   });
   ASSERT_TRUE(second);
-  mark_done(entry(*second, nodes[1])->maintenance);
+  mark_done(nodes[1]);
   EXPECT_TRUE(wait_plan(name, "Succeeded", 60s,
                         [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; }));
 }

@@ -12,10 +12,6 @@ namespace {
 // Longest piece of user input quoted in an error message (a sane duration is a few bytes).
 constexpr std::size_t kQuoteLimit = 64;
 
-std::string quoted(std::string_view text) {
-  return "\"" + printable_prefix(text, kQuoteLimit) + "\"";
-}
-
 constexpr std::uint64_t kNanosPerMicro = 1000;
 constexpr std::uint64_t kNanosPerMilli = 1000 * kNanosPerMicro;
 constexpr std::uint64_t kNanosPerSecond = 1000 * kNanosPerMilli;
@@ -73,7 +69,7 @@ void format_integer(std::string& reversed, std::uint64_t v) {
 
 Result<Duration> parse_duration(std::string_view text) {
   const auto fail = [text](const std::string& why) {
-    return Error(ErrorCode::kInvalid, "invalid duration " + quoted(text) + ": " + why);
+    return Error(ErrorCode::kInvalid, "invalid duration " + quoted(text, kQuoteLimit) + ": " + why);
   };
   if (text.empty()) {
     return fail(R"(empty (write a number and a unit, e.g. "90m" or "2h"))");
@@ -141,11 +137,13 @@ Result<Duration> parse_duration(std::string_view text) {
     }
     const std::string_view unit = text.substr(unit_start, pos - unit_start);
     if (unit.empty()) {
-      return fail("missing unit after " + quoted(number) + " (use " + std::string(kUnitList) + ")");
+      return fail("missing unit after " + quoted(number, kQuoteLimit) + " (use " +
+                  std::string(kUnitList) + ")");
     }
     const std::uint64_t nanos = unit_nanos(unit);
     if (nanos == 0) {
-      return fail("unknown unit " + quoted(unit) + " (use " + std::string(kUnitList) + ")");
+      return fail("unknown unit " + quoted(unit, kQuoteLimit) + " (use " + std::string(kUnitList) +
+                  ")");
     }
     if (whole > kMagnitudeLimit / nanos) {
       return out_of_range();

@@ -75,14 +75,13 @@ bool is_label_value(std::string_view value) noexcept {
   return value.empty() || is_label_name(value);
 }
 
-std::string quoted(std::string_view text) {
-  return "\"" + printable_prefix(text, kKeyQuoteLimit) + "\"";
+std::string invalid_key_message(std::string_view key) {
+  return "invalid label key " + quoted(key, kKeyQuoteLimit);
 }
 
-std::string invalid_key_message(std::string_view key) { return "invalid label key " + quoted(key); }
-
 std::string invalid_value_message(std::string_view key, std::string_view value) {
-  return "invalid label value " + quoted(value) + " for key " + quoted(key);
+  return "invalid label value " + quoted(value, kKeyQuoteLimit) + " for key " +
+         quoted(key, kKeyQuoteLimit);
 }
 
 std::optional<SelectorOperator> operator_from_string(std::string_view text) noexcept {
@@ -114,7 +113,7 @@ Result<LabelSelectorRequirement> decode_requirement(const boost::json::value& va
   const std::optional<SelectorOperator> op = operator_from_string(op_text);
   if (!op.has_value()) {
     return internal::field_error(path.field("operator"),
-                                 "unknown selector operator " + quoted(op_text));
+                                 "unknown selector operator " + quoted(op_text, kKeyQuoteLimit));
   }
   requirement.op = *op;
   NMO_TRY_ASSIGN(requirement.values, internal::get_string_list(*object, "values", path));

@@ -20,9 +20,7 @@ namespace nmo::op {
 namespace {
 
 using internal::kQuoteLimit;
-using internal::one_of;
 using internal::parse_enum;
-using internal::quoted;
 using kube::internal::FieldPath;
 
 constexpr std::array<std::string_view, 4> kPhaseNames = {"Pending", "Running", "Succeeded",
@@ -58,14 +56,15 @@ void decode_drain_timeout(const boost::json::object& object, const FieldPath& pa
   if (*duration <= Duration::zero()) {
     spec.drain_timeout_error =
         kube::internal::field_error(
-            here, "must be longer than zero, got " + quoted(spec.drain_timeout_text))
+            here, "must be longer than zero, got " + quoted(spec.drain_timeout_text, kQuoteLimit))
             .message;
     return;
   }
   if (*duration > kMaxDrainTimeout) {
     spec.drain_timeout_error =
         kube::internal::field_error(here, "must be at most " + format_duration(kMaxDrainTimeout) +
-                                              " (10 years), got " + quoted(spec.drain_timeout_text))
+                                              " (10 years), got " +
+                                              quoted(spec.drain_timeout_text, kQuoteLimit))
             .message;
     return;
   }
@@ -110,7 +109,8 @@ void decode_vm_eviction_policy(const boost::json::object& object, const FieldPat
       kube::internal::field_error(here,
                                   "must be LiveMigrate or AllowShutdown, got " +
                                       quoted(field->is_string() ? std::string(field->get_string())
-                                                                : boost::json::serialize(*field)))
+                                                                : boost::json::serialize(*field),
+                                             kQuoteLimit))
           .message;
 }
 

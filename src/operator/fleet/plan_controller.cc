@@ -75,7 +75,8 @@ class PlanControllerImpl {
         maintenance_reflector_(executor_, client_, "",
                                kube::ListOptions{.label_selector = std::string(kPlanLabel)},
                                plan_maintenances_),
-        timer_(executor_) {
+        timer_(executor_),
+        run_ended_(executor_, asio::steady_timer::time_point::max()) {
     plan_reflector_.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
       if (now != nullptr) {
         controller_.enqueue(now->meta.name);
@@ -121,15 +122,16 @@ class PlanControllerImpl {
       logger_.info("watching MaintenancePlans");
     }
     running_ = false;
+    run_ended_.cancel();
   }
 
   asio::awaitable<void> stop() {
     stopping_ = true;
     timer_.cancel();
-    while (running_) {
-      timer_.expires_after(std::chrono::milliseconds(10));
+    if (running_) {
+      // run() cancels this timer when it returns; it never expires by itself.
       boost::system::error_code ignored;
-      co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      co_await run_ended_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     }
     if (started_) {
       co_await controller_.stop(kStopGrace);
@@ -145,6 +147,7 @@ class PlanControllerImpl {
  private:
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string name);
   asio::awaitable<Result<World>> read_world(const MaintenancePlan& plan);
+  asio::awaitable<Result<void>> load_budgets();
   asio::awaitable<Result<std::vector<std::string>>> budgets_of(const std::string& node);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
   asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
@@ -160,6 +163,10 @@ class PlanControllerImpl {
   runtime::Reflector<MaintenancePlan> plan_reflector_;
   runtime::Reflector<NodeMaintenance> maintenance_reflector_;
   asio::steady_timer timer_;
+  asio::steady_timer run_ended_;
+  // Every PodDisruptionBudget, listed at most once per reconcile (for the health gate and for the
+  // budgets covering a node that starts); reset when a reconcile begins.
+  std::optional<std::vector<kube::PodDisruptionBudget>> budgets_;
   // The plans as this controller last wrote them, by name, with the resourceVersion each write
   // replaced: until the watch delivers the write, the store still shows that older version, and
   // deciding from it would repeat the last decision's Events (and its finalizer removal).
@@ -240,11 +247,11 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
                                           entry.phase == PlanNodePhase::kHealthCheck);
       });
   if (gate_needs_budgets) {
-    auto budgets = co_await client_.list_all<kube::PodDisruptionBudget>("", every);
-    if (!budgets.has_value()) {
-      co_return budgets.error();
+    auto loaded = co_await load_budgets();
+    if (!loaded.has_value()) {
+      co_return loaded.error();
     }
-    for (const kube::PodDisruptionBudget& budget : budgets->items) {
+    for (const kube::PodDisruptionBudget& budget : *budgets_) {
       world.budgets.push_back({budget.meta.namespace_ + "/" + budget.meta.name,
                                budget.current_healthy, budget.desired_healthy});
     }
@@ -271,6 +278,19 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
   co_return world;
 }
 
+asio::awaitable<Result<void>> PlanControllerImpl::load_budgets() {
+  if (budgets_.has_value()) {
+    co_return Result<void>{};
+  }
+  const kube::ListOptions every;
+  auto budgets = co_await client_.list_all<kube::PodDisruptionBudget>("", every);
+  if (!budgets.has_value()) {
+    co_return budgets.error();
+  }
+  budgets_ = std::move(budgets->items);
+  co_return Result<void>{};
+}
+
 asio::awaitable<Result<std::vector<std::string>>> PlanControllerImpl::budgets_of(
     const std::string& node) {
   kube::ListOptions on_node;
@@ -279,13 +299,12 @@ asio::awaitable<Result<std::vector<std::string>>> PlanControllerImpl::budgets_of
   if (!pods.has_value()) {
     co_return pods.error();
   }
-  const kube::ListOptions every;
-  auto budgets = co_await client_.list_all<kube::PodDisruptionBudget>("", every);
-  if (!budgets.has_value()) {
-    co_return budgets.error();
+  auto loaded = co_await load_budgets();
+  if (!loaded.has_value()) {
+    co_return loaded.error();
   }
   std::vector<std::string> out;
-  for (const kube::PodDisruptionBudget& budget : budgets->items) {
+  for (const kube::PodDisruptionBudget& budget : *budgets_) {
     const bool covers = std::any_of(pods->items.begin(), pods->items.end(), [&](const auto& pod) {
       return pod.meta.namespace_ == budget.meta.namespace_ && budget.selects(pod.meta.labels);
     });
@@ -337,12 +356,12 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
           "could not create NodeMaintenance " + start.maintenance + ": " + created.error().message;
     }
     std::erase_if(decision.events, [&](const PlanEvent& event) {
-      return event.reason == "NodeStarted" &&
-             event.message.rfind("node " + start.node + " (", 0) == 0;
+      return event.reason == "NodeStarted" && event.node == start.node;
     });
     decision.events.push_back({true, "NodeNotStarted",
                                "node " + start.node + ": could not create NodeMaintenance " +
-                                   start.maintenance + ": " + created.error().message});
+                                   start.maintenance + ": " + created.error().message,
+                               start.node});
   }
 }
 
@@ -435,10 +454,12 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
       !runtime::has_finalizer(plan.meta, kPlanFinalizer)) {
     co_return runtime::ReconcileAction::done();
   }
+  budgets_.reset();
   auto world = co_await read_world(plan);
   if (!world.has_value()) {
     co_return world.error();
   }
+  world->progress_poll = options_.poll;
   Decision decision = decide(plan, *world);
   auto done = co_await carry_out(plan, decision);
   if (!done.has_value()) {
@@ -454,9 +475,7 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
   if (decision.remove_finalizer) {
     co_return runtime::ReconcileAction::done();
   }
-  co_return runtime::ReconcileAction::after(
-      std::min(std::chrono::duration_cast<std::chrono::seconds>(decision.requeue_after),
-               decision.requeue_after == kProgressPoll ? options_.poll : decision.requeue_after));
+  co_return runtime::ReconcileAction::after(decision.requeue_after);
 }
 
 }  // namespace internal

@@ -4,8 +4,11 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
+#include "base/strings.h"
 #include "kube/api/duration.h"
 
 namespace nmo::op::fleet {
@@ -32,66 +35,42 @@ std::string clock_text(kube::Time time) {
   return text.substr(11, 5) + " UTC";
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (!out.empty()) {
-      out += separator;
-    }
-    out += part;
-  }
-  return out;
-}
-
 // The plan's nodes in plan order, for its first decision.
 std::vector<std::string> plan_order(const MaintenancePlanSpec& spec,
                                     const std::vector<NodeFacts>& nodes) {
-  if (spec.node_selector.has_value()) {
-    std::vector<const NodeFacts*> selected;
-    selected.reserve(nodes.size());
-    for (const NodeFacts& node : nodes) {
-      selected.push_back(&node);
-    }
-    const PlanOrder order = spec.order.value_or(PlanOrder::kByName);
-    // Control-plane nodes last: they are the ones whose loss hurts most, so they go once every
-    // worker has shown the procedure works.
-    std::stable_sort(selected.begin(), selected.end(),
-                     [order](const NodeFacts* a, const NodeFacts* b) {
-                       if (a->control_plane != b->control_plane) {
-                         return !a->control_plane;
-                       }
-                       if (order == PlanOrder::kByZone && a->zone != b->zone) {
-                         return a->zone < b->zone;
-                       }
-                       return a->name < b->name;
-                     });
-    std::vector<std::string> out;
-    out.reserve(selected.size());
-    for (const NodeFacts* node : selected) {
-      out.push_back(node->name);
-    }
-    return out;
+  const bool by_selector = spec.node_selector.has_value();
+  std::map<std::string_view, const NodeFacts*, std::less<>> facts;
+  for (const NodeFacts& node : nodes) {
+    facts[node.name] = &node;
   }
   std::vector<std::string> out;
-  for (const std::string& name : spec.nodes) {
+  for (const std::string& name : by_selector ? std::vector<std::string>{} : spec.nodes) {
     if (std::find(out.begin(), out.end(), name) == out.end()) {
       out.push_back(name);
     }
   }
-  const PlanOrder order = spec.order.value_or(PlanOrder::kAsListed);
-  if (order == PlanOrder::kAsListed) {
+  if (by_selector) {
+    for (const NodeFacts& node : nodes) {
+      out.push_back(node.name);
+    }
+  }
+  const PlanOrder order =
+      spec.order.value_or(by_selector ? PlanOrder::kByName : PlanOrder::kAsListed);
+  if (order == PlanOrder::kAsListed && !by_selector) {
     return out;
   }
-  std::map<std::string, std::string, std::less<>> zones;
-  for (const NodeFacts& node : nodes) {
-    zones[node.name] = node.zone;
-  }
-  std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
-    if (order == PlanOrder::kByZone && zones[a] != zones[b]) {
-      return zones[a] < zones[b];
-    }
-    return a < b;
-  });
+  // Selected control-plane nodes last: they are the ones whose loss hurts most, so they go once
+  // every worker has shown the procedure works. Listed ones go where the admin put them.
+  const auto key = [&](const std::string& name) {
+    const auto found = facts.find(name);
+    const NodeFacts* node = found == facts.end() ? nullptr : found->second;
+    const bool last = by_selector && node != nullptr && node->control_plane;
+    const std::string_view zone =
+        order == PlanOrder::kByZone && node != nullptr ? std::string_view(node->zone) : "";
+    return std::tuple(last, zone, std::string_view(name));
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
   return out;
 }
 
@@ -126,8 +105,9 @@ class Step {
     const auto found = by_name_.find(name);
     return found == by_name_.end() ? nullptr : found->second;
   }
-  void event(bool warning, std::string reason, std::string message) {
-    decision_.events.push_back({warning, std::move(reason), std::move(message)});
+  // An Event on the plan; `node` names the node it is about ("" for the plan as a whole).
+  void event(bool warning, std::string reason, std::string message, std::string node = {}) {
+    decision_.events.push_back({warning, std::move(reason), std::move(message), std::move(node)});
   }
   void advance(PlanNodeStatus& entry);
   void finish(PlanNodeStatus& entry, PlanNodePhase phase, std::string message);
@@ -398,7 +378,8 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
     decision_.create.push_back({entry.name, entry.maintenance});
     event(false, "NodeStarted",
           "node " + entry.name + " (" + position(entry) + "): NodeMaintenance " +
-              entry.maintenance + " created");
+              entry.maintenance + " created",
+          entry.name);
     ++running;
     if (!counted) {
       ++unavailable_count;
@@ -515,17 +496,12 @@ Decision Step::run() {
       }
       return std::move(decision_);
     }
+    std::vector<std::string> names;
+    for (const PlanNodeStatus& entry : status.nodes) {
+      names.push_back(entry.name);
+    }
     event(false, "PlanStarted",
-          std::to_string(status.nodes.size()) + " nodes, in this order: " +
-              join(
-                  [&] {
-                    std::vector<std::string> names;
-                    for (const PlanNodeStatus& entry : status.nodes) {
-                      names.push_back(entry.name);
-                    }
-                    return names;
-                  }(),
-                  ", "));
+          std::to_string(names.size()) + " nodes, in this order: " + join(names, ", "));
   }
   if (plan_.meta.deletion_timestamp.has_value()) {
     delete_plan();
@@ -568,11 +544,18 @@ Decision Step::run() {
     event(status.phase == PlanPhase::kFailed, "Plan" + std::string(to_string(*status.phase)),
           status.message);
   }
-  // When to look again: soon while something moves, at the window's edge otherwise.
-  if (status.in_progress > 0 || !decision_.create.empty()) {
-    decision_.requeue_after = kProgressPoll;
+  // When to look again: soon while something moves, at the window's edge otherwise (where it
+  // opens, or where an open one closes so that the status says so).
+  std::optional<Instant> edge;
+  if (window_open) {
+    edge = rules_.schedule.closes_at(now);
   } else if (status.next_window.has_value()) {
-    const auto until = duration_cast<seconds>(*status.next_window - world_.now);
+    edge = to_instant(*status.next_window);
+  }
+  if (status.in_progress > 0 || !decision_.create.empty()) {
+    decision_.requeue_after = world_.progress_poll;
+  } else if (edge.has_value()) {
+    const auto until = duration_cast<seconds>(*edge - now);
     decision_.requeue_after = std::clamp<seconds>(until + seconds{1}, seconds{1}, kIdlePoll);
   }
   return std::move(decision_);

@@ -41,8 +41,8 @@ namespace nmo::op::fleet {
 
 // The health gate's patience when spec.healthGateTimeout is not set.
 inline constexpr std::chrono::minutes kDefaultHealthGateTimeout{30};
-// How often a plan with nodes in progress looks again: node readiness, boot IDs and budgets
-// have no watch of the plan's own.
+// How often a plan with nodes in progress looks again by default: node readiness, boot IDs and
+// budgets have no watch of the plan's own.
 inline constexpr std::chrono::seconds kProgressPoll{5};
 // The longest wait between two looks at an idle plan (a window far away still gets a look, so a
 // changed clock or time-zone database is noticed).
@@ -94,6 +94,8 @@ struct World {
   std::vector<BudgetFacts> budgets;
   // Nodes whose medik8s node lease is held by someone other than the operator.
   std::set<std::string> leased_by_others;
+  // How soon to look again while nodes are in progress (the controller's poll interval).
+  std::chrono::seconds progress_poll = kProgressPoll;
 };
 
 // An Event on the plan.
@@ -101,6 +103,7 @@ struct PlanEvent {
   bool warning = false;
   std::string reason;
   std::string message;
+  std::string node;  // the node it is about, "" for the plan as a whole
 
   friend bool operator==(const PlanEvent&, const PlanEvent&) = default;
 };

@@ -35,10 +35,6 @@ constexpr std::size_t kMaxQuoted = 64;
 // the operator runs in.
 constexpr std::string_view kHostZone = "localtime";
 
-std::string quoted(std::string_view value) {
-  return "\"" + printable_prefix(value, kMaxQuoted) + "\"";
-}
-
 Error invalid(const std::string& field, const std::string& message) {
   return {ErrorCode::kInvalid, field + ": " + message};
 }
@@ -82,8 +78,9 @@ Result<unsigned> parse_days(const std::vector<std::string>& names, const std::st
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto found = std::find(kDayNames.begin(), kDayNames.end(), names[i]);
     if (found == kDayNames.end()) {
-      return invalid(field + "[" + std::to_string(i) + "]",
-                     quoted(names[i]) + " is not a day of the week " + std::string(kDayList));
+      return invalid(
+          field + "[" + std::to_string(i) + "]",
+          quoted(names[i], kMaxQuoted) + " is not a day of the week " + std::string(kDayList));
     }
     mask |= 1U << static_cast<unsigned>(found - kDayNames.begin());
   }
@@ -92,7 +89,7 @@ Result<unsigned> parse_days(const std::vector<std::string>& names, const std::st
 
 Result<minutes> parse_time_field(const std::string& text, const std::string& field) {
   std::optional<minutes> time = parse_time_of_day(text);
-  if (!time) return invalid(field, quoted(text) + " is not a time of day (HH:MM)");
+  if (!time) return invalid(field, quoted(text, kMaxQuoted) + " is not a time of day (HH:MM)");
   return *time;
 }
 
@@ -107,17 +104,18 @@ Result<const date::time_zone*> find_zone(const std::string& name) {
     return Error(ErrorCode::kInternal, std::string("the time-zone database cannot be read: ") +
                                            printable_prefix(e.what(), 200));
   }
-  if (name == kHostZone) return invalid("spec.timeZone", "unknown time zone " + quoted(name));
+  if (name == kHostZone)
+    return invalid("spec.timeZone", "unknown time zone " + quoted(name, kMaxQuoted));
   const date::time_zone* zone = nullptr;
   try {
     zone = date::locate_zone(name);
   } catch (const std::exception&) {
-    return invalid("spec.timeZone", "unknown time zone " + quoted(name));
+    return invalid("spec.timeZone", "unknown time zone " + quoted(name, kMaxQuoted));
   }
   try {
     (void)zone->get_info(date::sys_seconds{});
   } catch (const std::exception& e) {
-    return Error(ErrorCode::kInternal, "time zone " + quoted(name) +
+    return Error(ErrorCode::kInternal, "time zone " + quoted(name, kMaxQuoted) +
                                            " cannot be read: " + printable_prefix(e.what(), 200));
   }
   return zone;
@@ -157,7 +155,7 @@ Result<Schedule> Schedule::compile(const ScheduleSpec& spec) {
     std::optional<date::local_days> day = parse_date(spec.blackout_dates[i]);
     if (!day) {
       return invalid("spec.blackoutDates[" + std::to_string(i) + "]",
-                     quoted(spec.blackout_dates[i]) + " is not a date (YYYY-MM-DD)");
+                     quoted(spec.blackout_dates[i], kMaxQuoted) + " is not a date (YYYY-MM-DD)");
     }
     schedule.blackouts_.emplace_back(day->time_since_epoch());
   }

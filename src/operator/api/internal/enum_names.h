@@ -18,11 +18,6 @@ namespace nmo::op::internal {
 // Longest piece of user input quoted in an error message (a sane value is a few bytes).
 inline constexpr std::size_t kQuoteLimit = 64;
 
-// `text` in double quotes, cut at kQuoteLimit and with unprintable bytes escaped.
-[[nodiscard]] inline std::string quoted(std::string_view text) {
-  return "\"" + printable_prefix(text, kQuoteLimit) + "\"";
-}
-
 // "A, B, C or D".
 template <std::size_t N>
 [[nodiscard]] std::string one_of(const std::array<std::string_view, N>& names) {
@@ -47,8 +42,9 @@ template <typename Enum, std::size_t N>
       return static_cast<Enum>(i);
     }
   }
-  return Error(ErrorCode::kInvalid, "unknown " + std::string(what) + " " + quoted(text) +
-                                        " (expected " + one_of(names) + ")");
+  return Error(ErrorCode::kInvalid, "unknown " + std::string(what) + " " +
+                                        nmo::quoted(text, kQuoteLimit) + " (expected " +
+                                        one_of(names) + ")");
 }
 
 }  // namespace nmo::op::internal
