@@ -667,7 +667,7 @@ Decision decide(const MaintenancePlan& plan, const World& world) {
     decision.status.message = rules.error().message;
     decision.status.observed_generation = plan.meta.generation;
     if (plan.status.message != decision.status.message) {
-      decision.events.push_back({true, "InvalidPlan", decision.status.message});
+      decision.events.push_back({true, "InvalidPlan", decision.status.message, {}});
     }
     return decision;
   }
