@@ -386,9 +386,11 @@ class State : public std::enable_shared_from_this<State> {
     return true;
   }
 
-  // The connection to close for a new one (of `address` only, when given): the one idle for
-  // longest, else the oldest one still in its handshake or request header; none while all serve
-  // a request.
+  // The connection to close for a new one (of `address` only, when given): the oldest one still
+  // in its handshake or request header, else the one idle for longest; none while all serve a
+  // request. An incomplete connection has sent nothing that closing it loses, while an idle one
+  // belongs to a client that completed a request and may be sending its next one: a Go client
+  // (the API server's webhook client) does not retry a POST that races with a server-side close.
   Connection* choose_victim(const std::string* address) const {
     Connection* idle = nullptr;
     Connection* incomplete = nullptr;
@@ -399,7 +401,7 @@ class State : public std::enable_shared_from_this<State> {
       Connection*& oldest = connection->phase == Phase::kIdle ? idle : incomplete;
       if (oldest == nullptr || connection->since < oldest->since) oldest = connection;
     }
-    return idle != nullptr ? idle : incomplete;
+    return incomplete != nullptr ? incomplete : idle;
   }
 
   // Sheds `victim` (choose_victim()) to make room, counted as idle or incomplete.

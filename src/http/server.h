@@ -27,14 +27,15 @@
 // fields, apart from idle_timeout (waiting for the next request), so a client that sends its
 // header a byte at a time (slowloris) or never finishes its handshake is closed after seconds.
 // When all max_connections slots are taken, a new connection is still served: the server first
-// closes the connection idle for longest, else the oldest one that has not yet completed its
-// handshake or request header; only when every slot holds a request being served is the new one
-// closed. Running out of file descriptors (accept fails with EMFILE) sheds in the same order. A
-// peer address with max_connections_per_peer connections gives up its own oldest idle or incomplete
-// one in the same way, so one flooding address displaces only itself. The probe server's kubelet,
-// the API server and Prometheus each finish a request within milliseconds of connecting, long
-// before a flood's newer connections displace theirs. connection_stats() counts what was accepted
-// and what was closed early, and why.
+// closes the oldest connection that has not yet completed its handshake or request header, else
+// the one idle for longest (a client that completed a request, such as the API server, keeps its
+// connection while a flood of silent ones displace each other); only when every slot holds a
+// request being served is the new one closed. Running out of file descriptors (accept fails with
+// EMFILE) sheds in the same order. A peer address with max_connections_per_peer connections gives
+// up its own oldest incomplete or idle one in the same way, so one flooding address displaces only
+// itself. The probe server's kubelet, the API server and Prometheus each finish a request within
+// milliseconds of connecting, long before a flood's newer connections displace theirs.
+// connection_stats() counts what was accepted and what was closed early, and why.
 //
 // Not supported: HTTP/2 (no ALPN is negotiated; Go clients such as the API server then speak
 // HTTP/1.1), `Expect: 100-continue` (the body is read without an interim response).
@@ -142,11 +143,11 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{120'000};
   // Writing one response.
   std::chrono::milliseconds write_timeout{10'000};
-  // Connections held at once. Past it, a new connection displaces the idle or incomplete one
+  // Connections held at once. Past it, a new connection displaces the incomplete or idle one
   // that has waited longest (see the file comment), and is closed only when none is.
   std::size_t max_connections = 1024;
-  // Connections held at once from one peer IP address; past it the peer's own oldest idle or
-  // incomplete connection makes room, and a new one is closed when all of the peer's are serving
+  // Connections held at once from one peer IP address; past it the peer's own oldest incomplete
+  // or idle connection makes room, and a new one is closed when all of the peer's are serving
   // a request. The API server's webhook client (Go, HTTP/1.1, no per-host cap) opens one
   // connection per concurrent review; those are bounded by its in-flight limits (by default
   // --max-mutating-requests-inflight 200 for creates and updates), so 256 never holds it back,

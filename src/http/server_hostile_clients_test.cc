@@ -1,6 +1,6 @@
 // Server against hostile clients (docs/reliability.md, "Hostile clients"): a flood of idle or
-// silent connections does not stop a real request from being answered (the oldest idle, then the
-// oldest incomplete connections are shed), a client that trickles its header (slowloris) is closed
+// silent connections does not stop a real request from being answered (the oldest incomplete, then
+// the oldest idle connections are shed), a client that trickles its header (slowloris) is closed
 // after header_timeout even on a kept-alive connection, a TLS client that never finishes its
 // handshake is dropped after handshake_timeout, one peer address gives way to its own limit, and
 // with a client CA only clients holding a certificate it signed get an answer.
@@ -202,19 +202,23 @@ TEST_F(ServerHostileClientsTest, SilentConnectionFloodGivesWayToARealRequest) {
   EXPECT_FALSE(silent.back()->closed_by_server());
 }
 
-TEST_F(ServerHostileClientsTest, IdleConnectionsAreShedBeforeIncompleteOnes) {
+TEST_F(ServerHostileClientsTest, IncompleteConnectionsAreShedBeforeIdleOnes) {
   start(patient(3), /*tls=*/false);
-  std::vector<std::unique_ptr<RawConnection>> silent = connect_many(2);
+  // The API server's kept-alive connection, older than a flood of silent ones: the flood gives
+  // way, not the client that completed a request.
   std::vector<std::unique_ptr<RawConnection>> idle = connect_many(1);
-  idle[0]->request("/idle");  // newer than the silent ones, but idle
+  idle[0]->request("/idle");
+  std::vector<std::unique_ptr<RawConnection>> silent = connect_many(2);
 
   std::unique_ptr<Client> client = make_client(false);
   ASSERT_OK_AND_ASSIGN(const Response response, get(*client));
   EXPECT_EQ(response.status, 200U);
-  EXPECT_EQ(stats_->shed(ShedReason::kIdle), 1U);
-  EXPECT_EQ(stats_->shed(ShedReason::kIncomplete), 0U);
-  EXPECT_TRUE(eventually([&] { return idle[0]->closed_by_server(); }));
-  EXPECT_FALSE(silent[0]->closed_by_server());
+  EXPECT_EQ(stats_->shed(ShedReason::kIncomplete), 1U);
+  EXPECT_EQ(stats_->shed(ShedReason::kIdle), 0U);
+  EXPECT_TRUE(eventually([&] { return silent[0]->closed_by_server(); }));
+  EXPECT_FALSE(silent[1]->closed_by_server());
+  EXPECT_FALSE(idle[0]->closed_by_server());
+  idle[0]->request("/again");
 }
 
 TEST_F(ServerHostileClientsTest, SlowlorisIsClosedAfterTheHeaderDeadlineNotTheIdleTimeout) {
