@@ -77,6 +77,18 @@ bool has_drain_taint(const kube::Node& node) {
                      [](const kube::Taint& t) { return t.key == kDrainTaint; });
 }
 
+// Why a create of a `kind` object failed: its API not installed (a 404 on the collection, exit 4),
+// or the API server's refusal (exit 1: a write refused, never "not found").
+Failure create_failure(Session& session, const Error& error, std::string_view kind,
+                       std::string_view crd) {
+  if (error.code == ErrorCode::kNotFound && error.http_status == 404) {
+    return api_not_installed(kind, crd);
+  }
+  Failure failure = session.failure(error);
+  if (failure.exit_code == kExitNotFound) failure.exit_code = kExitFailed;
+  return failure;
+}
+
 bool timed_out(const std::optional<std::chrono::nanoseconds>& timeout,
                std::chrono::steady_clock::time_point started) {
   return timeout && std::chrono::steady_clock::now() - started >= *timeout;
@@ -198,15 +210,7 @@ asio::awaitable<int> run_start(Session& session, std::string node, CommandOption
   std::string collection = maintenance_path();
   kube::WriteOptions write;
   auto created = co_await session.client().create(collection, body, write);
-  if (!created) {
-    const Error& error = created.error();
-    if (error.code == ErrorCode::kNotFound && error.http_status == 404) {
-      co_return report(api_not_installed(op::kKind, op::kCrdName));
-    }
-    Failure failure = session.failure(error);
-    if (failure.exit_code == kExitNotFound) failure.exit_code = kExitFailed;
-    co_return report(failure);
-  }
+  if (!created) co_return report(create_failure(session, created.error(), op::kKind, op::kCrdName));
   print("nodemaintenance/" + name + " created (node " + node + ")\n");
   if (!options.wait) co_return kExitOk;
   co_return co_await follow(session, name, options);
@@ -529,6 +533,28 @@ asio::awaitable<int> run_plan_status(Session& session, std::string name, Command
     print_document(found->raw, options.output);
   } else {
     print(plan_status_report(found->plan, wall_now()));
+  }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_rollout(Session& session, std::string name, CommandOptions options) {
+  auto spec = rollout_spec(options.rollout);
+  if (!spec) {
+    co_return report(Failure{.message = spec.error().message, .exit_code = kExitUsage});
+  }
+  // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+  json::value body = rollout_object(name, *spec);
+  std::string collection = kube::collection_path<op::MaintenancePlan>();
+  kube::WriteOptions write;
+  write.dry_run = options.dry_run;
+  auto created = co_await session.client().create(collection, body, write);
+  if (!created) {
+    co_return report(create_failure(session, created.error(), op::kPlanKind, op::kPlanCrdName));
+  }
+  if (prints_document(options.output)) {
+    print_document(*created, options.output);
+  } else {
+    print(rollout_confirmation(name, *spec, options.dry_run));
   }
   co_return kExitOk;
 }

@@ -1,6 +1,6 @@
-// The subcommands of kubectl-maintenance, each a coroutine that reads (and for start/stop/done
-// writes) the cluster through a Session, prints its result, and returns the exit status
-// (src/cli/exit_code.h). Failures are printed as one line on stderr ("error: ...").
+// The subcommands of kubectl-maintenance, each a coroutine that reads (and for start, stop, done
+// and rollout writes) the cluster through a Session, prints its result, and returns the exit
+// status (src/cli/exit_code.h). Failures are printed as one line on stderr ("error: ...").
 //
 // Threading: awaited on the io_context's single thread.
 #pragma once
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/output_format.h"
+#include "cli/rollout.h"
 #include "http/asio.h"
 #include "session.h"
 
@@ -30,6 +31,9 @@ struct CommandOptions {
   std::string name;
   std::string drain_timeout;
   bool wait = false;
+  // rollout
+  RolloutFlags rollout;
+  bool dry_run = false;
 };
 
 asio::awaitable<int> run_list(Session& session, CommandOptions options);
@@ -41,5 +45,6 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
 asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options);
 asio::awaitable<int> run_done(Session& session, std::string node, CommandOptions options);
 asio::awaitable<int> run_plan_status(Session& session, std::string name, CommandOptions options);
+asio::awaitable<int> run_rollout(Session& session, std::string name, CommandOptions options);
 
 }  // namespace nmo::cli

@@ -325,7 +325,46 @@ int run(int argc, char** argv) {
     };
   });
 
-  for (CLI::App* sub : {start, stop, done, list, status, watch, plan, diagnose, plan_status}) {
+  auto* rollout = app.add_subcommand(
+      "rollout",
+      "create a MaintenancePlan: many nodes one after the other, inside maintenance windows");
+  RolloutFlags& r = flags.options.rollout;
+  rollout->add_option("name", arg, "the MaintenancePlan's name")->required();
+  rollout->add_option("--nodes", r.nodes, "the nodes, in order (comma-separated, repeatable)");
+  rollout->add_option("--selector,-l", r.selector,
+                      "the nodes by label, as kubectl -l (role=worker,zone in (a,b))");
+  rollout->add_option("--order", r.order,
+                      "AsListed (default with --nodes), ByName (default with --selector), ByZone");
+  rollout->add_option("--reason", r.reason, "why (each NodeMaintenance's spec.reason)");
+  rollout->add_option("--max-parallel", r.max_parallel,
+                      "nodes in maintenance at once: a count or a percentage (default 1)");
+  rollout->add_option("--max-unavailable", r.max_unavailable,
+                      "nodes of the plan unavailable at once for any reason, the plan's own "
+                      "included: a count or a percentage");
+  rollout->add_option("--window", r.windows,
+                      "when nodes may start: \"[DAYS ]HH:MM-HH:MM\", e.g. \"Sat,Sun "
+                      "22:00-06:00\" or \"Mon-Fri 01:00-05:00\" (repeatable; default: any time)");
+  rollout->add_option("--time-zone", r.time_zone, "the windows' IANA time zone (default UTC)");
+  rollout->add_option("--blackout", r.blackout_dates,
+                      "a date (YYYY-MM-DD, in --time-zone) when nothing starts (repeatable)");
+  rollout->add_option("--done-when", r.done_when,
+                      "when the work on a drained node is done: Confirmed (default; kubectl "
+                      "maintenance done NODE), NodeRebooted, Soaked");
+  rollout->add_option("--soak-time", r.soak_time, "with --done-when Soaked: how long (e.g. 30m)");
+  rollout->add_option("--health-gate-timeout", r.health_gate_timeout,
+                      "how long a given-back node may take to be healthy before the plan "
+                      "pauses (default 30m)");
+  rollout->add_flag("--paused", r.paused, "create it paused: nothing starts until unpaused");
+  rollout->add_flag("--dry-run", flags.options.dry_run,
+                    "have the API server check the plan, and create nothing");
+  add_output(*rollout, flags, "json|yaml|jsonpath=TEMPLATE: the MaintenancePlan created",
+             kDocumentOutputs);
+  rollout->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_rollout(s, arg, std::move(o)); };
+  });
+
+  for (CLI::App* sub :
+       {start, stop, done, list, status, watch, plan, diagnose, plan_status, rollout}) {
     sub->fallthrough();
     sub->footer(kExitCodesHelp);
   }

@@ -3,7 +3,8 @@
 // through an operator killed mid-plan, with a PodDisruptionBudget the health gate waits for; a
 // plan outside its window that resumes at the right node when the window opens, and whose
 // deletion stops the drain in progress and leaves the drained node to the admin; a health gate
-// that never passes pausing the plan with its reason; a spec the controller cannot act on.
+// that never passes pausing the plan with its reason; a spec the controller cannot act on; a plan
+// made with `kubectl maintenance rollout`.
 // (doneWhen NodeRebooted is covered by the unit tests of rollout.h: kwok reports no boot ID.)
 //
 // The tests play the technician: they mark a node's work done with `kubectl maintenance done`
@@ -58,14 +59,19 @@ class MaintenancePlanTest : public OperatorFixture {
     return nodes;
   }
 
-  // Creates the plan (deleted at the end, and its NodeMaintenances with it).
-  void create_plan(const std::string& name, json::object spec) {
+  // At the end of the test: deletes the plan `name`, and its NodeMaintenances with it.
+  void delete_plan_at_end(const std::string& name) {
     defer([this, name] {
       (void)kubectl_.run({"delete", "maintenanceplan", name, "--ignore-not-found", "--wait=true",
                           "--timeout=60s"});
       (void)kubectl_.run({"delete", "nodemaintenance", "-l", std::string(kPlanLabel) + "=" + name,
                           "--ignore-not-found", "--wait=true", "--timeout=60s"});
     });
+  }
+
+  // Creates the plan (deleted at the end, and its NodeMaintenances with it).
+  void create_plan(const std::string& name, json::object spec) {
+    delete_plan_at_end(name);
     kubectl_.apply(
         json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1alpha1"},
                                      {"kind", "MaintenancePlan"},
@@ -398,6 +404,76 @@ TEST_F(MaintenancePlanTest, AnUnknownTimeZoneFailsThePlanAndTheSchemaRefusesTheR
   EXPECT_NE(both.exit_code, 0);
   EXPECT_NE(both.err.find("exactly one of nodes and nodeSelector must be set"), std::string::npos)
       << both.err;
+}
+
+// ---- 5. A plan from the command line ------------------------------------------------------------
+
+TEST_F(MaintenancePlanTest, TheRolloutCommandCreatesAPlanThatRunsToTheEnd) {
+  const std::vector<std::string> nodes = fleet("rollout", 2);
+  const std::string name = unique_name("rollout-plan");
+  start();
+  delete_plan_at_end(name);
+  const std::vector<std::string> command{NMO_CLI_BIN,
+                                         "rollout",
+                                         name,
+                                         "--selector",
+                                         "fleet=" + fleet_id_,
+                                         "--window",
+                                         "Mon-Sun 00:00-00:00",
+                                         "--time-zone",
+                                         "Asia/Taipei",
+                                         "--max-parallel",
+                                         "2",
+                                         "--reason",
+                                         "memory upgrade",
+                                         "--done-when",
+                                         "Soaked",
+                                         "--soak-time",
+                                         "1s"};
+  const std::string described =
+      "nodes by selector fleet=" + fleet_id_ +
+      ", by name, 2 at a time, window Mon,Tue,Wed,Thu,Fri,Sat,Sun 00:00-00:00 (Asia/Taipei), "
+      "each node done 1s after its drain\n";
+
+  // A typo in a flag: refused before anything is sent.
+  std::vector<std::string> typo = command;
+  typo[6] = "Mon-Sun 00:00";
+  const ProcessResult refused = run_process(typo);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_EQ(refused.err,
+            "error: --window \"Mon-Sun 00:00\": expected [DAYS ]HH:MM-HH:MM, e.g. \"Sat,Sun "
+            "22:00-06:00\"\n");
+
+  // --dry-run: the API server checks it, nothing is created.
+  std::vector<std::string> dry = command;
+  dry.emplace_back("--dry-run");
+  const ProcessResult checked = run_process(dry);
+  EXPECT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_EQ(checked.out,
+            "maintenanceplan/" + name +
+                " accepted by the API server (dry run, nothing created): " + described);
+  EXPECT_FALSE(plan(name).has_value()) << "--dry-run created the plan";
+
+  const ProcessResult created = run_process(command);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(created.out, "maintenanceplan/" + name + " created: " + described +
+                             "follow it: kubectl maintenance plan-status " + name + "\n");
+  auto done = wait_plan(name, "Succeeded", 60s,
+                        [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->spec.reason, "memory upgrade");
+  EXPECT_EQ(done->spec.time_zone, "Asia/Taipei");
+  ASSERT_EQ(done->spec.windows.size(), 1U);
+  EXPECT_EQ(done->spec.windows[0].days.size(), 7U);
+  EXPECT_EQ(done->status.done, 2);
+  for (const std::string& node : nodes) {
+    EXPECT_TRUE(node_phase_is(*done, node, op::PlanNodePhase::kDone)) << describe(*done);
+  }
+
+  // The same name again: the API server refuses the write.
+  const ProcessResult again = run_process(command);
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("already exists"), std::string::npos) << again.err;
 }
 
 }  // namespace

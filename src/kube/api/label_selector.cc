@@ -381,6 +381,36 @@ Result<LabelSelector> decode_label_selector(const boost::json::value& selector) 
   return internal::decode_label_selector_at(selector, FieldPath());
 }
 
+boost::json::object encode_label_selector(const LabelSelector& selector) {
+  boost::json::object out;
+  if (!selector.match_labels.empty()) {
+    boost::json::object labels;
+    for (const auto& [key, value] : selector.match_labels) {
+      labels[key] = value;
+    }
+    out["matchLabels"] = std::move(labels);
+  }
+  if (!selector.match_expressions.empty()) {
+    boost::json::array expressions;
+    expressions.reserve(selector.match_expressions.size());
+    for (const LabelSelectorRequirement& requirement : selector.match_expressions) {
+      boost::json::object expression{{"key", requirement.key},
+                                     {"operator", to_string(requirement.op)}};
+      if (!requirement.values.empty()) {
+        boost::json::array values;
+        values.reserve(requirement.values.size());
+        for (const std::string& value : requirement.values) {
+          values.emplace_back(value);
+        }
+        expression["values"] = std::move(values);
+      }
+      expressions.emplace_back(std::move(expression));
+    }
+    out["matchExpressions"] = std::move(expressions);
+  }
+  return out;
+}
+
 Result<LabelSelector> parse_selector(std::string_view text) { return SelectorParser(text).parse(); }
 
 namespace internal {

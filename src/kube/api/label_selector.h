@@ -75,6 +75,10 @@ struct LabelSelector {
 //   matchExpressions[0].operator: unknown selector operator "Maybe"
 [[nodiscard]] Result<LabelSelector> decode_label_selector(const boost::json::value& selector);
 
+// The metav1.LabelSelector JSON object: matchLabels and matchExpressions, each left out when
+// empty. decode_label_selector() of it gives back an equal selector.
+[[nodiscard]] boost::json::object encode_label_selector(const LabelSelector& selector);
+
 // Parses the query-string form, as kubectl -l accepts it: requirements joined by ',', each one
 // of `key=value`, `key==value`, `key!=value` (NotIn with one value), `key in (v1,v2)`,
 // `key notin (v1,v2)`, `key` (Exists) or `!key` (DoesNotExist), with optional spaces around

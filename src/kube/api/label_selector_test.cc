@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include "base/testing/status_matchers.h"
@@ -166,6 +167,19 @@ TEST(DecodeLabelSelectorTest, FullSelector) {
     ]})")));
   EXPECT_EQ(selector.match_labels, (Labels{{"app", "db"}}));
   EXPECT_EQ(selector.to_query(), "app=db,tier in (primary,replica),!canary,zone notin (z9),ssd");
+}
+
+TEST(EncodeLabelSelectorTest, RoundTripsAndLeavesOutWhatIsEmpty) {
+  ASSERT_OK_AND_ASSIGN(const LabelSelector selector,
+                       parse_selector("app=db,tier in (primary,replica),!canary,ssd"));
+  const boost::json::object encoded = encode_label_selector(selector);
+  EXPECT_EQ(boost::json::serialize(encoded),
+            R"({"matchLabels":{"app":"db"},"matchExpressions":[)"
+            R"({"key":"tier","operator":"In","values":["primary","replica"]},)"
+            R"({"key":"canary","operator":"DoesNotExist"},{"key":"ssd","operator":"Exists"}]})");
+  ASSERT_OK_AND_ASSIGN(const LabelSelector again, decode_label_selector(encoded));
+  EXPECT_EQ(again, selector);
+  EXPECT_TRUE(encode_label_selector(LabelSelector{}).empty());
 }
 
 TEST(DecodeLabelSelectorTest, NullAndEmptyAreEmpty) {

@@ -197,6 +197,18 @@ void put_string(boost::json::object& out, std::string_view key, const std::strin
   }
 }
 
+void put_int_or_string(boost::json::object& out, std::string_view key,
+                       const std::optional<kube::IntOrString>& value) {
+  if (!value.has_value()) {
+    return;
+  }
+  if (value->is_int) {
+    out[key] = value->int_value;
+  } else {
+    out[key] = value->str_value;
+  }
+}
+
 boost::json::object encode_node_status(const PlanNodeStatus& node) {
   boost::json::object out;
   out["name"] = node.name;
@@ -249,6 +261,49 @@ Result<MaintenancePlan> decode_maintenance_plan(const boost::json::value& object
   NMO_TRY_ASSIGN(const boost::json::object* status, get_object(*root, "status", root_path));
   if (status != nullptr) {
     NMO_TRY_ASSIGN(out.status, decode_status(*status, status_path));
+  }
+  return out;
+}
+
+boost::json::object encode_plan_spec(const MaintenancePlanSpec& spec) {
+  boost::json::object out;
+  if (!spec.nodes.empty()) {
+    out["nodes"] = string_array(spec.nodes);
+  }
+  if (spec.node_selector.has_value()) {
+    out["nodeSelector"] = kube::encode_label_selector(*spec.node_selector);
+  }
+  if (spec.order.has_value()) {
+    out["order"] = to_string(*spec.order);
+  }
+  put_string(out, "reason", spec.reason);
+  put_int_or_string(out, "maxParallel", spec.max_parallel);
+  put_int_or_string(out, "maxUnavailable", spec.max_unavailable);
+  put_string(out, "timeZone", spec.time_zone);
+  if (!spec.windows.empty()) {
+    boost::json::array windows;
+    windows.reserve(spec.windows.size());
+    for (const PlanWindow& window : spec.windows) {
+      boost::json::object encoded;
+      if (!window.days.empty()) {
+        encoded["days"] = string_array(window.days);
+      }
+      encoded["start"] = window.start;
+      encoded["end"] = window.end;
+      windows.emplace_back(std::move(encoded));
+    }
+    out["windows"] = std::move(windows);
+  }
+  if (!spec.blackout_dates.empty()) {
+    out["blackoutDates"] = string_array(spec.blackout_dates);
+  }
+  if (spec.done_when.has_value()) {
+    out["doneWhen"] = to_string(*spec.done_when);
+  }
+  put_string(out, "soakTime", spec.soak_time);
+  put_string(out, "healthGateTimeout", spec.health_gate_timeout);
+  if (spec.paused) {
+    out["paused"] = true;
   }
   return out;
 }

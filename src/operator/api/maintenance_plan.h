@@ -168,6 +168,11 @@ struct MaintenancePlan {
 // unknown phase "Busy"`), except for spec.order and spec.doneWhen (see MaintenancePlanSpec).
 [[nodiscard]] Result<MaintenancePlan> decode_maintenance_plan(const boost::json::value& object);
 
+// The spec as the CRD schema expects it (camelCase; empty strings and lists, unset options and a
+// false `paused` left out; the kept enum errors are not fields and are not written).
+// decode_maintenance_plan() of {"spec": encode(s)} gives back `s` when s has no enum errors.
+[[nodiscard]] boost::json::object encode_plan_spec(const MaintenancePlanSpec& spec);
+
 // The status as the CRD schema expects it (camelCase, times in metav1.Time format, empty strings
 // and lists and unset times left out). decode_maintenance_plan() of {"status": encode(s)} gives
 // back `s` when its times are whole seconds.

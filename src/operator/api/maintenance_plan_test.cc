@@ -86,6 +86,24 @@ TEST(MaintenancePlanTest, StatusRoundTripsThroughItsEncoding) {
   EXPECT_EQ(again.status, plan.status);
 }
 
+TEST(MaintenancePlanTest, SpecRoundTripsThroughItsEncoding) {
+  ASSERT_OK_AND_ASSIGN(const MaintenancePlan plan,
+                       decode_maintenance_plan(boost::json::parse(kStoryPlan)));
+  boost::json::object wrapped;
+  wrapped["spec"] = encode_plan_spec(plan.spec);
+  EXPECT_EQ(wrapped["spec"].as_object(), boost::json::parse(kStoryPlan).at("spec").as_object());
+  ASSERT_OK_AND_ASSIGN(const MaintenancePlan again, decode_maintenance_plan(wrapped));
+  EXPECT_EQ(again.spec, plan.spec);
+}
+
+TEST(MaintenancePlanTest, SpecEncodingLeavesOutWhatIsUnset) {
+  MaintenancePlanSpec spec;
+  spec.nodes = {"a", "b"};
+  spec.windows = {PlanWindow{{}, "22:00", "06:00"}};
+  EXPECT_EQ(boost::json::serialize(encode_plan_spec(spec)),
+            R"({"nodes":["a","b"],"windows":[{"start":"22:00","end":"06:00"}]})");
+}
+
 TEST(MaintenancePlanTest, MergePatchClearsWhatTheStatusNoLongerHas) {
   MaintenancePlanStatus status;
   status.phase = PlanPhase::kSucceeded;
