@@ -1,5 +1,6 @@
 # Entry points for developers and CI. Everything installs what it needs first.
 #   make demo   - set up, bring the local cluster up and walk through one node maintenance
+#   make demo-fleet - the same for a MaintenancePlan: three workers one after the other
 #   make run    - run the operator locally (as its ServiceAccount) against the local cluster
 #   make test   - set up and run every test (unit, then end-to-end on the local cluster)
 #   make bench  - benchmarks and scripted scenarios, side by side with kubectl drain
@@ -11,7 +12,7 @@ SHELL := /bin/bash
 PRESET ?= dev
 PREFIX ?= /usr/local
 
-.PHONY: all setup build plugin install install-plugin dist test unit-test e2e-test demo cluster-up cluster-down cluster-env \
+.PHONY: all setup build plugin install install-plugin dist test unit-test e2e-test demo demo-fleet cluster-up cluster-down cluster-env \
         cluster-status testenv bench chaos run run-stop format format-check tidy clean \
         image deploy undeploy olm-bundle
 
@@ -72,6 +73,10 @@ chaos: setup
 ## demo: the story's tour: cluster, workloads, operator, one maintenance from start to end
 demo: setup
 	@hack/demo.sh
+
+## demo-fleet: a MaintenancePlan takes three workers out one after the other, PDB honoured
+demo-fleet: setup
+	@hack/demo-fleet.sh
 
 ## run: run the operator here, in the foreground, as its ServiceAccount, against the local cluster
 ##      (extra operator flags: make run RUN_ARGS="--max-parallel-maintenances=2 -v 1")
