@@ -31,6 +31,7 @@
 #include "operator/budget/published_budget.h"
 #include "operator/controller/operator.h"
 #include "operator/fleet/plan_controller.h"
+#include "operator/metrics/plan_metrics.h"
 #include "operator/metrics/prometheus_metrics.h"
 #include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
@@ -112,6 +113,7 @@ int run(int argc, char** argv) {
   asio::io_context io;
   runtime::ManagerMetrics metrics;
   auto operator_metrics = std::make_shared<op::NodeMaintenanceMetrics>(metrics);
+  op::MaintenancePlanMetrics plan_metrics(metrics);
   flags.options.metrics = operator_metrics;
   std::string api_host = rest->server;
   if (const auto scheme = api_host.find("://"); scheme != std::string::npos) {
@@ -266,15 +268,15 @@ int run(int argc, char** argv) {
   }
   manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
   // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
-  manager.add(
-      "plans",
-      std::make_unique<op::fleet::PlanController>(
-          io.get_executor(), **client,
-          op::fleet::PlanControllerOptions{.lease_namespace = flags.options.lease_namespace,
-                                           .poll = std::chrono::seconds(flags.plan_poll_seconds),
-                                           .identity = flags.options.identity,
-                                           .events_client = flags.options.events_client}),
-      runtime::RunsOn::kLeader);
+  auto plans = std::make_unique<op::fleet::PlanController>(
+      io.get_executor(), **client,
+      op::fleet::PlanControllerOptions{.lease_namespace = flags.options.lease_namespace,
+                                       .poll = std::chrono::seconds(flags.plan_poll_seconds),
+                                       .identity = flags.options.identity,
+                                       .events_client = flags.options.events_client});
+  const op::fleet::PlanController& running_plans = *plans;
+  plan_metrics.track([&running_plans] { return running_plans.plans(); });
+  manager.add("plans", std::move(plans), runtime::RunsOn::kLeader);
   // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h);
   // every replica publishes the same value, and a failure only costs the courtesy.
   kube::Client& budget_client = **client;

@@ -655,5 +655,38 @@ TEST_F(MetricsTest, HealthzFailsWhileAReconcileIsWedged) {
       sample(metrics.body, "controller_runtime_active_workers{controller=\"nodemaintenance\"}"), 1);
 }
 
+// A MaintenancePlan through /metrics: its phase and node counts while it runs and when it has
+// succeeded, checked by promcheck, and no series of it once it is deleted.
+TEST_F(MetricsTest, APlanShowsItsPhaseAndNodeCountsAndItsSeriesGoWithIt) {
+  const std::vector<std::string> nodes = fresh_nodes("metrics-plan", 2);
+  const std::string plan = unique_name("metrics-plan");
+  start_observed({});
+  defer([this, plan] {
+    (void)kubectl_.run(
+        {"delete", "maintenanceplan", plan, "--ignore-not-found", "--wait=true", "--timeout=60s"});
+  });
+  kubectl_.apply(
+      json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1alpha1"},
+                                   {"kind", "MaintenancePlan"},
+                                   {"metadata", {{"name", plan}}},
+                                   {"spec",
+                                    {{"nodes", json::array{nodes[0].c_str(), nodes[1].c_str()}},
+                                     {"doneWhen", "Soaked"},
+                                     {"soakTime", "1s"}}}}));
+  const std::string of_plan = "plan=\"" + plan + "\"}";
+  const std::string done =
+      scrape_until("the plan Succeeded with both nodes done", [&](const auto& text) {
+        return sample(text, "maintenanceplan_phase{phase=\"Succeeded\"," + of_plan) == 1 &&
+               sample(text, "maintenanceplan_nodes{phase=\"Done\"," + of_plan) == 2;
+      });
+  EXPECT_EQ(sample(done, "maintenanceplan_phase{phase=\"Running\"," + of_plan), 0);
+  EXPECT_EQ(sample(done, "maintenanceplan_nodes{phase=\"Waiting\"," + of_plan), 0);
+  EXPECT_EQ(sample(done, "maintenanceplan_nodes{phase=\"Failed\"," + of_plan), 0);
+
+  kubectl_.must({"delete", "maintenanceplan", plan, "--wait=true", "--timeout=60s"});
+  scrape_until("the plan's series are gone",
+               [&](const std::string& text) { return text.find(of_plan) == std::string::npos; });
+}
+
 }  // namespace
 }  // namespace nmo::e2e

@@ -144,6 +144,13 @@ class PlanControllerImpl {
 
   void mark_running() { running_ = true; }
 
+  std::vector<MaintenancePlan> plans() const {
+    std::vector<MaintenancePlan> out;
+    if (!started_) return out;
+    for (const auto& plan : plans_->list()) out.push_back(*plan);
+    return out;
+  }
+
  private:
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string name);
   asio::awaitable<Result<World>> read_world(const MaintenancePlan& plan);
@@ -494,5 +501,7 @@ asio::awaitable<Result<void>> PlanController::start() {
 }
 
 asio::awaitable<void> PlanController::stop() { co_await impl_->stop(); }
+
+std::vector<MaintenancePlan> PlanController::plans() const { return impl_->plans(); }
 
 }  // namespace nmo::op::fleet

@@ -15,10 +15,12 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "http/asio.h"
 #include "kube/client/client.h"
+#include "operator/api/maintenance_plan.h"
 #include "runtime/runnable.h"
 
 namespace nmo::op::fleet {
@@ -53,6 +55,10 @@ class PlanController final : public runtime::Runnable {
   asio::awaitable<Result<void>> start() override;
   /// Stops the workers and the watches, and writes the queued Events. Idempotent.
   asio::awaitable<void> stop() override;
+
+  /// The plans as last seen (for the maintenanceplan_* metrics); none while the controller is
+  /// not running (not the leader, or the MaintenancePlan API not served). Executor thread only.
+  [[nodiscard]] std::vector<MaintenancePlan> plans() const;
 
  private:
   std::unique_ptr<internal::PlanControllerImpl> impl_;

@@ -124,14 +124,9 @@ void NodeMaintenanceMetrics::on_drain_completed(std::chrono::nanoseconds took) {
 }
 
 void NodeMaintenanceMetrics::refresh(const std::vector<MaintenanceView>& views) {
-  for (const auto& [family, gauge] : live_) family->Remove(gauge);
   live_.clear();
-  auto add = [this](prometheus::Family<prometheus::Gauge>& family, prometheus::Labels labels,
-                    double value) {
-    prometheus::Gauge& gauge = family.Add(labels);
-    gauge.Set(value);
-    live_.emplace_back(&family, &gauge);
-  };
+  auto add = [this](prometheus::Family<prometheus::Gauge>& family, const prometheus::Labels& labels,
+                    double value) { live_.set(family, labels, value); };
   for (const MaintenanceView& view : views) {
     const prometheus::Labels who{{"name", view.name}, {"node", view.node}};
     if (view.phase) {

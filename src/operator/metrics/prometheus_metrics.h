@@ -29,6 +29,7 @@
 
 #include "kube/client/eviction.h"
 #include "operator/controller/operator.h"
+#include "operator/metrics/live_gauges.h"
 #include "runtime/metrics.h"
 
 namespace nmo::op {
@@ -68,7 +69,7 @@ class NodeMaintenanceMetrics : public OperatorMetrics {
   prometheus::Family<prometheus::Counter>& migrations_;
   prometheus::Histogram& drain_duration_;
   // The per-maintenance gauges of the last scrape, removed at the next one.
-  std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> live_;
+  LiveGauges live_;
 };
 
 }  // namespace nmo::op
