@@ -20,6 +20,7 @@
 #include "cli/maintenance_text.h"
 #include "cli/output_format.h"
 #include "cli/plan.h"
+#include "cli/plan_diagnosis.h"
 #include "cli/plan_status_text.h"
 #include "cli/text.h"
 #include "cli/work_done.h"
@@ -435,36 +436,40 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
   co_return kExitOk;
 }
 
-asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options) {
-  auto found = co_await session.maintenance(name);
-  if (!found) co_return report(found.failure());
+namespace {
+
+// What `diagnose` reads about the NodeMaintenance `nm`: its Events, node, leases, budget slots,
+// pending pods with their PDBs, and the server's version.
+asio::awaitable<Outcome<DiagnosisInput>> gather_diagnosis(Session& session, op::NodeMaintenance nm,
+                                                          CommandOptions options) {
+  const std::string name = nm.meta.name;
   DiagnosisInput input;
-  input.nm = found->nm;
+  input.nm = std::move(nm);
   input.now = wall_now();
   const std::string& node = input.nm.spec.node_name;
 
   const std::string events_path = "/api/v1/namespaces/default/events?fieldSelector=" +
                                   kube::query_escape("involvedObject.name=" + name);
   auto events = co_await session.get(events_path);
-  if (!events) co_return report(events.failure());
+  if (!events) co_return events.failure();
   input.events = events_from_list(*events);
 
   auto node_now = co_await find_node(session, node);
-  if (!node_now) co_return report(node_now.failure());
+  if (!node_now) co_return node_now.failure();
   input.node = std::move(*node_now);
 
   const std::string lease_name = op::node_lease_name(node);
   input.lease_ref = options.lease_namespace + "/" + lease_name;
   std::string lease_path = kube::object_path<kube::Lease>(options.lease_namespace, lease_name);
   auto lease = co_await session.get_optional(lease_path);
-  if (!lease) co_return report(lease.failure());
+  if (!lease) co_return lease.failure();
   if (lease->has_value()) {
     auto decoded = kube::decode_lease(**lease);
-    if (!decoded) co_return report(session.failure(decoded.error()));
+    if (!decoded) co_return session.failure(decoded.error());
     input.node_lease = std::move(*decoded);
   }
   auto slots = co_await leases_in(session, options.operator_namespace);
-  if (!slots) co_return report(slots.failure());
+  if (!slots) co_return slots.failure();
   for (const auto& slot : *slots) {
     if (is_slot_lease(slot)) input.slot_holders.push_back(op::lease_holder(slot));
   }
@@ -475,15 +480,15 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
     StuckPod stuck{.ref = ref};
     std::string pod_path = kube::object_path<kube::Pod>(ref.namespace_, ref.name);
     auto pod = co_await session.get_optional(pod_path);
-    if (!pod) co_return report(pod.failure());
+    if (!pod) co_return pod.failure();
     stuck.exists = pod->has_value();
     if (stuck.exists) {
       auto decoded = kube::decode_pod(**pod);
-      if (!decoded) co_return report(session.failure(decoded.error()));
+      if (!decoded) co_return session.failure(decoded.error());
       if (!pdbs_by_namespace.contains(ref.namespace_)) {
         kube::ListOptions all;
         auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, ref.namespace_, all);
-        if (!pdbs) co_return report(pdbs.failure());
+        if (!pdbs) co_return pdbs.failure();
         pdbs_by_namespace[ref.namespace_] = std::move(*pdbs);
       }
       stuck.pdbs = op::covering_pdbs(*decoded, pdbs_by_namespace[ref.namespace_]);
@@ -498,10 +503,77 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
     }
   }
 
+  co_return input;
+}
+
+// `diagnose mp/NAME` (or a NAME that is only a MaintenancePlan): the plan's status, its Events,
+// and for each node still draining the verdict of its NodeMaintenance's diagnosis.
+asio::awaitable<int> diagnose_plan(Session& session, op::MaintenancePlan plan,
+                                   CommandOptions options) {
+  PlanDiagnosisInput input;
+  input.now = wall_now();
+  const std::string events_path =
+      "/api/v1/namespaces/default/events?fieldSelector=" +
+      kube::query_escape("involvedObject.kind=" + std::string(op::kPlanKind) +
+                         ",involvedObject.name=" + plan.meta.name);
+  auto events = co_await session.get(events_path);
+  if (!events) co_return report(events.failure());
+  input.events = events_from_list(*events, op::kPlanKind);
+  for (const op::PlanNodeStatus& node : plan.status.nodes) {
+    if (node.phase != op::PlanNodePhase::kDraining || node.maintenance.empty()) continue;
+    auto found = co_await session.find_maintenance(node.maintenance);
+    if (!found) co_return report(found.failure());
+    if (!found->has_value()) continue;
+    auto drain = co_await gather_diagnosis(session, (*found)->nm, options);
+    if (!drain) co_return report(drain.failure());
+    input.drain_verdicts[node.name] = diagnosis_verdict(*drain);
+  }
+  input.plan = std::move(plan);
   if (prints_document(options.output)) {
-    print_document(diagnosis_to_json(input), options.output);
+    print_document(plan_diagnosis_to_json(input), options.output);
   } else {
-    print(diagnosis_report(input, kMaxEvents));
+    print(plan_diagnosis_report(input, kMaxEvents));
+  }
+  co_return kExitOk;
+}
+
+// "mp/NAME", "maintenanceplan/NAME" (kubectl's spellings of a MaintenancePlan) -> "NAME".
+std::optional<std::string> plan_target(std::string_view target) {
+  for (const std::string_view prefix : {"mp/", "maintenanceplan/", "maintenanceplans/",
+                                        "maintenanceplan.nodemaintenance.medik8s.io/"}) {
+    if (target.starts_with(prefix)) return std::string(target.substr(prefix.size()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options) {
+  if (const std::optional<std::string> plan_name = plan_target(name)) {
+    auto plan = co_await session.maintenance_plan(*plan_name);
+    if (!plan) co_return report(plan.failure());
+    co_return co_await diagnose_plan(session, std::move(plan->plan), std::move(options));
+  }
+  std::string nm_name = name;
+  if (nm_name.starts_with("nm/")) nm_name.erase(0, 3);
+  auto found = co_await session.find_maintenance(nm_name);
+  if (!found) co_return report(found.failure());
+  if (!found->has_value()) {
+    // Not a NodeMaintenance: a MaintenancePlan of that name is diagnosed instead.
+    auto plan = co_await session.maintenance_plan(nm_name);
+    if (plan) co_return co_await diagnose_plan(session, std::move(plan->plan), std::move(options));
+    if (plan.failure().exit_code != kExitNotFound && plan.failure().exit_code != kExitUnavailable) {
+      co_return report(plan.failure());
+    }
+    co_return report(Failure{.message = "NodeMaintenance \"" + nm_name + "\" not found",
+                             .exit_code = kExitNotFound});
+  }
+  auto input = co_await gather_diagnosis(session, (*found)->nm, options);
+  if (!input) co_return report(input.failure());
+  if (prints_document(options.output)) {
+    print_document(diagnosis_to_json(*input), options.output);
+  } else {
+    print(diagnosis_report(*input, kMaxEvents));
   }
   co_return kExitOk;
 }

@@ -200,7 +200,7 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
       nm.status.eviction_pods, nm.status.total_pods, nm.meta.name);
 }
 
-std::vector<EventLine> events_from_list(const boost::json::value& list) {
+std::vector<EventLine> events_from_list(const boost::json::value& list, std::string_view kind) {
   std::vector<EventLine> events;
   const auto* items = list.is_object() ? list.get_object().if_contains("items") : nullptr;
   if (items == nullptr || !items->is_array()) return events;
@@ -209,7 +209,7 @@ std::vector<EventLine> events_from_list(const boost::json::value& list) {
     const auto& object = item.get_object();
     const auto* involved = object.if_contains("involvedObject");
     if (involved == nullptr || !involved->is_object() ||
-        string_field(involved->get_object(), "kind") != op::kKind) {
+        string_field(involved->get_object(), "kind") != kind) {
       continue;
     }
     EventLine event{.type = string_field(object, "type"),
@@ -238,17 +238,35 @@ std::vector<EventLine> events_from_list(const boost::json::value& list) {
   return events;
 }
 
-std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events) {
-  std::string out = status_report(input.nm, input.now);
-  out += "\nEvents (oldest first):\n";
-  if (input.events.empty()) out += "  none\n";
-  const std::size_t first = input.events.size() > max_events ? input.events.size() - max_events : 0;
-  for (std::size_t i = first; i < input.events.size(); ++i) {
-    const EventLine& e = input.events[i];
+std::string events_section(const std::vector<EventLine>& events, std::size_t max_events) {
+  std::string out = "Events (oldest first):\n";
+  if (events.empty()) out += "  none\n";
+  const std::size_t first = events.size() > max_events ? events.size() - max_events : 0;
+  for (std::size_t i = first; i < events.size(); ++i) {
+    const EventLine& e = events[i];
     std::string when = e.last_seen ? kube::format_time(*e.last_seen) : "<unknown>";
     out += fmt::format("  {}  {:<7} {:<24} {}{}\n", when, e.type, e.reason, e.message,
                        e.count > 1 ? fmt::format(" (x{})", e.count) : "");
   }
+  return out;
+}
+
+boost::json::array events_to_json(const std::vector<EventLine>& events) {
+  boost::json::array out;
+  for (const auto& e : events) {
+    out.push_back(boost::json::object{
+        {"type", e.type},
+        {"reason", e.reason},
+        {"message", e.message},
+        {"count", e.count},
+        {"lastSeen", e.last_seen ? kube::format_time(*e.last_seen) : std::string()}});
+  }
+  return out;
+}
+
+std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events) {
+  std::string out = status_report(input.nm, input.now);
+  out += "\n" + events_section(input.events, max_events);
   out += "\nNode " + input.nm.spec.node_name + ":\n";
   if (!input.node) {
     out += "  does not exist\n";
@@ -302,15 +320,7 @@ std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events
 
 boost::json::value diagnosis_to_json(const DiagnosisInput& input) {
   const op::NodeMaintenance& nm = input.nm;
-  boost::json::array events;
-  for (const auto& e : input.events) {
-    events.push_back(boost::json::object{
-        {"type", e.type},
-        {"reason", e.reason},
-        {"message", e.message},
-        {"count", e.count},
-        {"lastSeen", e.last_seen ? kube::format_time(*e.last_seen) : std::string()}});
-  }
+  boost::json::array events = events_to_json(input.events);
   boost::json::array slots;
   for (const auto& h : input.slot_holders) slots.emplace_back(h);
   boost::json::object node{{"exists", input.node.has_value()}};

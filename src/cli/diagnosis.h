@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/fwd.hpp>
@@ -58,10 +59,19 @@ struct DiagnosisInput {
   std::optional<kube::ServerVersion> server;  // GET /version; std::nullopt when unreadable
 };
 
-// The Events about a NodeMaintenance in an EventList (other kinds are skipped), oldest first.
+// The Events about an object of `kind` in an EventList (other kinds are skipped), oldest first.
 // Timestamps have one-second granularity, so Events of the same second are ordered by their
 // resourceVersion, which the API server takes from etcd's revision (later write, larger number).
-[[nodiscard]] std::vector<EventLine> events_from_list(const boost::json::value& list);
+[[nodiscard]] std::vector<EventLine> events_from_list(const boost::json::value& list,
+                                                      std::string_view kind = op::kKind);
+
+// "Events (oldest first):" and a line per Event (at most the `max_events` most recent), or
+// "  none"; lines end in '\n'.
+[[nodiscard]] std::string events_section(const std::vector<EventLine>& events,
+                                         std::size_t max_events);
+
+// For -o json|yaml: [{type, reason, message, count, lastSeen}].
+[[nodiscard]] boost::json::array events_to_json(const std::vector<EventLine>& events);
 
 // The one-line verdict with the next action. While Running, the pod it names is the first one
 // blocked by a PDB, else by several PDBs, a deferring webhook, a terminating namespace, an

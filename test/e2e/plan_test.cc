@@ -4,7 +4,8 @@
 // plan outside its window that resumes at the right node when the window opens, and whose
 // deletion stops the drain in progress and leaves the drained node to the admin; a health gate
 // that never passes pausing the plan with its reason; a spec the controller cannot act on; a plan
-// made with `kubectl maintenance rollout`.
+// made with `kubectl maintenance rollout`; `kubectl maintenance diagnose` on a plan waiting for its
+// window, drained and draining, and paused by its gate.
 // (doneWhen NodeRebooted is covered by the unit tests of rollout.h: kwok reports no boot ID.)
 //
 // The tests play the technician: they mark a node's work done with `kubectl maintenance done`
@@ -21,6 +22,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "kube/api/time.h"
 #include "operator/api/maintenance_plan.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
@@ -149,6 +151,17 @@ class MaintenancePlanTest : public OperatorFixture {
     EXPECT_EQ(done.exit_code, 0) << done.err;
     EXPECT_NE(done.out.find("its MaintenancePlan gives the node back"), std::string::npos)
         << done.out;
+  }
+
+  // The verdict line of `kubectl maintenance diagnose TARGET` (exit 0 expected).
+  std::string verdict_of(const std::string& target) {
+    const ProcessResult diagnosed = run_process({NMO_CLI_BIN, "diagnose", target});
+    EXPECT_EQ(diagnosed.exit_code, 0) << diagnosed.err;
+    const std::size_t at = diagnosed.out.rfind("\nVerdict: ");
+    if (at == std::string::npos) return "no verdict in: " + diagnosed.out;
+    std::string verdict = diagnosed.out.substr(at + 10);
+    while (!verdict.empty() && verdict.back() == '\n') verdict.pop_back();
+    return verdict;
   }
 
   // The plan's Events with `reason`.
@@ -289,6 +302,9 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
   EXPECT_TRUE(waiting->status.next_window.has_value());
   EXPECT_TRUE(plan_maintenances(name).empty());
   EXPECT_EQ(plan_events(name, "WaitingForWindow").size(), 1U);
+  EXPECT_EQ(verdict_of(name), "waiting for window " + later + " 00:00 UTC (" +
+                                  kube::format_time(*waiting->status.next_window) +
+                                  "): no node starts before then");
 
   // The admin opens the window (every day, all day): the first two nodes start, in order.
   kubectl_.must({"patch", "maintenanceplan", name, "--type=merge", "-p",
@@ -304,6 +320,27 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
   const std::string first = entry(*running, nodes[0])->maintenance;
   const std::string second = entry(*running, nodes[1])->maintenance;
   EXPECT_EQ(first, name + "-" + nodes[0]);
+  // `diagnose` on the plan (a bare name that is no NodeMaintenance): the technician's turn for
+  // the first node, and what holds the second node's NodeMaintenance, from its own diagnosis:
+  // the operator's budget (--max-parallel-maintenances 1) is below the plan's maxParallel.
+  std::string diagnosis;
+  EXPECT_TRUE(wait_until(
+      "diagnose says what holds the second node", kReact,
+      [&] {
+        const ProcessResult diagnosed = run_process({NMO_CLI_BIN, "diagnose", name});
+        diagnosis = diagnosed.out + diagnosed.err;
+        return diagnosed.exit_code == 0 &&
+               diagnosis.find("Drains in progress:\n  " + nodes[1] +
+                              ": waiting for a maintenance slot (1 in use: " + first) !=
+                   std::string::npos;
+      },
+      [&] { return diagnosis; }));
+  EXPECT_NE(diagnosis.find("\nVerdict: " + nodes[0] +
+                           " is drained and waits for the work on it: drained; waiting for "
+                           "`kubectl maintenance done " +
+                           nodes[0] + "`\n"),
+            std::string::npos)
+      << diagnosis;
 
   // Deleting the plan: the drain in progress stops and its node comes back; the drained node
   // stays drained under a NodeMaintenance of its own, for the admin to delete after the work.
@@ -355,6 +392,10 @@ TEST_F(MaintenancePlanTest, AHealthGateThatNeverPassesPausesThePlanWithItsReason
                                         nodes[0] + " is not Ready");
   EXPECT_TRUE(node_phase_is(*paused, nodes[1], op::PlanNodePhase::kWaiting));
   EXPECT_TRUE(plan_maintenances(name).empty()) << "the second node must not start";
+  EXPECT_EQ(verdict_of("mp/" + name),
+            "paused by its health gate: " + nodes[0] + ": health gate: node " + nodes[0] +
+                " is not Ready; once the node is healthy, resume: kubectl patch mp " + name +
+                R"( --type=merge -p '{"spec":{"paused":false}}')");
   const std::vector<Event> timeouts = plan_events(name, "HealthGateTimeout");
   ASSERT_EQ(timeouts.size(), 1U);
   EXPECT_EQ(timeouts[0].type, "Warning");

@@ -240,6 +240,18 @@ void Step::advance(PlanNodeStatus& entry) {
                   "plan paused (set spec.paused to false to go on with the next node)");
         return;
       }
+      if (!facts->phase) {
+        entry.message = "NodeMaintenance " + entry.maintenance + " created";
+        return;
+      }
+      if (facts->phase == Phase::kPending) {
+        // Held by the operator's own gates: its budget (--max-parallel-maintenances, which may be
+        // below the plan's maxParallel), the node lease, etcd quorum.
+        entry.message = "NodeMaintenance " + entry.maintenance +
+                        " is Pending, held by the operator's gates (kubectl maintenance diagnose " +
+                        entry.maintenance + ")";
+        return;
+      }
       if (facts->phase != Phase::kSucceeded) {
         entry.message = facts->pending_pods > 0
                             ? "draining: " + std::to_string(facts->pending_pods) + " pods left"

@@ -186,6 +186,22 @@ TEST_F(RolloutTest, ANodeWalksFromDrainingToDoneAndTheNextStarts) {
   EXPECT_EQ(plan_.status.eta, std::chrono::floor<seconds>(world_.now + minutes{62}));
 }
 
+TEST_F(RolloutTest, AMaintenanceHeldPendingByTheOperatorsGatesSaysSo) {
+  step();
+  maintenance("w1").phase = Phase::kPending;
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDraining);
+  EXPECT_EQ(entry("w1").message,
+            "NodeMaintenance memory-upgrade-w1 is Pending, held by the operator's gates (kubectl "
+            "maintenance diagnose memory-upgrade-w1)");
+  maintenance("w1").phase = std::nullopt;  // not looked at by the operator yet
+  step();
+  EXPECT_EQ(entry("w1").message, "NodeMaintenance memory-upgrade-w1 created");
+  maintenance("w1").phase = Phase::kRunning;
+  step();
+  EXPECT_EQ(entry("w1").message, "draining");
+}
+
 TEST_F(RolloutTest, EveryNodeDoneSucceedsThePlanOnce) {
   for (const char* name : {"w1", "w2", "w3"}) {
     step();
