@@ -5,11 +5,13 @@
 #   NMO_BENCH_MIN_TIME   seconds per benchmark (default 1; e.g. 0.05 for a quick look)
 #   NMO_BENCH_FILTER     regular expression passed to --benchmark_filter (default: all)
 #   NMO_BENCH_SCENARIOS  the scenarios on the local cluster to run, in this order (default
-#                        "drain api parallel scale"; 0 runs none): drain latency against kubectl
-#                        drain, start-up and sizes (hack/bench-drain.sh), API cost per maintenance
-#                        with 5 minutes blocked by a PDB (hack/bench-api.sh), parallel
+#                        "drain api parallel scale plan"; 0 runs none): drain latency against
+#                        kubectl drain, start-up and sizes (hack/bench-drain.sh), API cost per
+#                        maintenance with 5 minutes blocked by a PDB (hack/bench-api.sh), parallel
 #                        maintenances (hack/bench-parallel.sh), memory against cluster size up to
-#                        5,000 nodes (hack/bench-scale.sh). Each prints its table.
+#                        5,000 nodes (hack/bench-scale.sh), the story's 22 workers as one
+#                        MaintenancePlan against a kubectl drain loop (hack/bench-plan.sh). Each
+#                        prints its table.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
@@ -68,8 +70,8 @@ jq -rs '
       "memory per cached pod: projection \($p.heap_per_pod | round) B, DOM \($d.heap_per_pod | round) B (\(($d.heap_per_pod / $p.heap_per_pod) * 10 | round / 10)x smaller); JSON \($p.json_bytes_per_pod | round) B per pod"
     else empty end' "${out_dir}"/*.json
 
-scenarios="${NMO_BENCH_SCENARIOS:-drain api parallel scale}"
-[[ "${scenarios}" == 0 || "${scenarios}" == 1 ]] && scenarios="${scenarios/1/drain api parallel scale}"
+scenarios="${NMO_BENCH_SCENARIOS:-drain api parallel scale plan}"
+[[ "${scenarios}" == 0 || "${scenarios}" == 1 ]] && scenarios="${scenarios/1/drain api parallel scale plan}"
 [[ "${scenarios}" == 0 ]] && scenarios=""
 for scenario in ${scenarios}; do
   [[ -x "hack/bench-${scenario}.sh" ]] || { log "unknown scenario ${scenario}"; exit 1; }

@@ -196,8 +196,13 @@ up() {
     # Running pods would see the new certificate only when the kubelet refreshes the mount.
     if ((existed)); then "${kubectl[@]}" -n "${ns}" rollout restart "deployment/${deployment}" >/dev/null; fi
   fi
-  "${kubectl[@]}" -n "${ns}" rollout status "deployment/${deployment}" --timeout=180s >&2 ||
+  if ! "${kubectl[@]}" -n "${ns}" rollout status "deployment/${deployment}" --timeout=180s >&2; then
+    # What the manager said before it exited: a crash-looping container leaves no other trace
+    # once the real node is removed.
+    "${kubectl[@]}" -n "${ns}" logs "deployment/${deployment}" --all-containers --previous \
+      --tail=40 >&2 || true
     die "the manager did not roll out (kubectl -n ${ns} describe pods; logs in ${dir}/logs/kubelet.log)"
+  fi
   log "deployed ${image} on the real node"
 }
 

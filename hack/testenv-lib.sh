@@ -125,11 +125,18 @@ cluster_dir() {
 
 # A port base derived from the checkout path, so two checkouts on one machine pick different
 # ports, and 100 higher for a non-default Kubernetes version; override with NMO_CLUSTER_PORT_BASE.
+# Every port lies below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 by
+# default): a port inside it may be the local end of any client connection at that moment (the
+# API server's to etcd), and a server that binds it later fails with "Address already in use".
 default_port_base() {
-  local sum offset=0
+  local sum offset=0 ephemeral slots
   sum="$(printf '%s' "$(repo_root)" | cksum | cut -d' ' -f1)"
   testenv_default_version || offset=100
-  echo $((20000 + (sum % 2000) * 20 + offset))
+  ephemeral="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+  # Bases 20 apart, each with its 100-higher twin and 20 ports, all below `ephemeral`.
+  slots=$(((ephemeral - 20000 - 120) / 20))
+  ((slots >= 1)) || slots=1
+  echo $((20000 + (sum % slots) * 20 + offset))
 }
 
 port_in_use() {

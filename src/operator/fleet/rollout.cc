@@ -471,7 +471,9 @@ void Step::summarise(bool window_open) {
     }
   } else if (plan_.spec.paused || decision_.pause) {
     status.phase = PlanPhase::kPaused;
-    const std::string why = plan_.spec.paused ? "paused (spec.paused)" : "paused";
+    // decision_.pause sets spec.paused in the same write: the message is the same before and
+    // after the watch shows it.
+    const std::string why = "paused (spec.paused)";
     message = message.empty() ? why : why + "; " + message;
   } else if (!window_open && status.in_progress == 0) {
     status.phase = PlanPhase::kWaitingForWindow;
@@ -566,6 +568,15 @@ Decision Step::run() {
   }
   if (status.in_progress > 0 || !decision_.create.empty()) {
     decision_.requeue_after = world_.progress_poll;
+    // A soak that ends before the next look is an edge too: the node is given back on time.
+    if (rules_.done_when == DoneWhen::kSoaked) {
+      for (const PlanNodeStatus& entry : status.nodes) {
+        if (entry.phase != PlanNodePhase::kInMaintenance || !entry.drained_at) continue;
+        const auto left =
+            std::chrono::ceil<seconds>(*entry.drained_at + rules_.soak_time - world_.now);
+        decision_.requeue_after = std::clamp<seconds>(left, seconds{1}, decision_.requeue_after);
+      }
+    }
   } else if (edge.has_value()) {
     const auto until = duration_cast<seconds>(*edge - now);
     decision_.requeue_after = std::clamp<seconds>(until + seconds{1}, seconds{1}, kIdlePoll);

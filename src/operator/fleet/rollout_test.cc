@@ -12,6 +12,7 @@ namespace nmo::op::fleet {
 namespace {
 
 using std::chrono::hours;
+using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
 using std::chrono::sys_days;
@@ -242,6 +243,26 @@ TEST_F(RolloutTest, SoakedIsDoneAfterTheSoakTime) {
   EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
 }
 
+TEST_F(RolloutTest, ASoakEndingBeforeTheNextLookIsLookedAtWhenItEnds) {
+  plan_.spec.done_when = DoneWhen::kSoaked;
+  plan_.spec.soak_time = "2s";
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  EXPECT_EQ(step().requeue_after, seconds{2}) << "the soak's end, not the 5 s look";
+  world_.now += milliseconds{1500};
+  EXPECT_EQ(step().requeue_after, seconds{1});
+  world_.now += milliseconds{500};
+  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
+}
+
+TEST_F(RolloutTest, ALongSoakKeepsTheUsualLook) {
+  plan_.spec.done_when = DoneWhen::kSoaked;
+  plan_.spec.soak_time = "1h";
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  EXPECT_EQ(step().requeue_after, kProgressPoll);
+}
+
 TEST_F(RolloutTest, MaxUnavailableCountsANodeSomeoneElseCordoned) {
   plan_.spec.max_parallel = kube::IntOrString::from_int(2);
   plan_.spec.max_unavailable = kube::IntOrString::from_int(2);
@@ -325,7 +346,7 @@ TEST_F(RolloutTest, AHealthGateThatNeverPassesPausesThePlanWithItsReasonOnce) {
             "node w1 is not healthy 20m0s after it was given back (node w1 is not Ready); the "
             "plan is paused");
   EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
-  EXPECT_EQ(plan_.status.message, "paused; w1: health gate: node w1 is not Ready");
+  EXPECT_EQ(plan_.status.message, "paused (spec.paused); w1: health gate: node w1 is not Ready");
   EXPECT_TRUE(reasons(step()).empty()) << "announced once";
   // Resumed: the node gets the whole timeout again.
   plan_.spec.paused = false;
