@@ -117,6 +117,10 @@ std::string verdict_for_pod(const StuckPod& pod) {
           "pod {}: KubeVirt refuses its eviction for good ({}): waiting does not help; make the VM "
           "live-migratable, or change its eviction strategy",
           name, pod.ref.message);
+    case op::PendingPodReason::kHeld:
+      return fmt::format(
+          "pod {}: its eviction is held ({}): it starts when the hold is lifted (annotation {})",
+          name, pod.ref.message, op::kHoldAnnotation);
     case op::PendingPodReason::kError:
       return fmt::format("pod {}: its eviction failed ({}): see the events", name, pod.ref.message);
     case op::PendingPodReason::kWaitingForTermination:
@@ -183,9 +187,9 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
   for (const op::PendingPodReason reason :
        {op::PendingPodReason::kBlockedByPdb, op::PendingPodReason::kVmWouldShutDown,
         op::PendingPodReason::kVmNotMigratable, op::PendingPodReason::kMultiplePdbs,
-        op::PendingPodReason::kEvictionDeferred, op::PendingPodReason::kMigratingVm,
-        op::PendingPodReason::kNamespaceTerminating, op::PendingPodReason::kError,
-        op::PendingPodReason::kWaitingForTermination}) {
+        op::PendingPodReason::kEvictionDeferred, op::PendingPodReason::kHeld,
+        op::PendingPodReason::kMigratingVm, op::PendingPodReason::kNamespaceTerminating,
+        op::PendingPodReason::kError, op::PendingPodReason::kWaitingForTermination}) {
     for (const auto& pod : input.pods) {
       if (pod.ref.reason == reason) return verdict_for_pod(pod);
     }

@@ -1,7 +1,11 @@
 #include "cli/plan_diagnosis.h"
 
+#include <string>
+#include <vector>
+
 #include <boost/json.hpp>
 
+#include "base/strings.h"
 #include "cli/plan_status_text.h"
 
 namespace nmo::cli {
@@ -79,7 +83,13 @@ std::string plan_diagnosis_verdict(const PlanDiagnosisInput& input) {
     case op::PlanPhase::kWaitingForWindow: {
       std::string out = "waiting for window " + plan.status.next_window_text;
       if (plan.status.next_window) out += " (" + kube::format_time(*plan.status.next_window) + ")";
-      return out + ": no node starts before then";
+      std::vector<std::string> held;
+      for (const op::PlanNodeStatus& node : plan.status.nodes) {
+        if (node.phase == op::PlanNodePhase::kDraining) held.push_back(node.name);
+      }
+      out += ": no node starts before then";
+      if (!held.empty()) out += "; the drain of " + join(held, ", ") + " is held until then";
+      return out;
     }
     case op::PlanPhase::kRunning:
       break;

@@ -89,6 +89,12 @@ TEST(PlanDiagnosis, PausedWindowFailedAndDone) {
       "nextWindowText": "Sat 22:00 Asia/Taipei", )")),
             "waiting for window Sat 22:00 Asia/Taipei (2026-03-14T14:00:00Z): no node starts "
             "before then");
+  EXPECT_EQ(plan_diagnosis_verdict(input_of("WaitingForWindow", R"([{"name": "worker-07",
+      "phase": "Draining"}, {"name": "worker-08", "phase": "Waiting"}])",
+                                            R"("nextWindow": "2026-03-14T14:00:00Z",
+      "nextWindowText": "Sat 22:00 Asia/Taipei", )")),
+            "waiting for window Sat 22:00 Asia/Taipei (2026-03-14T14:00:00Z): no node starts "
+            "before then; the drain of worker-07 is held until then");
   EXPECT_EQ(plan_diagnosis_verdict(input_of(
                 "Failed", "[]", R"("message": "spec.timeZone: unknown time zone \"Mars\"", )")),
             "the operator cannot act on the plan: spec.timeZone: unknown time zone \"Mars\"; fix "

@@ -201,6 +201,13 @@ Result<op::MaintenancePlanSpec> rollout_spec(const RolloutFlags& flags) {
     if (!is_date(date)) return flag_error("--blackout", date, "expected a date YYYY-MM-DD");
     spec.blackout_dates.push_back(date);
   }
+  constexpr std::array<std::pair<std::string_view, op::WindowClose>, 2> kWindowClose = {
+      {{"Finish", op::WindowClose::kFinish}, {"Pause", op::WindowClose::kPause}}};
+  NMO_TRY_ASSIGN(spec.on_window_close,
+                 parse_choice("--on-window-close", flags.on_window_close, kWindowClose));
+  if (spec.on_window_close && spec.windows.empty()) {
+    return Error(ErrorCode::kInvalid, "--on-window-close goes with --window");
+  }
   constexpr std::array<std::pair<std::string_view, op::DoneWhen>, 3> kDoneWhen = {
       {{"Confirmed", op::DoneWhen::kConfirmed},
        {"NodeRebooted", op::DoneWhen::kNodeRebooted},
@@ -254,6 +261,9 @@ std::string rollout_confirmation(const std::string& name, const op::MaintenanceP
     }
     parts.push_back((windows.size() == 1 ? "window " : "windows ") + join(windows, "; ") + " (" +
                     (spec.time_zone.empty() ? std::string("UTC") : spec.time_zone) + ")");
+    if (spec.on_window_close == op::WindowClose::kPause) {
+      parts.emplace_back("a drain under way held when the window closes");
+    }
   }
   if (!spec.blackout_dates.empty()) {
     parts.push_back("never on " + join(spec.blackout_dates, ", "));

@@ -45,6 +45,7 @@ struct RolloutFlags {
   std::string time_zone;
   std::vector<std::string> blackout_dates;
   std::string done_when;
+  std::string on_window_close;
   std::string soak_time;
   std::string health_gate_timeout;
   bool paused = false;

@@ -32,6 +32,7 @@ TEST(Rollout, TheStorysPlanFromItsFlags) {
   flags.time_zone = "Asia/Taipei";
   flags.blackout_dates = {"2026-12-25"};
   flags.done_when = "NodeRebooted";
+  flags.on_window_close = "Pause";
   flags.health_gate_timeout = "20m";
   ASSERT_OK_AND_ASSIGN(const op::MaintenancePlanSpec spec, rollout_spec(flags));
   EXPECT_EQ(
@@ -41,13 +42,25 @@ TEST(Rollout, TheStorysPlanFromItsFlags) {
       R"({"node-role.kubernetes.io/worker":""}},"order":"ByZone",)"
       R"("reason":"Hardware memory upgrade","maxParallel":1,"maxUnavailable":"10%",)"
       R"("timeZone":"Asia/Taipei","windows":[{"days":["Sat"],"start":"22:00","end":"06:00"}],)"
-      R"("blackoutDates":["2026-12-25"],"doneWhen":"NodeRebooted","healthGateTimeout":"20m"}})");
+      R"("blackoutDates":["2026-12-25"],"onWindowClose":"Pause","doneWhen":"NodeRebooted",)"
+      R"("healthGateTimeout":"20m"}})");
   EXPECT_EQ(rollout_confirmation("memory-upgrade", spec, false),
             "maintenanceplan/memory-upgrade created: nodes by selector "
             "node-role.kubernetes.io/worker=, zone by zone, 1 at a time, at most 10% unavailable, "
-            "window Sat 22:00-06:00 (Asia/Taipei), never on 2026-12-25, each node done once "
-            "rebooted and Ready\n"
+            "window Sat 22:00-06:00 (Asia/Taipei), a drain under way held when the window "
+            "closes, never on 2026-12-25, each node done once rebooted and Ready\n"
             "follow it: kubectl maintenance plan-status memory-upgrade\n");
+}
+
+TEST(Rollout, OnWindowCloseIsFinishOrPauseAndNeedsAWindow) {
+  RolloutFlags flags = by_selector();
+  flags.on_window_close = "Pause";
+  EXPECT_EQ(refusal(flags), "--on-window-close goes with --window");
+  flags.windows = {"Sat 22:00-06:00"};
+  flags.on_window_close = "Stop";
+  EXPECT_EQ(refusal(flags), "--on-window-close \"Stop\": expected one of Finish, Pause");
+  flags.on_window_close = "Finish";
+  EXPECT_EQ(refusal(flags), "");
 }
 
 TEST(Rollout, NodesAsAListTheDefaultsAndAPausedPlan) {

@@ -40,6 +40,9 @@
 
 namespace nmo::runtime {
 
+/// Where Events about cluster-scoped objects (Nodes, NodeMaintenances) are stored.
+inline constexpr std::string_view kClusterScopedEventNamespace = "default";
+
 /// The object an Event is about (core v1 ObjectReference).
 struct ObjectRef {
   std::string api_version;  ///< "v1", "apps/v1", "nmo.medik8s.io/v1beta1"

@@ -5,12 +5,15 @@
 // deletion stops the drain in progress and leaves the drained node to the admin; a health gate
 // that never passes pausing the plan with its reason; a spec the controller cannot act on; a plan
 // made with `kubectl maintenance rollout`; `kubectl maintenance diagnose` on a plan waiting for its
-// window, drained and draining, and paused by its gate.
-// (doneWhen NodeRebooted is covered by the unit tests of rollout.h: kwok reports no boot ID.)
+// window, drained and draining, and paused by its gate; a node given back once it rebooted
+// (doneWhen NodeRebooted); a drain held while the window is closed (onWindowClose Pause); and a
+// health gate that holds on a Warning the operator reported about the node, and on a VM that ran on
+// it and is migrating again.
 //
 // The tests play the technician: they mark a node's work done with `kubectl maintenance done`
-// (the plugin built beside the operator), make a node NotReady. Each test has kwok
-// nodes of its own (deleted at the end).
+// (the plugin built beside the operator), make a node NotReady, reboot one (they play its kubelet:
+// kwok leaves a node labelled test.node-maintenance/not-ready alone). Each test has kwok nodes of
+// its own (deleted at the end).
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -24,7 +27,9 @@
 
 #include "kube/api/time.h"
 #include "operator/api/maintenance_plan.h"
+#include "operator/api/node_maintenance.h"
 #include "test/e2e/support/cluster.h"
+#include "test/e2e/support/kubevirt.h"
 #include "test/e2e/support/operator_fixture.h"
 #include "test/e2e/support/subprocess.h"
 
@@ -174,6 +179,33 @@ class MaintenancePlanTest : public OperatorFixture {
       if (event.reason == reason) out.push_back(std::move(event));
     }
     return out;
+  }
+
+  // Plays the node's kubelet from now on (kwok leaves a node with kNotReadyLabel alone): reports
+  // it Ready or not, with boot ID `boot_id`, heartbeat now.
+  void report_kubelet(const std::string& node, bool ready, const std::string& boot_id) {
+    kubectl_.must({"label", "node", node, std::string(kNotReadyLabel) + "=true", "--overwrite"});
+    const std::string now = kube::format_time(kube::wall_now());
+    const json::object status{
+        {"status",
+         {{"nodeInfo", {{"bootID", boot_id}}},
+          {"conditions",
+           json::array{json::object{{"type", "Ready"},
+                                    {"status", ready ? "True" : "False"},
+                                    {"reason", ready ? "KubeletReady" : "KubeletNotReady"},
+                                    {"message", "reported by the test"},
+                                    {"lastHeartbeatTime", now},
+                                    {"lastTransitionTime", now}}}}}}};
+    kubectl_.must({"patch", "node", node, "--subresource=status", "-p", json::serialize(status)});
+  }
+
+  // The NodeMaintenance `name` as decoded, or std::nullopt.
+  std::optional<op::NodeMaintenance> maintenance_of(const std::string& name) {
+    auto object = get_node_maintenance(name);
+    if (!object) return std::nullopt;
+    auto decoded = op::decode_node_maintenance(*object);
+    if (!decoded.has_value()) return std::nullopt;
+    return std::move(decoded).value();
   }
 
   std::string fleet_id_;
@@ -515,6 +547,225 @@ TEST_F(MaintenancePlanTest, TheRolloutCommandCreatesAPlanThatRunsToTheEnd) {
   const ProcessResult again = run_process(command);
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("already exists"), std::string::npos) << again.err;
+}
+
+// ---- 6. doneWhen NodeRebooted ------------------------------------------------------------------
+
+TEST_F(MaintenancePlanTest, ARebootedNodeIsGivenBackOnceItsBootIdChangedAndItIsReady) {
+  const std::vector<std::string> nodes = fleet("reboot", 1);
+  const std::string& node = nodes[0];
+  const std::string name = unique_name("reboot-plan");
+  report_kubelet(node, true, "boot-1");
+  start();
+  create_plan(name, {{"nodes", json::array{node.c_str()}}, {"doneWhen", "NodeRebooted"}});
+  auto drained = wait_plan(name, "drained, waiting for the reboot", 60s, [&](const auto& p) {
+    return node_phase_is(p, node, op::PlanNodePhase::kInMaintenance);
+  });
+  ASSERT_TRUE(drained);
+  EXPECT_EQ(entry(*drained, node)->boot_id, "boot-1");
+  EXPECT_EQ(entry(*drained, node)->message,
+            "drained; waiting for the node to reboot (boot ID boot-1) and be Ready");
+  const std::string maintenance = entry(*drained, node)->maintenance;
+
+  // The technician reboots it: down, then up with a new boot ID (a node that is down, or up with
+  // its old boot ID, is not done: rollout_test.cc).
+  report_kubelet(node, false, "boot-1");
+  report_kubelet(node, true, "boot-2");
+  auto done = wait_plan(name, "Succeeded", 60s,
+                        [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; });
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(node_phase_is(*done, node, op::PlanNodePhase::kDone)) << describe(*done);
+  const std::vector<Event> work_done = plan_events(name, "NodeWorkDone");
+  ASSERT_EQ(work_done.size(), 1U);
+  EXPECT_EQ(work_done[0].message,
+            "node " + node + ": work done; deleting NodeMaintenance " + maintenance);
+  EXPECT_TRUE(wait_gone(maintenance, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+}
+
+// ---- 7. onWindowClose Pause -------------------------------------------------------------------
+
+TEST_F(MaintenancePlanTest, ADrainUnderWayIsHeldWhileTheWindowIsClosedAndGoesOnWhenItOpens) {
+  const std::vector<std::string> nodes = fleet("held", 1);
+  const std::string& node = nodes[0];
+  const std::string name = unique_name("held-plan");
+  // A pod the drain cannot evict yet: the drain is under way when the window closes.
+  TestNamespace ns(kubectl_, "held");
+  kubectl_.apply(pod_manifest(ns.name(), "guarded", node));
+  ASSERT_TRUE(wait_running(ns.name(), "app=guarded", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "guarded-pdb", 1, "guarded"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "guarded-pdb", 1, 0));
+  start();
+  create_plan(name, {{"nodes", json::array{node.c_str()}},
+                     {"onWindowClose", "Pause"},
+                     {"windows", json::array{json::object{{"start", "00:00"}, {"end", "00:00"}}}}});
+  auto draining = wait_plan(name, "draining, blocked by the PDB", 60s, [&](const auto& p) {
+    const op::PlanNodeStatus* e = entry(p, node);
+    return e != nullptr && e->phase == op::PlanNodePhase::kDraining &&
+           e->message == "draining: 1 pods left";
+  });
+  ASSERT_TRUE(draining);
+  const std::string maintenance = entry(*draining, node)->maintenance;
+
+  // The window closes (the admin moves it two days on): the drain is held, its state kept.
+  const auto today =
+      std::chrono::weekday{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  const std::string later = kDays[(today + std::chrono::days{2}).c_encoding()];
+  kubectl_.must(
+      {"patch", "maintenanceplan", name, "--type=merge", "-p",
+       R"({"spec":{"windows":[{"days":[")" + later + R"("],"start":"00:00","end":"00:00"}]}})"});
+  const std::string hold = "MaintenancePlan " + name +
+                           " is outside its maintenance windows until " + later + " 00:00 UTC";
+  auto waiting =
+      wait_plan(name, "waiting for its window, the drain held", kReact,
+                [](const auto& p) { return p.status.phase == op::PlanPhase::kWaitingForWindow; });
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(waiting->status.message, "waiting for window " + later + " 00:00 UTC; " + node +
+                                         ": drain held until the next window (" + later +
+                                         " 00:00 UTC); draining: 1 pods left");
+  std::optional<op::NodeMaintenance> held;
+  EXPECT_TRUE(wait_until(
+      "the pod held", kReact,
+      [&] {
+        held = maintenance_of(maintenance);
+        return held && held->status.pending_pods_refs.size() == 1 &&
+               held->status.pending_pods_refs[0].reason == op::PendingPodReason::kHeld;
+      },
+      [&] { return held ? held->status.last_error : std::string("no maintenance"); }));
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->meta.annotations.find(std::string(op::kHoldAnnotation)) != nullptr
+                ? *held->meta.annotations.find(std::string(op::kHoldAnnotation))
+                : std::string(),
+            hold);
+  EXPECT_EQ(held->status.pending_pods_refs[0].message, "eviction held: " + hold);
+  EXPECT_EQ(held->status.phase, op::Phase::kRunning);
+  auto cordoned = get_node(node);
+  ASSERT_TRUE(cordoned);
+  EXPECT_TRUE(unschedulable(*cordoned)) << "a held drain keeps its node cordoned";
+  const std::vector<Event> held_events = plan_events(name, "NodeHeld");
+  ASSERT_EQ(held_events.size(), 1U);
+  EXPECT_EQ(held_events[0].message, "node " + node + ": drain held until the next window (" +
+                                        later +
+                                        " 00:00 UTC); the node stays cordoned and no new "
+                                        "eviction starts");
+
+  // The window opens: the hold goes, the drain goes on (the PDB refuses again), and once the
+  // PDB allows it the node is drained.
+  kubectl_.must({"patch", "maintenanceplan", name, "--type=merge", "-p",
+                 R"({"spec":{"windows":[{"start":"00:00","end":"00:00"}]}})"});
+  std::optional<op::NodeMaintenance> resumed;
+  EXPECT_TRUE(wait_until(
+      "the drain goes on", kReact,
+      [&] {
+        resumed = maintenance_of(maintenance);
+        return resumed &&
+               resumed->meta.annotations.find(std::string(op::kHoldAnnotation)) == nullptr &&
+               resumed->status.pending_pods_refs.size() == 1 &&
+               resumed->status.pending_pods_refs[0].reason == op::PendingPodReason::kBlockedByPdb;
+      },
+      [&] { return resumed ? resumed->status.last_error : std::string("no maintenance"); }));
+  EXPECT_EQ(plan_events(name, "NodeResumed").size(), 1U);
+  kubectl_.must({"patch", "pdb", "guarded-pdb", "-n", ns.name(), "--type=merge", "-p",
+                 R"({"spec":{"minAvailable":0}})"});
+  EXPECT_TRUE(wait_plan(name, "drained", 60s, [&](const auto& p) {
+    return node_phase_is(p, node, op::PlanNodePhase::kInMaintenance);
+  }));
+}
+
+// ---- 8. The health gate and the operator's Warnings ---------------------------------------------
+
+TEST_F(MaintenancePlanTest, TheHealthGateHoldsOnAWarningTheOperatorReportedAboutTheNode) {
+  const std::vector<std::string> nodes = fleet("warned", 1);
+  const std::string& node = nodes[0];
+  const std::string name = unique_name("warned-plan");
+  start();
+  create_plan(name, {{"nodes", json::array{node.c_str()}}, {"healthGateTimeout", "3s"}});
+  ASSERT_TRUE(wait_plan(name, "drained", 60s, [&](const auto& p) {
+    return node_phase_is(p, node, op::PlanNodePhase::kInMaintenance);
+  }));
+  // A Warning of the operator's about the node, as its recorder writes one (playing the
+  // operator: nothing in a kwok cluster makes the restore fail on demand). Stamped a minute
+  // ahead, so it is newer than the hand-back whenever the plan looks.
+  const std::string event_name = unique_name(node + ".warning");
+  defer([this, event_name] {
+    (void)kubectl_.run({"delete", "event", event_name, "-n", "default", "--ignore-not-found"});
+  });
+  const std::string stamp = kube::format_time(kube::wall_now() + 60s);
+  kubectl_.apply(json::serialize(
+      json::object{{"apiVersion", "v1"},
+                   {"kind", "Event"},
+                   {"metadata", {{"name", event_name}, {"namespace", "default"}}},
+                   {"involvedObject", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}},
+                   {"type", "Warning"},
+                   {"reason", "NodeNotRestored"},
+                   {"message", "could not uncordon node " + node},
+                   {"source", {{"component", "node-maintenance-operator"}}},
+                   {"firstTimestamp", stamp},
+                   {"lastTimestamp", stamp},
+                   {"count", 1}}));
+  mark_done(node);
+  auto paused = wait_plan(name, "paused by its health gate", 60s, [](const auto& p) {
+    return p.status.phase == op::PlanPhase::kPaused && p.spec.paused;
+  });
+  ASSERT_TRUE(paused);
+  EXPECT_EQ(paused->status.message,
+            "paused (spec.paused); " + node +
+                ": health gate: Warning NodeNotRestored from the operator: could not uncordon "
+                "node " +
+                node);
+  // Dealt with: the admin deletes the Warning and resumes.
+  kubectl_.must({"delete", "event", event_name, "-n", "default"});
+  kubectl_.must(
+      {"patch", "maintenanceplan", name, "--type=merge", "-p", R"({"spec":{"paused":false}})"});
+  EXPECT_TRUE(wait_plan(name, "Succeeded", 60s,
+                        [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; }));
+}
+
+// ---- 9. The health gate and a migrated VM -------------------------------------------------------
+
+TEST_F(MaintenancePlanTest, TheHealthGateWaitsUntilAVmThatRanOnTheNodeHasSettled) {
+  const KubeVirtApi kubevirt(kubectl_);
+  ASSERT_TRUE(kubevirt.served());
+  const std::vector<std::string> nodes = fleet("vmgate", 2);
+  const std::string& node = nodes[0];
+  const std::string& other = nodes[1];
+  const std::string name = unique_name("vmgate-plan");
+  TestNamespace ns(kubectl_, "vmgate");
+  place_vm(kubectl_, ns.name(), "db", node, "", "True");
+  ASSERT_TRUE(wait_running(ns.name(), "kubevirt.io=virt-launcher", 1));
+  const VirtControllerStandIn virt(kubectl_, ns.name());
+  start();
+  create_plan(name, {{"nodes", json::array{node.c_str()}}});
+  // The drain live-migrates the VM (the operator's migration, played to its end here).
+  const std::optional<std::string> migration = virt.wait_for_migration("db", 1, kReact);
+  ASSERT_TRUE(migration);
+  virt.run(*migration);
+  virt.succeed(*migration, "db", "virt-launcher-db-x", other);
+  auto drained = wait_plan(name, "drained", 60s, [&](const auto& p) {
+    return node_phase_is(p, node, op::PlanNodePhase::kInMaintenance);
+  });
+  ASSERT_TRUE(drained);
+  EXPECT_EQ(entry(*drained, node)->vms, std::vector<std::string>{ns.name() + "/db"});
+
+  // As the node comes back, KubeVirt is moving the VM again (a rebalance): the gate waits.
+  const std::string started = kube::format_time(kube::wall_now());
+  kubectl_.must(
+      {"patch", "virtualmachineinstances.kubevirt.io", "db", "-n", ns.name(), "--type=merge", "-p",
+       json::serialize(json::object{
+           {"status",
+            {{"migrationState", {{"targetNode", node}, {"startTimestamp", started}}}}}})});
+  mark_done(node);
+  const std::string waiting = "health gate: VM " + ns.name() + "/db is still migrating";
+  auto gate = wait_plan(name, "the gate waits for the VM", 60s, [&](const auto& p) {
+    const op::PlanNodeStatus* e = entry(p, node);
+    return e != nullptr && e->phase == op::PlanNodePhase::kHealthCheck && e->message == waiting;
+  });
+  ASSERT_TRUE(gate);
+  kubectl_.must({"patch", "virtualmachineinstances.kubevirt.io", "db", "-n", ns.name(),
+                 "--type=merge", "-p", R"({"status":{"migrationState":{"completed":true}}})"});
+  EXPECT_TRUE(wait_plan(name, "Succeeded", 60s,
+                        [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; }));
 }
 
 }  // namespace

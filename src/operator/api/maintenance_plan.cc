@@ -27,6 +27,7 @@ using kube::internal::get_string_list;
 
 constexpr std::array<std::string_view, 3> kOrderNames = {"AsListed", "ByName", "ByZone"};
 constexpr std::array<std::string_view, 3> kDoneWhenNames = {"Confirmed", "NodeRebooted", "Soaked"};
+constexpr std::array<std::string_view, 2> kWindowCloseNames = {"Finish", "Pause"};
 constexpr std::array<std::string_view, 7> kNodePhaseNames = {
     "Waiting", "Draining", "InMaintenance", "Restoring", "HealthCheck", "Done", "Failed"};
 constexpr std::array<std::string_view, 5> kPlanPhaseNames = {"Running", "WaitingForWindow",
@@ -103,6 +104,9 @@ Result<MaintenancePlanSpec> decode_spec(const boost::json::object& spec, const F
     }
   }
   NMO_TRY_ASSIGN(out.blackout_dates, get_string_list(spec, "blackoutDates", path));
+  NMO_TRY(decode_lenient_enum<WindowClose>(spec, "onWindowClose", path, kWindowCloseNames,
+                                           "onWindowClose value", out.on_window_close,
+                                           out.on_window_close_error));
   NMO_TRY(decode_lenient_enum<DoneWhen>(spec, "doneWhen", path, kDoneWhenNames, "doneWhen value",
                                         out.done_when, out.done_when_error));
   NMO_TRY_ASSIGN(out.soak_time, get_string(spec, "soakTime", path));
@@ -129,6 +133,7 @@ Result<PlanNodeStatus> decode_node_status(const boost::json::value& value, const
   NMO_TRY_ASSIGN(out.maintenance, get_string(*node, "maintenance", path));
   NMO_TRY_ASSIGN(out.boot_id, get_string(*node, "bootID", path));
   NMO_TRY_ASSIGN(out.budgets, get_string_list(*node, "budgets", path));
+  NMO_TRY_ASSIGN(out.vms, get_string_list(*node, "vms", path));
   NMO_TRY_ASSIGN(out.started_at, get_optional_time(*node, "startedAt", path));
   NMO_TRY_ASSIGN(out.drained_at, get_optional_time(*node, "drainedAt", path));
   NMO_TRY_ASSIGN(out.completed_at, get_optional_time(*node, "completedAt", path));
@@ -218,6 +223,9 @@ boost::json::object encode_node_status(const PlanNodeStatus& node) {
   if (!node.budgets.empty()) {
     out["budgets"] = string_array(node.budgets);
   }
+  if (!node.vms.empty()) {
+    out["vms"] = string_array(node.vms);
+  }
   put_time(out, "startedAt", node.started_at);
   put_time(out, "drainedAt", node.drained_at);
   put_time(out, "completedAt", node.completed_at);
@@ -236,6 +244,10 @@ std::string_view to_string(PlanOrder order) noexcept {
 
 std::string_view to_string(DoneWhen done) noexcept {
   return kDoneWhenNames[static_cast<std::size_t>(done)];
+}
+
+std::string_view to_string(WindowClose close) noexcept {
+  return kWindowCloseNames[static_cast<std::size_t>(close)];
 }
 
 std::string_view to_string(PlanNodePhase phase) noexcept {
@@ -296,6 +308,9 @@ boost::json::object encode_plan_spec(const MaintenancePlanSpec& spec) {
   }
   if (!spec.blackout_dates.empty()) {
     out["blackoutDates"] = string_array(spec.blackout_dates);
+  }
+  if (spec.on_window_close.has_value()) {
+    out["onWindowClose"] = to_string(*spec.on_window_close);
   }
   if (spec.done_when.has_value()) {
     out["doneWhen"] = to_string(*spec.done_when);

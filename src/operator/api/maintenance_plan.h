@@ -58,6 +58,13 @@ enum class DoneWhen {
   kSoaked,        // spec.soakTime after the drain succeeded
 };
 
+// spec.onWindowClose: what a drain under way does when the plan's window closes.
+enum class WindowClose {
+  kFinish,  // it finishes (the default); nothing new starts
+  kPause,   // no new eviction or migration starts until the next window (kHoldAnnotation on its
+            // NodeMaintenance); the node stays cordoned, the pods already gone stay gone
+};
+
 // status.nodes[].phase: where one node of the plan is.
 enum class PlanNodePhase {
   kWaiting,        // not started
@@ -80,6 +87,7 @@ enum class PlanPhase {
 
 [[nodiscard]] std::string_view to_string(PlanOrder order) noexcept;
 [[nodiscard]] std::string_view to_string(DoneWhen done) noexcept;
+[[nodiscard]] std::string_view to_string(WindowClose close) noexcept;
 [[nodiscard]] std::string_view to_string(PlanNodePhase phase) noexcept;
 [[nodiscard]] std::string_view to_string(PlanPhase phase) noexcept;
 
@@ -102,6 +110,7 @@ struct MaintenancePlanSpec {
   std::string time_zone;                             // IANA; "" = UTC
   std::vector<PlanWindow> windows;                   // empty: always open
   std::vector<std::string> blackout_dates;           // "YYYY-MM-DD" in time_zone
+  std::optional<WindowClose> on_window_close;        // unset: Finish
   std::optional<DoneWhen> done_when;                 // unset: Confirmed
   std::string soak_time;                             // Go duration, with DoneWhen::kSoaked
   std::string health_gate_timeout;                   // Go duration; "" = 30m
@@ -111,6 +120,7 @@ struct MaintenancePlanSpec {
   // the controller can say what is wrong ("spec.order: unknown order \"Random\" ...").
   std::string order_error;
   std::string done_when_error;
+  std::string on_window_close_error;
 
   friend bool operator==(const MaintenancePlanSpec&, const MaintenancePlanSpec&) = default;
 };
@@ -124,6 +134,9 @@ struct PlanNodeStatus {
   // The PodDisruptionBudgets ("namespace/name") that covered pods on the node when it was
   // started: the health gate waits until each is back to its desired healthy count.
   std::vector<std::string> budgets;
+  // The KubeVirt VMs ("namespace/name" of their VirtualMachineInstances) that ran on the node
+  // when it was started: the health gate waits until each is Running and no longer migrating.
+  std::vector<std::string> vms;
   std::optional<kube::Time> started_at;    // NodeMaintenance created
   std::optional<kube::Time> drained_at;    // NodeMaintenance Succeeded
   std::optional<kube::Time> completed_at;  // work done (spec.doneWhen); NodeMaintenance deleted

@@ -40,7 +40,7 @@ constexpr const char* kStoryPlan = R"json({
     "eta": "2026-12-19T02:00:00Z", "message": "node-worker-02: draining",
     "nodes": [
       {"name": "node-worker-01", "phase": "Done", "maintenance": "memory-upgrade-node-worker-01",
-       "bootID": "b-1", "budgets": ["shop/web-pdb"], "startedAt": "2026-12-05T14:00:00Z",
+       "bootID": "b-1", "budgets": ["shop/web-pdb"], "vms": ["shop/vm-db"], "startedAt": "2026-12-05T14:00:00Z",
        "drainedAt": "2026-12-05T14:01:00Z", "completedAt": "2026-12-05T14:30:00Z",
        "restoredAt": "2026-12-05T14:30:02Z", "finishedAt": "2026-12-05T14:31:00Z"},
       {"name": "node-worker-02", "phase": "Draining",
@@ -73,6 +73,7 @@ TEST(MaintenancePlanTest, DecodesTheStorysPlan) {
   ASSERT_EQ(plan.status.nodes.size(), 2U);
   EXPECT_EQ(plan.status.nodes[0].phase, PlanNodePhase::kDone);
   EXPECT_EQ(plan.status.nodes[0].budgets, std::vector<std::string>{"shop/web-pdb"});
+  EXPECT_EQ(plan.status.nodes[0].vms, std::vector<std::string>{"shop/vm-db"});
   EXPECT_EQ(plan.status.nodes[1].phase, PlanNodePhase::kDraining);
   EXPECT_EQ(plan.status.nodes[1].message, "draining: 3 pods left");
 }

@@ -53,6 +53,13 @@ inline constexpr std::string_view kGroup = "nodemaintenance.medik8s.io";
 inline constexpr std::string_view kVersion = "v1beta1";
 inline constexpr std::string_view kApiVersion = "nodemaintenance.medik8s.io/v1beta1";
 inline constexpr std::string_view kKind = "NodeMaintenance";
+// On a NodeMaintenance: while set, no new eviction or live migration starts (those under way
+// finish, the node stays cordoned); the value says why. A MaintenancePlan with
+// spec.onWindowClose Pause sets it on its drains when its window closes and removes it when the
+// next one opens (docs/design.md §10).
+inline constexpr std::string_view kHoldAnnotation = "nodemaintenance.medik8s.io/hold";
+// source.component (and reportingComponent) of every Event the operator writes.
+inline constexpr std::string_view kEventComponent = "node-maintenance-operator";
 inline constexpr std::string_view kPlural = "nodemaintenances";
 inline constexpr std::string_view kCrdName = "nodemaintenances.nodemaintenance.medik8s.io";
 
@@ -94,10 +101,11 @@ enum class PendingPodReason {
   kMigratingVm,      // KubeVirt live-migrates the VM off the node; the pod ends by itself
   kVmWouldShutDown,  // held: evicting it would shut the VM down (vmEvictionPolicy)
   kVmNotMigratable,  // KubeVirt refuses the eviction until the VM can live-migrate
+  kHeld,             // not started while kHoldAnnotation is set (a MaintenancePlan's window)
 };
 
 // "Evicting", "WaitingForTermination", "BlockedByPDB", "MultiplePDBs", "EvictionDeferred",
-// "NamespaceTerminating", "Error", "MigratingVM", "VMWouldShutDown", "VMNotMigratable".
+// "NamespaceTerminating", "Error", "MigratingVM", "VMWouldShutDown", "VMNotMigratable", "Held".
 [[nodiscard]] std::string_view to_string(PendingPodReason reason) noexcept;
 
 // The reason named `text` (exact). ErrorCode::kInvalid otherwise, listing the valid names.

@@ -113,6 +113,7 @@ TEST(PendingPodReasonTest, RoundTripsTheTenApiSpellings) {
       {PendingPodReason::kMigratingVm, "MigratingVM"},
       {PendingPodReason::kVmWouldShutDown, "VMWouldShutDown"},
       {PendingPodReason::kVmNotMigratable, "VMNotMigratable"},
+      {PendingPodReason::kHeld, "Held"},
   };
   for (const auto& [reason, name] : expected) {
     EXPECT_EQ(to_string(reason), name);
@@ -124,7 +125,7 @@ TEST(PendingPodReasonTest, RoundTripsTheTenApiSpellings) {
   EXPECT_EQ(bad.error().message,
             "unknown pending pod reason \"BlockedByPdb\" (expected Evicting, "
             "WaitingForTermination, BlockedByPDB, MultiplePDBs, EvictionDeferred, "
-            "NamespaceTerminating, Error, MigratingVM, VMWouldShutDown or VMNotMigratable)");
+            "NamespaceTerminating, Error, MigratingVM, VMWouldShutDown, VMNotMigratable or Held)");
 }
 
 // ---- decoding --------------------------------------------------------------------------------
@@ -353,7 +354,7 @@ TEST(DecodeNodeMaintenanceTest, WrongTypesNameTheField) {
   EXPECT_EQ(decode_error(R"({"status": {"pendingPodsRefs": [{"name": "a", "reason": "Gone"}]}})"),
             "status.pendingPodsRefs[0].reason: unknown pending pod reason \"Gone\" (expected "
             "Evicting, WaitingForTermination, BlockedByPDB, MultiplePDBs, EvictionDeferred, "
-            "NamespaceTerminating, Error, MigratingVM, VMWouldShutDown or VMNotMigratable)");
+            "NamespaceTerminating, Error, MigratingVM, VMWouldShutDown, VMNotMigratable or Held)");
   EXPECT_EQ(decode_error(R"({"status": {"lastError": 3}})"),
             "status.lastError: expected a string, got number");
   EXPECT_EQ(decode_error(R"({"status": {"lastUpdate": "yesterday"}})").substr(0, 40),

@@ -50,7 +50,7 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
       slots_(std::make_shared<runtime::Store<kube::Lease>>()),
       etcd_pods_(std::make_shared<runtime::Store<kube::Pod>>()),
       recorder_(executor_, options_.events_client != nullptr ? *options_.events_client : client_,
-                "node-maintenance-operator", options_.identity, clock_),
+                std::string(kEventComponent), options_.identity, clock_),
       controller_(
           executor_, "nodemaintenance",
           [this](std::string key) {
@@ -386,6 +386,7 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
           case PendingPodReason::kMigratingVm:
           case PendingPodReason::kVmWouldShutDown:
           case PendingPodReason::kVmNotMigratable:
+          case PendingPodReason::kHeld:
             blocked.insert(std::string(to_string(*ref.reason)));
             break;
           case PendingPodReason::kError:

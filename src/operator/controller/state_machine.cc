@@ -343,6 +343,11 @@ void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_sta
         "cannot read the live migrations of VMI " + key + ": " + in.pods->migrations_error);
     return;
   }
+  if (const std::string* hold = in.nm.meta.annotations.find(kHoldAnnotation)) {
+    ledger.set_pending(pod.meta.uid, PendingPodReason::kHeld,
+                       "live migration of VMI " + key + " held: " + *hold);
+    return;
+  }
   if (!may_start) {
     pending("VMI " + key + " is to be live-migrated");
     return;
@@ -440,6 +445,12 @@ void drain_step(const Inputs& in, Step& step) {
     PodEviction& eviction = drain.evictions[pod.meta.uid];
     eviction.vm_hold.reset();
     if (eviction.in_flight) continue;
+    // Held (a MaintenancePlan outside its window): nothing new starts until the annotation goes,
+    // which is a change of the object and wakes the maintenance.
+    if (const std::string* hold = nm.meta.annotations.find(kHoldAnnotation)) {
+      ledger.set_pending(pod.meta.uid, PendingPodReason::kHeld, "eviction held: " + *hold);
+      continue;
+    }
     if (eviction.retry_at > in.now.tick) {
       step.requeue(eviction.retry_at);
       continue;

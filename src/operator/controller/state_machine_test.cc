@@ -471,6 +471,34 @@ TEST_F(StateMachineTest, DueEvictionsStartOnceTheDrainIsOnRecord) {
   EXPECT_TRUE(d.drain.evictions.at("p1").in_flight);
 }
 
+TEST_F(StateMachineTest, AHeldDrainStartsNoEvictionAndGoesOnWhenTheHoldIsLifted) {
+  running({pod("web-1", "p1"), pod("web-2", "p2")});
+  in_.nm.meta.annotations.set(std::string(kHoldAnnotation),
+                              "MaintenancePlan rack-a is outside its maintenance windows until "
+                              "Sat 22:00 Asia/Taipei");
+  Decision d = run();
+  for (const std::string& a : actions(d)) {
+    EXPECT_EQ(a.find("StartEviction"), std::string::npos) << a;
+  }
+  ASSERT_EQ(d.status.pending_pods_refs.size(), 2U);
+  EXPECT_EQ(d.status.pending_pods_refs[0].reason, PendingPodReason::kHeld);
+  EXPECT_EQ(d.status.pending_pods_refs[0].message,
+            "eviction held: MaintenancePlan rack-a is outside its maintenance windows until Sat "
+            "22:00 Asia/Taipei");
+  EXPECT_EQ(d.status.phase, Phase::kRunning);
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked)[1], "Held");
+
+  in_.status = d.status;
+  in_.on_record = d.status;
+  in_.drain = d.drain;
+  in_.nm.meta.annotations = {};
+  advance(seconds(1));
+  d = run();
+  int started = 0;
+  for (const Action& a : d.actions) started += a.kind == ActionKind::kStartEviction ? 1 : 0;
+  EXPECT_EQ(started, 2);
+}
+
 // ---- Adopted from upstream medik8s NMO (docs/design.md §2.8) ----
 
 TEST_F(StateMachineTest, AnUpstreamSucceededMaintenanceIsNotAnnouncedAndItsConditionsSaySucceeded) {

@@ -1,6 +1,7 @@
 #include "operator/fleet/plan_controller.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "base/log.h"
+#include "kube/api/event.h"
 #include "kube/api/lease.h"
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
@@ -22,6 +24,7 @@
 #include "operator/api/node_maintenance.h"
 #include "operator/fleet/rollout.h"
 #include "operator/gates/node_lease.h"
+#include "operator/kubevirt/vm_policy.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/finalizer.h"
@@ -48,6 +51,11 @@ runtime::ObjectRef plan_ref(const MaintenancePlan& plan) {
           .uid = plan.meta.uid};
 }
 
+// True for the phases in which the health gate is (or is about to be) looked at.
+bool gate_phase(PlanNodePhase phase) {
+  return phase == PlanNodePhase::kRestoring || phase == PlanNodePhase::kHealthCheck;
+}
+
 bool owned_by(const kube::ObjectMeta& meta, const std::string& uid) {
   return std::any_of(meta.owner_references.begin(), meta.owner_references.end(),
                      [&](const kube::OwnerReference& owner) { return owner.uid == uid; });
@@ -66,7 +74,7 @@ class PlanControllerImpl {
         plans_(std::make_shared<runtime::Store<MaintenancePlan>>()),
         plan_maintenances_(std::make_shared<runtime::Store<NodeMaintenance>>()),
         recorder_(executor_, options_.events_client != nullptr ? *options_.events_client : client_,
-                  "node-maintenance-operator", options_.identity),
+                  std::string(kEventComponent), options_.identity),
         controller_(
             executor_, "maintenanceplan",
             [this](std::string key) { return reconcile(std::move(key)); },
@@ -155,9 +163,13 @@ class PlanControllerImpl {
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string name);
   asio::awaitable<Result<World>> read_world(const MaintenancePlan& plan);
   asio::awaitable<Result<void>> load_budgets();
-  asio::awaitable<Result<std::vector<std::string>>> budgets_of(const std::string& node);
+  asio::awaitable<Result<void>> read_vms(const MaintenancePlan& plan, World& world);
+  asio::awaitable<Result<void>> read_warnings(const MaintenancePlan& plan, World& world);
+  asio::awaitable<Result<void>> record_covered(PlanNodeStatus& entry);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
   asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
+  // Sets kHoldAnnotation on `maintenance` to `hold` (a string), or removes it (null).
+  asio::awaitable<Result<void>> set_hold(std::string maintenance, boost::json::value hold);
 
   asio::any_io_executor executor_;
   kube::Client& client_;
@@ -178,6 +190,7 @@ class PlanControllerImpl {
   // replaced: until the watch delivers the write, the store still shows that older version, and
   // deciding from it would repeat the last decision's Events (and its finalizer removal).
   std::map<std::string, std::pair<std::string, MaintenancePlan>, std::less<>> written_;
+  bool said_events_forbidden_ = false;
   bool stopping_ = false;
   bool running_ = false;
   bool started_ = false;
@@ -246,13 +259,14 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
     facts.last_error = maintenance.status.last_error;
     facts.pending_pods = static_cast<std::int64_t>(maintenance.status.pending_pods.size());
     facts.done_marked = maintenance.meta.annotations.contains(kDoneAnnotation);
+    if (const std::string* hold = maintenance.meta.annotations.find(kHoldAnnotation)) {
+      facts.hold = *hold;
+    }
     world.maintenances.push_back(std::move(facts));
   }
-  const bool gate_needs_budgets =
-      std::any_of(plan.status.nodes.begin(), plan.status.nodes.end(), [](const auto& entry) {
-        return !entry.budgets.empty() && (entry.phase == PlanNodePhase::kRestoring ||
-                                          entry.phase == PlanNodePhase::kHealthCheck);
-      });
+  const bool gate_needs_budgets = std::any_of(
+      plan.status.nodes.begin(), plan.status.nodes.end(),
+      [](const auto& entry) { return !entry.budgets.empty() && gate_phase(entry.phase); });
   if (gate_needs_budgets) {
     auto loaded = co_await load_budgets();
     if (!loaded.has_value()) {
@@ -262,6 +276,14 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
       world.budgets.push_back({budget.meta.namespace_ + "/" + budget.meta.name,
                                budget.current_healthy, budget.desired_healthy});
     }
+  }
+  auto vms = co_await read_vms(plan, world);
+  if (!vms.has_value()) {
+    co_return vms.error();
+  }
+  auto warnings = co_await read_warnings(plan, world);
+  if (!warnings.has_value()) {
+    co_return warnings.error();
   }
   if (plan.spec.max_unavailable.has_value()) {
     auto leases = co_await client_.list_all<kube::Lease>(options_.lease_namespace, every);
@@ -298,10 +320,82 @@ asio::awaitable<Result<void>> PlanControllerImpl::load_budgets() {
   co_return Result<void>{};
 }
 
-asio::awaitable<Result<std::vector<std::string>>> PlanControllerImpl::budgets_of(
-    const std::string& node) {
+asio::awaitable<Result<void>> PlanControllerImpl::read_vms(const MaintenancePlan& plan,
+                                                           World& world) {
+  for (const PlanNodeStatus& entry : plan.status.nodes) {
+    if (!gate_phase(entry.phase)) {
+      continue;
+    }
+    for (const std::string& key : entry.vms) {
+      const auto slash = key.find('/');
+      if (slash == std::string::npos) {
+        continue;
+      }
+      // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+      std::string namespace_ = key.substr(0, slash);
+      std::string vm_name = key.substr(slash + 1);
+      auto vmi = co_await client_.get<Vmi>(namespace_, vm_name);
+      if (!vmi.has_value()) {
+        // Deleted since, or KubeVirt no longer served: nothing to wait for.
+        if (vmi.error().code == ErrorCode::kNotFound) {
+          continue;
+        }
+        co_return vmi.error();
+      }
+      world.vms.push_back({key, vmi->phase, vmi->migrating});
+    }
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> PlanControllerImpl::read_warnings(const MaintenancePlan& plan,
+                                                                World& world) {
+  for (const PlanNodeStatus& entry : plan.status.nodes) {
+    if (!gate_phase(entry.phase)) {
+      continue;
+    }
+    // Events about the node and about its NodeMaintenance (both cluster-scoped).
+    const std::array<std::string, 2> subjects{entry.name, entry.maintenance};
+    for (const std::string& about : subjects) {
+      if (about.empty()) {
+        continue;
+      }
+      kube::ListOptions options;
+      options.field_selector = "involvedObject.name=" + about + ",type=Warning";
+      std::string events_namespace(runtime::kClusterScopedEventNamespace);
+      auto events = co_await client_.list_all<kube::Event>(events_namespace, options);
+      if (!events.has_value() && events.error().code == ErrorCode::kForbidden) {
+        // An install from before this check (no `list` on events in its Role): the gate goes
+        // without it rather than stopping the plan.
+        if (!said_events_forbidden_) {
+          logger_.warn(
+              "cannot list Events; the health gate does not look at the operator's "
+              "Warnings (apply deploy/rbac/event_role.yaml)",
+              {{"error", events.error().message}});
+          said_events_forbidden_ = true;
+        }
+        co_return Result<void>{};
+      }
+      if (!events.has_value()) {
+        co_return events.error();
+      }
+      for (kube::Event& event : events->items) {
+        const bool ours = event.component == kEventComponent;
+        const bool about_it = (event.involved.kind == "Node" && about == entry.name) ||
+                              (event.involved.kind == kKind && about == entry.maintenance);
+        if (ours && about_it && event.last_seen.has_value()) {
+          world.warnings.push_back(
+              {entry.name, std::move(event.reason), std::move(event.message), *event.last_seen});
+        }
+      }
+    }
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> PlanControllerImpl::record_covered(PlanNodeStatus& entry) {
   kube::ListOptions on_node;
-  on_node.field_selector = "spec.nodeName=" + node;
+  on_node.field_selector = "spec.nodeName=" + entry.name;
   auto pods = co_await client_.list_all<kube::Pod>("", on_node);
   if (!pods.has_value()) {
     co_return pods.error();
@@ -310,16 +404,23 @@ asio::awaitable<Result<std::vector<std::string>>> PlanControllerImpl::budgets_of
   if (!loaded.has_value()) {
     co_return loaded.error();
   }
-  std::vector<std::string> out;
+  entry.budgets.clear();
   for (const kube::PodDisruptionBudget& budget : *budgets_) {
     const bool covers = std::any_of(pods->items.begin(), pods->items.end(), [&](const auto& pod) {
       return pod.meta.namespace_ == budget.meta.namespace_ && budget.selects(pod.meta.labels);
     });
     if (covers) {
-      out.push_back(budget.meta.namespace_ + "/" + budget.meta.name);
+      entry.budgets.push_back(budget.meta.namespace_ + "/" + budget.meta.name);
     }
   }
-  co_return out;
+  entry.vms.clear();
+  for (const kube::Pod& pod : pods->items) {
+    const std::string vmi = vmi_name(pod);
+    if (is_virt_launcher(pod) && !vmi.empty()) {
+      entry.vms.push_back(pod.meta.namespace_ + "/" + vmi);
+    }
+  }
+  co_return Result<void>{};
 }
 
 asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenancePlan& plan,
@@ -327,10 +428,16 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
   for (const StartNode& start : decision.create) {
     auto entry = std::find_if(decision.status.nodes.begin(), decision.status.nodes.end(),
                               [&](const PlanNodeStatus& e) { return e.name == start.node; });
-    // The budgets that cover the node's pods now: the health gate waits for them later.
-    auto budgets = co_await budgets_of(start.node);
-    if (budgets.has_value() && entry != decision.status.nodes.end()) {
-      entry->budgets = std::move(budgets).value();
+    // The budgets that cover the node's pods now, and its VMs: the health gate waits for them
+    // later.
+    if (entry != decision.status.nodes.end()) {
+      auto recorded = co_await record_covered(*entry);
+      if (!recorded.has_value()) {
+        logger_.warn(
+            "could not read what runs on a node the plan starts; its health gate will "
+            "not wait for its budgets and VMs",
+            {{"plan", plan.meta.name}, {"node", start.node}, {"error", recorded.error().message}});
+      }
     }
     json::object owner{{"apiVersion", kPlanApiVersion},
                        {"kind", kPlanKind},
@@ -372,6 +479,21 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
   }
 }
 
+asio::awaitable<Result<void>> PlanControllerImpl::set_hold(std::string maintenance,
+                                                           json::value hold) {
+  const json::object patch{
+      {"metadata", json::object{{"annotations", json::object{{kHoldAnnotation, hold}}}}}};
+  const std::string path = kube::object_path<NodeMaintenance>("", maintenance);
+  std::string body = json::serialize(patch);
+  const kube::WriteOptions write;
+  auto patched = co_await client_.patch(path, kube::PatchType::kMergePatch, std::move(body), write);
+  // A maintenance deleted meanwhile has nothing left to hold.
+  if (!patched.has_value() && patched.error().code != ErrorCode::kNotFound) {
+    co_return patched.error();
+  }
+  co_return Result<void>{};
+}
+
 asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePlan& plan,
                                                             Decision& decision) {
   co_await create_maintenances(plan, decision);
@@ -382,6 +504,20 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     auto removed = co_await client_.remove(maintenance_path, options);
     if (!removed.has_value() && removed.error().code != ErrorCode::kNotFound) {
       co_return removed.error();
+    }
+  }
+  for (const HoldNode& hold : decision.hold) {
+    json::value message(hold.message);
+    auto held = co_await set_hold(hold.maintenance, std::move(message));
+    if (!held.has_value()) {
+      co_return held.error();
+    }
+  }
+  for (const std::string& name : decision.unhold) {
+    json::value none(nullptr);
+    auto lifted = co_await set_hold(name, std::move(none));
+    if (!lifted.has_value()) {
+      co_return lifted.error();
     }
   }
   for (const std::string& name : decision.release) {

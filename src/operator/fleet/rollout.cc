@@ -91,6 +91,9 @@ class Step {
     for (const BudgetFacts& budget : world.budgets) {
       budgets_[budget.key] = &budget;
     }
+    for (const VmFacts& vm : world.vms) {
+      vms_[vm.key] = &vm;
+    }
     decision_.status = plan.status;
   }
 
@@ -117,6 +120,7 @@ class Step {
   std::vector<std::string> gate_problems(const PlanNodeStatus& entry) const;
   bool unavailable(const PlanNodeStatus& entry) const;
   void start_nodes(int max_parallel, std::optional<int> max_unavailable);
+  void hold_drains(bool window_open);
   void delete_plan();
   void summarise(bool window_open);
 
@@ -127,8 +131,10 @@ class Step {
   std::map<std::string, const MaintenanceFacts*, std::less<>> by_name_;
   std::map<std::string, const MaintenanceFacts*, std::less<>> foreign_;
   std::map<std::string, const BudgetFacts*, std::less<>> budgets_;
+  std::map<std::string, const VmFacts*, std::less<>> vms_;
   Decision decision_;
-  std::string holdup_;  // why the next node cannot start, for status.message
+  std::string holdup_;     // why the next node cannot start, for status.message
+  std::int64_t held_ = 0;  // drains held outside the window
 };
 
 std::string Step::position(const PlanNodeStatus& entry) const {
@@ -202,6 +208,27 @@ std::vector<std::string> Step::gate_problems(const PlanNodeStatus& entry) const 
     if (budget.current_healthy < budget.desired_healthy) {
       problems.push_back("PDB " + key + " " + std::to_string(budget.current_healthy) + " of " +
                          std::to_string(budget.desired_healthy) + " healthy");
+    }
+  }
+  for (const std::string& key : entry.vms) {
+    const auto found = vms_.find(key);
+    if (found == vms_.end()) {
+      continue;  // deleted since (or KubeVirt gone): nothing left to wait for
+    }
+    const VmFacts& vm = *found->second;
+    if (vm.migrating) {
+      problems.push_back("VM " + key + " is still migrating");
+    } else if (!vm.phase.empty() && vm.phase != "Running") {
+      problems.push_back("VM " + key + " is " + vm.phase + ", not Running");
+    }
+  }
+  // The operator's Warnings since the node was handed back, or since the gate last timed out
+  // (resuming the plan accepts what was reported before).
+  const std::optional<kube::Time> since =
+      entry.gate_started_at != entry.restored_at ? entry.gate_started_at : entry.completed_at;
+  for (const WarningFacts& warning : world_.warnings) {
+    if (warning.node == entry.name && since.has_value() && warning.last_seen >= *since) {
+      problems.push_back("Warning " + warning.reason + " from the operator: " + warning.message);
     }
   }
   return problems;
@@ -400,6 +427,42 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
   }
 }
 
+void Step::hold_drains(bool window_open) {
+  const bool pause = !window_open && rules_.on_window_close == WindowClose::kPause;
+  const std::string& next = decision_.status.next_window_text;
+  const std::string text =
+      "MaintenancePlan " + plan_.meta.name + " is outside its maintenance windows until " + next;
+  for (PlanNodeStatus& entry : decision_.status.nodes) {
+    const MaintenanceFacts* facts =
+        entry.maintenance.empty() ? nullptr : maintenance(entry.maintenance);
+    if (facts == nullptr || !facts->owned || facts->deleting) {
+      continue;
+    }
+    const bool draining = entry.phase == PlanNodePhase::kDraining &&
+                          facts->phase != Phase::kSucceeded && facts->phase != Phase::kFailed;
+    if (pause && draining) {
+      if (facts->hold != text) {
+        decision_.hold.push_back({facts->name, text});
+      }
+      if (facts->hold.empty()) {
+        event(false, "NodeHeld",
+              "node " + entry.name + ": drain held until the next window (" + next +
+                  "); the node stays cordoned and no new eviction starts",
+              entry.name);
+      }
+      entry.message = "drain held until the next window (" + next + ")" +
+                      (entry.message.empty() || entry.message == "draining" ? std::string()
+                                                                            : "; " + entry.message);
+      ++held_;
+    } else if (!facts->hold.empty()) {
+      decision_.unhold.push_back(facts->name);
+      if (draining) {
+        event(false, "NodeResumed", "node " + entry.name + ": the drain goes on", entry.name);
+      }
+    }
+  }
+}
+
 void Step::delete_plan() {
   std::vector<std::string> stopped;
   std::vector<std::string> left;
@@ -475,9 +538,11 @@ void Step::summarise(bool window_open) {
     // after the watch shows it.
     const std::string why = "paused (spec.paused)";
     message = message.empty() ? why : why + "; " + message;
-  } else if (!window_open && status.in_progress == 0) {
+  } else if (!window_open && status.in_progress == held_) {
+    // Nothing in progress, or only drains held until the window opens.
     status.phase = PlanPhase::kWaitingForWindow;
-    message = "waiting for window " + status.next_window_text;
+    const std::string why = "waiting for window " + status.next_window_text;
+    message = message.empty() ? why : why + "; " + message;
   } else {
     status.phase = PlanPhase::kRunning;
     if (!holdup_.empty() && status.waiting > 0) {
@@ -546,6 +611,7 @@ Decision Step::run() {
   if (window_open && !plan_.spec.paused && !decision_.pause) {
     start_nodes(max_parallel, max_unavailable);
   }
+  hold_drains(window_open);
   const bool was_waiting = plan_.status.phase == PlanPhase::kWaitingForWindow;
   const bool was_finished =
       plan_.status.phase == PlanPhase::kSucceeded || plan_.status.phase == PlanPhase::kFailed;
@@ -566,7 +632,7 @@ Decision Step::run() {
   } else if (status.next_window.has_value()) {
     edge = to_instant(*status.next_window);
   }
-  if (status.in_progress > 0 || !decision_.create.empty()) {
+  if (status.in_progress > held_ || !decision_.create.empty()) {
     decision_.requeue_after = world_.progress_poll;
     // A soak that ends before the next look is an edge too: the node is given back on time.
     if (rules_.done_when == DoneWhen::kSoaked) {
@@ -640,6 +706,9 @@ Result<PlanRules> check_rules(const MaintenancePlanSpec& spec) {
   if (!spec.done_when_error.empty()) {
     return Error(ErrorCode::kInvalid, spec.done_when_error);
   }
+  if (!spec.on_window_close_error.empty()) {
+    return Error(ErrorCode::kInvalid, spec.on_window_close_error);
+  }
   NMO_TRY(resolve_limit(spec.max_parallel, 1, 1, "spec.maxParallel"));
   NMO_TRY(resolve_limit(spec.max_unavailable, 1, 1, "spec.maxUnavailable"));
   ScheduleSpec schedule;
@@ -651,6 +720,7 @@ Result<PlanRules> check_rules(const MaintenancePlanSpec& spec) {
   NMO_TRY_ASSIGN(Schedule compiled, Schedule::compile(schedule));
   PlanRules rules{std::move(compiled)};
   rules.done_when = spec.done_when.value_or(DoneWhen::kConfirmed);
+  rules.on_window_close = spec.on_window_close.value_or(WindowClose::kFinish);
   const auto duration = [](const std::string& text, std::string_view field) -> Result<seconds> {
     Result<kube::Duration> parsed = kube::parse_duration(text);
     if (!parsed.has_value()) {

@@ -73,6 +73,7 @@ struct MaintenanceFacts {
   std::string last_error;
   std::int64_t pending_pods = 0;
   bool done_marked = false;  // kDoneAnnotation set
+  std::string hold;          // kHoldAnnotation's value; "" when not set
 };
 
 // One PodDisruptionBudget the health gate may look at.
@@ -80,6 +81,21 @@ struct BudgetFacts {
   std::string key;  // "namespace/name"
   std::int32_t current_healthy = 0;
   std::int32_t desired_healthy = 0;
+};
+
+// One KubeVirt VM the health gate may look at (a VirtualMachineInstance that still exists).
+struct VmFacts {
+  std::string key;         // "namespace/name"
+  std::string phase;       // status.phase ("Running", "Scheduling", ...); "" when not reported
+  bool migrating = false;  // a live migration started and has neither completed nor failed
+};
+
+// One Warning Event the operator reported about a node of the plan or its NodeMaintenance.
+struct WarningFacts {
+  std::string node;
+  std::string reason;
+  std::string message;
+  kube::Time last_seen;
 };
 
 // What the controller read of the cluster for one decision.
@@ -92,6 +108,11 @@ struct World {
   std::vector<MaintenanceFacts> maintenances;
   // The PodDisruptionBudgets named by status.nodes[].budgets that still exist.
   std::vector<BudgetFacts> budgets;
+  // The VMs named by status.nodes[].vms that still exist (none when KubeVirt is not served).
+  std::vector<VmFacts> vms;
+  // The operator's Warning Events about the nodes in the health gate (or their
+  // NodeMaintenances): the gate waits while one is newer than the node's hand-back.
+  std::vector<WarningFacts> warnings;
   // Nodes whose medik8s node lease is held by someone other than the operator.
   std::set<std::string> leased_by_others;
   // How soon to look again while nodes are in progress (the controller's poll interval).
@@ -116,6 +137,14 @@ struct StartNode {
   friend bool operator==(const StartNode&, const StartNode&) = default;
 };
 
+// A NodeMaintenance whose drain is held (kHoldAnnotation set to `message`).
+struct HoldNode {
+  std::string maintenance;
+  std::string message;
+
+  friend bool operator==(const HoldNode&, const HoldNode&) = default;
+};
+
 // What to do now.
 struct Decision {
   // The status to write (unchanged when nothing changed).
@@ -128,6 +157,9 @@ struct Decision {
   // NodeMaintenances to release from the plan (owner reference removed) when it is deleted: the
   // nodes stay drained until the admin deletes them.
   std::vector<std::string> release;
+  // Drains to hold outside the window (spec.onWindowClose Pause), and to let go on again.
+  std::vector<HoldNode> hold;
+  std::vector<std::string> unhold;
   // Set spec.paused to true, for this reason (already in status.message and an Event).
   bool pause = false;
   // The plan is deleted and nothing of it is left to do: remove its finalizer.
@@ -148,6 +180,7 @@ struct Decision {
 struct PlanRules {
   Schedule schedule;
   DoneWhen done_when = DoneWhen::kConfirmed;
+  WindowClose on_window_close = WindowClose::kFinish;
   std::chrono::seconds soak_time{0};
   std::chrono::seconds health_gate_timeout = kDefaultHealthGateTimeout;
 };

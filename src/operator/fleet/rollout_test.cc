@@ -68,6 +68,14 @@ class RolloutTest : public ::testing::Test {
       std::erase_if(world_.maintenances,
                     [&](const MaintenanceFacts& facts) { return facts.name == name; });
     }
+    for (MaintenanceFacts& facts : world_.maintenances) {
+      for (const HoldNode& hold : decision.hold) {
+        if (hold.maintenance == facts.name) facts.hold = hold.message;
+      }
+      for (const std::string& name : decision.unhold) {
+        if (name == facts.name) facts.hold.clear();
+      }
+    }
     return decision;
   }
 
@@ -354,6 +362,53 @@ TEST_F(RolloutTest, AHealthGateThatNeverPassesPausesThePlanWithItsReasonOnce) {
   EXPECT_FALSE(step().pause);
 }
 
+TEST_F(RolloutTest, TheHealthGateWaitsForMigratedVmsToSettle) {
+  step();
+  plan_.status.nodes[0].vms = {"shop/vm-db", "shop/vm-gone", "shop/vm-web"};
+  world_.vms = {{"shop/vm-db", "Running", true}, {"shop/vm-web", "Scheduling", false}};
+  drain_and_finish("w1");
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kHealthCheck);
+  EXPECT_EQ(entry("w1").message,
+            "health gate: VM shop/vm-db is still migrating; VM shop/vm-web is Scheduling, not "
+            "Running");
+  // A VMI that reports no phase yet is not held on that alone; one deleted since is not waited
+  // for.
+  world_.vms = {{"shop/vm-db", "Running", false}, {"shop/vm-web", "", false}};
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+}
+
+TEST_F(RolloutTest, TheHealthGateHoldsOnTheOperatorsNewWarningsUntilAResume) {
+  plan_.spec.health_gate_timeout = "10m";
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  step();
+  // A Warning from the drain, before the work was done, is not new.
+  world_.warnings = {{"w1", "EvictionBlocked", "pod shop/web-0: PDB web-pdb", world_.now}};
+  world_.now += minutes{5};
+  maintenance("w1").done_marked = true;
+  step();
+  const kube::Time handed_back = world_.now;
+  world_.now += seconds{2};
+  world_.warnings.push_back(
+      {"w1", "FailedUncordon", "could not uncordon node w1: conflict", handed_back});
+  world_.warnings.push_back({"w2", "FailedUncordon", "another node's", world_.now});
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kHealthCheck);
+  EXPECT_EQ(entry("w1").message,
+            "health gate: Warning FailedUncordon from the operator: could not uncordon node w1: "
+            "conflict");
+  world_.now += minutes{10};
+  const Decision decision = step();
+  EXPECT_TRUE(decision.pause);
+  // Resuming accepts the Warnings reported before the gate timed out.
+  plan_.spec.paused = false;
+  world_.now += seconds{5};
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+}
+
 TEST_F(RolloutTest, OutsideTheWindowNothingStartsAndTheNextWindowIsNamed) {
   plan_.spec.time_zone = "Asia/Taipei";
   plan_.spec.windows = {{{"Sun"}, "22:00", "06:00"}};
@@ -385,6 +440,66 @@ TEST_F(RolloutTest, ANodeStartedInsideTheWindowFinishesAfterIt) {
   EXPECT_TRUE(decision.create.empty());
   EXPECT_EQ(plan_.status.phase, PlanPhase::kWaitingForWindow);
   EXPECT_EQ(plan_.status.next_window_text, "Sun 14:00 UTC");
+}
+
+TEST_F(RolloutTest, WithOnWindowClosePauseADrainIsHeldUntilTheNextWindow) {
+  plan_.spec.windows = {{{}, "14:00", "15:00"}};
+  plan_.spec.on_window_close = WindowClose::kPause;
+  plan_.spec.max_parallel = kube::IntOrString::from_int(2);
+  step();
+  maintenance("w1").phase = Phase::kSucceeded;
+  maintenance("w2").pending_pods = 3;
+  step();
+  // 15:00: the window closes with w1 drained and w2 draining.
+  world_.now += hours{1};
+  Decision decision = step();
+  const std::string text =
+      "MaintenancePlan memory-upgrade is outside its maintenance windows until Sun 14:00 UTC";
+  EXPECT_EQ(decision.hold, (std::vector<HoldNode>{{"memory-upgrade-w2", text}}));
+  EXPECT_EQ(reasons(decision), std::vector<std::string>{"NodeHeld"});
+  EXPECT_EQ(decision.events[0].message,
+            "node w2: drain held until the next window (Sun 14:00 UTC); the node stays cordoned "
+            "and no new eviction starts");
+  EXPECT_EQ(entry("w2").message,
+            "drain held until the next window (Sun 14:00 UTC); draining: 3 pods left");
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kInMaintenance);
+  // w1's work goes on, not held: the plan runs and looks at it often.
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
+  EXPECT_EQ(decision.requeue_after, kProgressPoll);
+  maintenance("w1").done_marked = true;
+  step();
+  decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeDone", "WaitingForWindow"}));
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kWaitingForWindow);
+  decision = step();
+  EXPECT_TRUE(decision.hold.empty()) << "held once";
+  EXPECT_TRUE(reasons(decision).empty());
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(plan_.status.message,
+            "waiting for window Sun 14:00 UTC; w2: drain held until the next window (Sun 14:00 "
+            "UTC); draining: 3 pods left");
+  // Only held drains left: the next look is at the window's opening.
+  EXPECT_EQ(decision.requeue_after, kIdlePoll);
+
+  // Sunday 14:00: the drain goes on.
+  world_.now = kSaturday + hours{24};
+  decision = step();
+  EXPECT_EQ(decision.unhold, std::vector<std::string>{"memory-upgrade-w2"});
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeStarted", "NodeResumed"}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w3", "memory-upgrade-w3"}}));
+  EXPECT_EQ(entry("w2").message, "draining: 3 pods left");
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
+}
+
+TEST_F(RolloutTest, WithoutOnWindowClosePauseADrainIsNeverHeld) {
+  plan_.spec.windows = {{{}, "14:00", "15:00"}};
+  step();
+  world_.now += hours{1};
+  const Decision decision = step();
+  EXPECT_TRUE(decision.hold.empty());
+  EXPECT_EQ(entry("w1").message, "draining");
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
 }
 
 TEST_F(RolloutTest, AControlPlaneNodeGoesLastAndAlone) {

@@ -113,6 +113,16 @@ Result<Vmi> decode_vmi(const boost::json::value& object) {
     NMO_TRY_ASSIGN(vmi.evacuation_node_name,
                    kube::internal::get_string(*status, "evacuationNodeName", at));
     NMO_TRY(decode_live_migratable(*status, at, vmi));
+    NMO_TRY_ASSIGN(vmi.phase, kube::internal::get_string(*status, "phase", at));
+    NMO_TRY_ASSIGN(const boost::json::object* migration,
+                   kube::internal::get_object(*status, "migrationState", at));
+    if (migration != nullptr) {
+      const FieldPath state = at.field("migrationState");
+      NMO_TRY_ASSIGN(const bool completed,
+                     kube::internal::get_bool(*migration, "completed", state));
+      NMO_TRY_ASSIGN(const bool failed, kube::internal::get_bool(*migration, "failed", state));
+      vmi.migrating = !completed && !failed;
+    }
   }
   return vmi;
 }

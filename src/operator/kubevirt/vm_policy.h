@@ -72,6 +72,9 @@ struct Vmi {
   std::string not_migratable_because;
   std::string node_name;             // status.nodeName
   std::string evacuation_node_name;  // status.evacuationNodeName (an evacuation was asked for)
+  std::string phase;                 // status.phase ("Running", "Scheduling", ...)
+  // status.migrationState says a live migration started that has neither completed nor failed.
+  bool migrating = false;
 
   friend bool operator==(const Vmi&, const Vmi&) = default;
 };

@@ -21,7 +21,9 @@ Vmi vmi(std::optional<std::string> strategy, std::optional<bool> migratable) {
              .not_migratable_because =
                  migratable.value_or(true) ? "" : "cannot migrate VMI: PVC disk is not shared",
              .node_name = "worker-03",
-             .evacuation_node_name = ""};
+             .evacuation_node_name = "",
+             .phase = "Running",
+             .migrating = false};
 }
 
 TEST(VirtLauncherTest, LabelAndVmiName) {
@@ -57,6 +59,30 @@ TEST(DecodeVmiTest, ReadsStrategyMigratabilityAndNodes) {
   EXPECT_EQ(decoded->not_migratable_because, "cannot migrate VMI: PVC disk is not shared");
   EXPECT_EQ(decoded->node_name, "worker-03");
   EXPECT_EQ(decoded->evacuation_node_name, "worker-03");
+  EXPECT_EQ(decoded->phase, "");
+  EXPECT_FALSE(decoded->migrating);
+}
+
+TEST(DecodeVmiTest, ReadsThePhaseAndWhetherAMigrationIsUnderWay) {
+  const auto migrating = decode_vmi(json::parse(R"({"metadata": {"name": "vm-a"},
+    "status": {"phase": "Running", "migrationState": {"targetNode": "worker-02",
+               "startTimestamp": "2026-12-06T10:00:00Z"}}})"));
+  ASSERT_TRUE(migrating) << migrating.error().describe();
+  EXPECT_EQ(migrating->phase, "Running");
+  EXPECT_TRUE(migrating->migrating);
+  for (const char* state : {R"({"completed": true})", R"({"failed": true, "completed": true})",
+                            R"({"failed": true})"}) {
+    const auto settled = decode_vmi(
+        json::parse(std::string(R"({"metadata": {"name": "vm-a"}, "status": {"migrationState": )") +
+                    state + "}}"));
+    ASSERT_TRUE(settled) << settled.error().describe();
+    EXPECT_FALSE(settled->migrating) << state;
+  }
+  EXPECT_EQ(decode_vmi(json::parse(R"({"metadata": {"name": "x"},
+                                       "status": {"migrationState": {"completed": "yes"}}})"))
+                .error()
+                .message,
+            "status.migrationState.completed: expected a bool, got string");
 }
 
 TEST(DecodeVmiTest, AbsentFieldsAreUnsetAndAReasonStandsInForAMissingMessage) {

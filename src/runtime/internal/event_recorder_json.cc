@@ -21,7 +21,8 @@ boost::json::object object_reference(const ObjectRef& ref) {
 }  // namespace
 
 std::string event_namespace(const ObjectRef& regarding) {
-  return regarding.namespace_.empty() ? std::string("default") : regarding.namespace_;
+  return regarding.namespace_.empty() ? std::string(kClusterScopedEventNamespace)
+                                      : regarding.namespace_;
 }
 
 boost::json::value build_event(const std::string& name, const EventSource& source,
