@@ -599,6 +599,8 @@ asio::awaitable<int> run_done(Session& session, std::string node, CommandOptions
 }
 
 asio::awaitable<int> run_plan_status(Session& session, std::string name, CommandOptions options) {
+  // main.cc accepts -o json only with --watch.
+  if (options.watch) co_return co_await follow_plan(session, name, options);
   auto found = co_await session.maintenance_plan(name);
   if (!found) co_return report(found.failure());
   if (prints_document(options.output)) {

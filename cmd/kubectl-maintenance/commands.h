@@ -31,6 +31,8 @@ struct CommandOptions {
   std::string name;
   std::string drain_timeout;
   bool wait = false;
+  // plan-status
+  bool watch = false;  // --watch: follow the plan until it ends
   // rollout
   RolloutFlags rollout;
   bool dry_run = false;

@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 
 #include "cli/exit_code.h"
-#include "cli/maintenance_text.h"
+#include "cli/text.h"
 #include "console.h"
-#include "kube/api/time.h"
+#include "followed.h"
 #include "kube/api/watch.h"
 
 namespace nmo::cli {
@@ -29,7 +29,6 @@ namespace {
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxPendingLines = 10;
 // How often a terminal drawing is refreshed while nothing changes (its elapsed time moves on).
 constexpr std::chrono::seconds kTick{1};
 // The pause before watching again after the stream broke, and how long reconnecting may keep
@@ -39,40 +38,37 @@ constexpr std::chrono::seconds kReconnectFor{30};
 constexpr std::string_view kHideCursor = "\033[?25l";
 constexpr std::string_view kShowCursor = "\033[?25h";
 
-using kube::wall_now;
-
-// The terminal's width in columns, 0 when unknown.
-std::size_t terminal_width() {
+// The terminal's size (0 columns and rows when unknown).
+winsize terminal_size() {
   winsize size{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return 0;
-  return size.ws_col;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return winsize{};
+  return size;
 }
 
-json::value progress_json(const op::NodeMaintenance& nm, std::chrono::seconds elapsed) {
-  json::array pending;
-  for (const auto& ref : nm.status.pending_pods_refs) {
-    pending.push_back(json::object{
-        {"namespace", ref.namespace_},
-        {"name", ref.name},
-        {"reason", ref.reason ? std::string(op::to_string(*ref.reason)) : std::string()},
-        {"message", ref.message}});
+// `lines` as they fit on a terminal of `size`: each cut to its width, so none wraps, and no more
+// than its height, as the cursor cannot go back up into the scrollback; either way the count of
+// lines to go back up over stays right.
+std::vector<std::string> fit(std::vector<std::string> lines, const winsize& size) {
+  const std::size_t width = size.ws_col;
+  const std::size_t height = size.ws_row;
+  if (height > 2 && lines.size() >= height) {
+    const std::size_t more = lines.size() - (height - 2);
+    lines.resize(height - 2);
+    lines.push_back(fmt::format("... and {} more lines (a taller terminal shows them)", more));
   }
-  return json::object{{"name", nm.meta.name},
-                      {"node", nm.spec.node_name},
-                      {"phase", phase_text(nm)},
-                      {"drainProgress", nm.status.drain_progress},
-                      {"evictionPods", nm.status.eviction_pods},
-                      {"totalPods", nm.status.total_pods},
-                      {"pendingPods", std::move(pending)},
-                      {"lastError", nm.status.last_error},
-                      {"elapsedSeconds", elapsed.count()}};
+  if (width > 1) {
+    for (auto& line : lines) line = cut_to_columns(line, width - 1);
+  }
+  return lines;
 }
 
-// What follow() shares with its ticker and its signal handler, all on the one thread.
+// What follow_object() shares with its ticker and its signal handler, all on the one thread.
 struct FollowState {
-  FollowState(asio::any_io_executor executor, Session& s, std::string n, CommandOptions o)
+  FollowState(const asio::any_io_executor& executor, Session& s, std::string n,
+              std::unique_ptr<Followed> f, CommandOptions o)
       : session(s),
         name(std::move(n)),
+        followed(std::move(f)),
         options(std::move(o)),
         started(Clock::now()),
         timer(executor),
@@ -80,13 +76,11 @@ struct FollowState {
 
   Session& session;
   const std::string name;
+  const std::unique_ptr<Followed> followed;  // the object, as last seen
   const CommandOptions options;
   const Clock::time_point started;
 
-  std::optional<op::NodeMaintenance> shown;  // the last state drawn, after the high-water marks
-  std::string uid;                           // the maintenance the marks belong to
-  std::int64_t best_progress = 0;
-  std::int64_t best_evicted = 0;
+  bool shown = false;          // the followed object holds a state, drawn
   std::string last_signature;  // what was last printed, to print changes only
   std::size_t drawn = 0;       // lines of the current terminal drawing
   bool cursor_hidden = false;
@@ -97,33 +91,21 @@ struct FollowState {
   asio::signal_set signals;
 };
 
-std::chrono::seconds elapsed_of(const FollowState& st, const op::NodeMaintenance& nm) {
-  if (nm.meta.creation_timestamp) {
-    return std::chrono::duration_cast<std::chrono::seconds>(wall_now() -
-                                                            *nm.meta.creation_timestamp);
-  }
-  return std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - st.started);
-}
-
-// Draws st.shown: redrawn in place on a terminal, printed when it changed otherwise.
+// Draws the followed object: redrawn in place on a terminal, printed when it changed otherwise.
 void draw(FollowState& st) {
-  const op::NodeMaintenance& nm = *st.shown;
-  const std::chrono::seconds elapsed = elapsed_of(st, nm);
-  std::vector<std::string> lines{progress_line(nm, elapsed)};
-  for (auto& line : pending_lines(nm, kMaxPendingLines)) lines.push_back(std::move(line));
-  std::string signature = fmt::format("{}|{}|{}|{}", phase_text(nm), nm.status.drain_progress,
-                                      nm.status.eviction_pods, nm.status.total_pods);
-  for (std::size_t i = 1; i < lines.size(); ++i) signature += "|" + lines[i];
-  const bool changed = signature != st.last_signature;
-  st.last_signature = std::move(signature);
+  const auto following =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - st.started);
+  Frame frame = st.followed->frame(following);
+  const bool changed = frame.signature != st.last_signature;
+  st.last_signature = std::move(frame.signature);
   if (st.options.output.format != OutputFormat::kHuman) {
-    if (changed) print(json::serialize(progress_json(nm, elapsed)) + "\n");
+    if (changed) print(json::serialize(st.followed->json_line(following)) + "\n");
     return;
   }
   if (!st.options.tty) {
     if (!changed) return;
     std::string text;
-    for (const auto& line : lines) text += line + "\n";
+    for (const auto& line : frame.lines) text += line + "\n";
     print(text);
     return;
   }
@@ -134,27 +116,15 @@ void draw(FollowState& st) {
   }
   // Back to the first line of the previous drawing, and clear it and everything below.
   if (st.drawn > 0) text += fmt::format("\033[{}F\033[J", st.drawn);
-  // Lines cut to the terminal's width, so none wraps and the count above stays right.
-  const std::size_t width = terminal_width();
-  for (const auto& line : lines) {
-    text += (width > 1 && line.size() >= width ? line.substr(0, width - 1) : line) + "\n";
-  }
+  const std::vector<std::string> lines = fit(std::move(frame.lines), terminal_size());
+  for (const auto& line : lines) text += line + "\n";
   st.drawn = lines.size();
   print(text);
 }
 
-// Shows a new state of the maintenance, never with less progress than already shown.
-void show(FollowState& st, op::NodeMaintenance nm) {
-  if (nm.meta.uid != st.uid) {
-    st.uid = nm.meta.uid;
-    st.best_progress = 0;
-    st.best_evicted = 0;
-  }
-  st.best_progress = std::max(st.best_progress, nm.status.drain_progress);
-  st.best_evicted = std::max(st.best_evicted, nm.status.eviction_pods);
-  nm.status.drain_progress = st.best_progress;
-  nm.status.eviction_pods = st.best_evicted;
-  st.shown = std::move(nm);
+// Draws the state the followed object has just taken.
+void show(FollowState& st) {
+  st.shown = true;
   draw(st);
 }
 
@@ -186,18 +156,6 @@ asio::awaitable<void> tick(std::shared_ptr<FollowState> st) {
   }
 }
 
-// The exit status for a state that ends the wait, after reporting it; std::nullopt otherwise.
-std::optional<int> final_status(const FollowState& st) {
-  if (!st.shown) return std::nullopt;
-  if (st.shown->status.phase == op::Phase::kSucceeded) return kExitOk;
-  if (st.shown->status.phase == op::Phase::kFailed) {
-    return report(Failure{
-        .message = "NodeMaintenance \"" + st.name + "\" failed: " + st.shown->status.last_error,
-        .exit_code = kExitFailed});
-  }
-  return std::nullopt;
-}
-
 int finish(FollowState& st, int status) {
   st.done = true;
   st.timer.cancel();
@@ -206,9 +164,9 @@ int finish(FollowState& st, int status) {
   if (st.cursor_hidden) print(std::string(kShowCursor));
   if (st.stopped == kExitTimeout && status == kExitTimeout) {
     return report(Failure{
-        .message = fmt::format("timed out after {} waiting for NodeMaintenance \"{}\" (phase {})",
-                               op::format_duration(*st.options.timeout), st.name,
-                               st.shown ? phase_text(*st.shown) : "unknown"),
+        .message = fmt::format("timed out after {} waiting for {} \"{}\" (phase {})",
+                               op::format_duration(*st.options.timeout), st.followed->kind(),
+                               st.name, st.shown ? st.followed->phase() : "unknown"),
         .exit_code = kExitTimeout});
   }
   return status;
@@ -221,11 +179,13 @@ bool is_expired(const Error& error) {
 // What to do after a watch attempt.
 enum class Next { kWatchAgain, kReadAgain };
 
-}  // namespace
-
-asio::awaitable<int> follow(Session& session, std::string name, CommandOptions options) {
+// Follows `followed`, the object `name`, until it ends (follow.h).
+asio::awaitable<int> follow_object(Session& session, std::string name,
+                                   std::unique_ptr<Followed> followed, CommandOptions options) {
   auto executor = co_await asio::this_coro::executor;
-  auto st = std::make_shared<FollowState>(executor, session, name, std::move(options));
+  auto st = std::make_shared<FollowState>(executor, session, name, std::move(followed),
+                                          std::move(options));
+  Followed& object = *st->followed;
   st->signals.async_wait([st](const boost::system::error_code& error, int signal_number) {
     if (!error) stop(*st, kExitSignalBase + signal_number);
   });
@@ -234,23 +194,19 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
 
   for (;;) {
     // Read the object: its state now and the version to watch from.
-    auto found = co_await session.find_maintenance(name);
+    auto found = co_await object.read(session, name);
     if (st->stopped) co_return finish(*st, *st->stopped);
     if (!found) co_return finish(*st, report(found.failure()));
-    if (!found->has_value()) {
-      co_return finish(*st, report(Failure{.message = "NodeMaintenance \"" + name + "\" not found",
-                                           .exit_code = kExitNotFound}));
-    }
-    show(*st, (*found)->nm);
-    if (auto status = final_status(*st)) co_return finish(*st, *status);
-    std::string version = (*found)->nm.meta.resource_version;
+    show(*st);
+    if (auto status = object.final_status()) co_return finish(*st, *status);
+    std::string version = object.resource_version();
 
     Next next = Next::kWatchAgain;
     while (next == Next::kWatchAgain) {
       kube::WatchOptions watch_options;
       watch_options.field_selector = "metadata.name=" + name;
       watch_options.resource_version = version;
-      std::string collection = maintenance_path();
+      std::string collection = object.collection();
       auto stream = co_await session.client().watch(collection, watch_options);
       if (st->stopped) co_return finish(*st, *st->stopped);
       std::optional<Error> broken;
@@ -278,14 +234,16 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
         if (std::string seen = kube::resource_version_of(ev.object); !seen.empty()) version = seen;
         if (ev.type == kube::WatchEventType::kBookmark) continue;
         if (ev.type == kube::WatchEventType::kDeleted) {
-          co_return finish(*st,
-                           report(Failure{.message = "NodeMaintenance \"" + name + "\" was deleted",
-                                          .exit_code = kExitNotFound}));
+          co_return finish(
+              *st,
+              report(Failure{.message = fmt::format("{} \"{}\" was deleted", object.kind(), name),
+                             .exit_code = kExitNotFound}));
         }
-        auto nm = op::decode_node_maintenance(ev.object);
-        if (!nm) co_return finish(*st, report(session.failure(nm.error())));
-        show(*st, std::move(*nm));
-        if (auto status = final_status(*st)) co_return finish(*st, *status);
+        if (auto taken = object.take(ev.object); !taken) {
+          co_return finish(*st, report(session.failure(taken.error())));
+        }
+        show(*st);
+        if (auto status = object.final_status()) co_return finish(*st, *status);
       }
       if (broken) {
         if (!failing_since) failing_since = Clock::now();
@@ -297,6 +255,22 @@ asio::awaitable<int> follow(Session& session, std::string name, CommandOptions o
       }
     }
   }
+}
+
+}  // namespace
+
+asio::awaitable<int> follow(Session& session, std::string name, CommandOptions options) {
+  // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+  std::unique_ptr<Followed> followed = followed_maintenance();
+  co_return co_await follow_object(session, std::move(name), std::move(followed),
+                                   std::move(options));
+}
+
+asio::awaitable<int> follow_plan(Session& session, std::string name, CommandOptions options) {
+  // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+  std::unique_ptr<Followed> followed = followed_plan();
+  co_return co_await follow_object(session, std::move(name), std::move(followed),
+                                   std::move(options));
 }
 
 asio::awaitable<void> pause(std::chrono::milliseconds interval) {

@@ -39,16 +39,17 @@ namespace {
 
 constexpr const char* kExitCodesHelp =
     "Exit status:\n"
-    "  0  success (watch, start --wait: the maintenance Succeeded)\n"
-    "  1  the operation failed: the maintenance Failed, the API server refused a write, or\n"
-    "     done was asked for a node whose drain has not Succeeded\n"
+    "  0  success (watch, start --wait: the maintenance Succeeded; plan-status --watch: the\n"
+    "     plan Succeeded)\n"
+    "  1  the operation failed: the maintenance (plan) Failed, the API server refused a\n"
+    "     write, or done was asked for a node whose drain has not Succeeded\n"
     "  2  bad command line\n"
-    "  3  the node, NodeMaintenance or MaintenancePlan named does not exist (done: the node\n"
-    "     has no NodeMaintenance)\n"
+    "  3  the node, NodeMaintenance or MaintenancePlan named does not exist, or was deleted\n"
+    "     while followed (done: the node has no NodeMaintenance)\n"
     "  4  the cluster cannot be used: API server unreachable, kubeconfig or credentials\n"
     "     unusable, or the NodeMaintenance (MaintenancePlan) API (CRD) is not installed\n"
     "  5  --timeout passed before the awaited state was reached\n"
-    "  130, 143  watch or --wait interrupted by Ctrl-C (SIGINT) or SIGTERM\n";
+    "  130, 143  watch, --wait or --watch interrupted by Ctrl-C (SIGINT) or SIGTERM\n";
 
 struct Flags {
   std::string kubeconfig;
@@ -70,6 +71,7 @@ const std::vector<OutputFormat> kObjectOutputs = {OutputFormat::kJson, OutputFor
 const std::vector<OutputFormat> kDocumentOutputs = {OutputFormat::kJson, OutputFormat::kYaml,
                                                     OutputFormat::kJsonPath};
 const std::vector<OutputFormat> kWatchOutputs = {OutputFormat::kJson, OutputFormat::kYaml};
+const std::vector<OutputFormat> kPlanWatchOutputs = {OutputFormat::kJson};
 
 // kubectl's --request-timeout: a duration ("30s", "2m") or a number of seconds; 0 waits for
 // ever.
@@ -315,11 +317,21 @@ int run(int argc, char** argv) {
 
   auto* plan_status = app.add_subcommand(
       "plan-status",
-      "a MaintenancePlan's progress: counts, a bar, the next window, the ETA and each node");
+      "a MaintenancePlan's progress: counts, a bar, the next window, the ETA and each node; "
+      "--watch follows it until it ends");
   plan_status->add_option("name", arg, "the MaintenancePlan")->required();
-  add_output(*plan_status, flags, "json|yaml|jsonpath=TEMPLATE: the MaintenancePlan object",
+  add_output(*plan_status, flags,
+             "json|yaml|jsonpath=TEMPLATE: the MaintenancePlan object; with --watch json only: "
+             "one JSON line per change",
              kDocumentOutputs);
+  plan_status->add_flag("--watch,-w", flags.options.watch,
+                        "follow the plan, redrawn in place on a terminal, until Succeeded (exit "
+                        "0) or Failed (exit 1); plain blocks when stdout is not a terminal");
+  plan_status->add_option("--timeout", flags.timeout,
+                          "with --watch: give up after this long (exit 5)");
   plan_status->callback([&] {
+    // A stream of changes: JSON lines, not YAML documents or JSONPath renderings.
+    if (flags.options.watch) flags.accepted_outputs = kPlanWatchOutputs;
     command = [&arg](Session& s, CommandOptions o) {
       return run_plan_status(s, arg, std::move(o));
     };
@@ -347,6 +359,9 @@ int run(int argc, char** argv) {
   rollout->add_option("--time-zone", r.time_zone, "the windows' IANA time zone (default UTC)");
   rollout->add_option("--blackout", r.blackout_dates,
                       "a date (YYYY-MM-DD, in --time-zone) when nothing starts (repeatable)");
+  rollout->add_option("--on-window-close", r.on_window_close,
+                      "a drain under way when the window closes: Finish (default), or Pause "
+                      "(held until the next window, the node kept cordoned)");
   rollout->add_option("--done-when", r.done_when,
                       "when the work on a drained node is done: Confirmed (default; kubectl "
                       "maintenance done NODE), NodeRebooted, Soaked");

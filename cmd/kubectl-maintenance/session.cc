@@ -114,7 +114,7 @@ asio::awaitable<Outcome<Session::Plan>> Session::maintenance_plan(std::string na
     auto served_now = co_await served(root);
     if (!served_now) co_return served_now.failure();
     if (!*served_now) co_return api_not_installed(op::kPlanKind, op::kPlanCrdName);
-    co_return Failure{.message = "MaintenancePlan " + name + " not found",
+    co_return Failure{.message = "MaintenancePlan \"" + name + "\" not found",
                       .exit_code = kExitNotFound};
   }
   auto decoded = op::decode_maintenance_plan(**got);

@@ -73,7 +73,7 @@ class Session {
   asio::awaitable<Outcome<Maintenances>> maintenances();
 
   // The MaintenancePlan `name` (raw and decoded); a missing one is exit 3
-  // (`MaintenancePlan x not found`), a missing MaintenancePlan API exit 4.
+  // (`MaintenancePlan "x" not found`), a missing MaintenancePlan API exit 4.
   struct Plan {
     boost::json::value raw;
     op::MaintenancePlan plan;

@@ -60,6 +60,17 @@ std::string format_elapsed(std::chrono::seconds elapsed) {
   return std::to_string(s / 3600) + "h" + two(s / 60 % 60) + "m" + two(s % 60) + "s";
 }
 
+std::string cut_to_columns(std::string_view line, std::size_t columns) {
+  std::size_t characters = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    // A UTF-8 continuation byte (10xxxxxx) belongs to the character before it.
+    if ((static_cast<unsigned char>(line[i]) & 0xC0U) == 0x80U) continue;
+    if (characters == columns) return std::string(line.substr(0, i));
+    ++characters;
+  }
+  return std::string(line);
+}
+
 namespace {
 
 // True for a string that a YAML 1.1 reader (kubectl's included) would take for something else:

@@ -1,11 +1,14 @@
 // Text building blocks of the human output: aligned tables (kubectl's column style), ages
-// ("45s", "5m", "2h"), elapsed times ("1m05s"), and JSON rendered as YAML for `-o yaml`.
+// ("45s", "5m", "2h"), elapsed times ("1m05s"), lines cut to a terminal's width, and JSON
+// rendered as YAML for `-o yaml`.
 //
 // Threading: pure functions; safe from any thread.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/fwd.hpp>
@@ -26,6 +29,10 @@ namespace nmo::cli {
 
 // An elapsed time with seconds: "45s", "1m05s", "2h03m10s".
 [[nodiscard]] std::string format_elapsed(std::chrono::seconds elapsed);
+
+// `line` cut to at most `columns` characters for a terminal, never in the middle of a UTF-8
+// character (the em dash of plan-status's header); each character counts as one column.
+[[nodiscard]] std::string cut_to_columns(std::string_view line, std::size_t columns);
 
 // `value` as a YAML document (block style, keys in the JSON's order, strings quoted when YAML
 // would read them as something else), ending in '\n'.

@@ -46,6 +46,17 @@ TEST(ToYaml, BlockStyleWithQuotingWhereNeeded) {
   EXPECT_NE(yaml.find("none: ~\n"), std::string::npos) << yaml;
 }
 
+TEST(CutToColumns, CutsCharactersNotBytes) {
+  EXPECT_EQ(cut_to_columns("worker-01 Running", 9), "worker-01");
+  EXPECT_EQ(cut_to_columns("short", 40), "short");
+  EXPECT_EQ(cut_to_columns("short", 5), "short");
+  EXPECT_EQ(cut_to_columns("", 0), "");
+  // "—" is three bytes, one character: kept whole or left out whole.
+  EXPECT_EQ(cut_to_columns("plan: Running — 1 of 2", 15), "plan: Running —");
+  EXPECT_EQ(cut_to_columns("plan: Running — 1 of 2", 14), "plan: Running ");
+  EXPECT_EQ(cut_to_columns("—", 0), "");
+}
+
 TEST(ToPrettyJson, RoundTrips) {
   const auto value = boost::json::parse(R"({"a":[1,{"b":"c"}],"d":{}})");
   const std::string text = to_pretty_json(value);

@@ -8,6 +8,8 @@
 //   - watch in a pseudo-terminal (script(1)) redraws a progress bar whose percentage advances;
 //   - a maintenance that times out makes start --wait exit 1; --timeout exits 5;
 //   - done refuses a maintenance whose drain has not Succeeded and marks one that has;
+//   - plan-status --watch follows a plan to Succeeded (JSON lines), and ends when the plan is
+//     deleted (in a terminal, the cursor shown again) or --timeout passes;
 //   - bad input: unknown node or CR, the API not installed, the API server down.
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -117,6 +119,24 @@ class CliTest : public OperatorFixture {
       return n && node_ready_status(n->as_object()) == "True";
     }));
     return node;
+  }
+
+  // A MaintenancePlan over `nodes` with `spec` added, deleted at the end (with its
+  // NodeMaintenances) while the operator runs, before the nodes are.
+  void create_plan(const std::string& name, const std::vector<std::string>& nodes,
+                   json::object spec) {
+    defer([this, name] {
+      (void)kubectl_.run({"delete", "maintenanceplan", name, "--ignore-not-found", "--wait=true",
+                          "--timeout=60s"});
+      (void)kubectl_.run({"delete", "nodemaintenance", "-l",
+                          std::string(op::kPlanLabel) + "=" + name, "--ignore-not-found",
+                          "--wait=true", "--timeout=60s"});
+    });
+    spec["nodes"] = json::array(nodes.begin(), nodes.end());
+    kubectl_.apply(json::serialize(json::object{{"apiVersion", op::kPlanApiVersion},
+                                                {"kind", op::kPlanKind},
+                                                {"metadata", {{"name", name}}},
+                                                {"spec", std::move(spec)}}));
   }
 
   // A NodeMaintenance created by the CLI is deleted at the end, while the operator runs.
@@ -641,6 +661,63 @@ TEST_F(CliTest, PlanReadsTheBudgetTheOperatorRunsWith) {
       << overridden.out;
 }
 
+// The JSON lines of `text`, parsed; a line that is no JSON fails the test.
+std::vector<json::value> json_lines(const std::string& text) {
+  std::vector<json::value> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    boost::system::error_code ec;
+    json::value parsed = json::parse(line, ec);
+    EXPECT_FALSE(ec) << "not a JSON line: " << line;
+    if (!ec) lines.push_back(std::move(parsed));
+  }
+  return lines;
+}
+
+// plan-status --watch follows a plan over one node, drained and soaked for 1 s, until it
+// Succeeded: one JSON line per change, the last one Succeeded; on a finished plan it draws the
+// view once and exits 0.
+TEST_F(CliTest, PlanStatusWatchFollowsAPlanUntilItSucceeds) {
+  std::vector<std::string> flags = kOperatorFlags;
+  flags.insert(flags.end(), {"--test-hook-plan-poll", "1"});
+  start_operator(flags);
+  const std::string node = make_node();
+  const std::string name = unique_name("cli-plan");
+  create_plan(name, {node}, {{"doneWhen", "Soaked"}, {"soakTime", "1s"}});
+
+  const ProcessResult watched =
+      cli({"plan-status", name, "--watch", "-o", "json", "--timeout", "120s"});
+  ASSERT_EQ(watched.exit_code, 0) << describe(watched);
+  EXPECT_EQ(watched.err, "") << describe(watched);
+  const std::vector<json::value> lines = json_lines(watched.out);
+  ASSERT_FALSE(lines.empty()) << describe(watched);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    json::object before = lines[i - 1].as_object();
+    json::object after = lines[i].as_object();
+    before.erase("eta");
+    after.erase("eta");
+    EXPECT_NE(before, after) << "line " << i << " is no change:\n" << watched.out;
+  }
+  const json::value& last = lines.back();
+  EXPECT_EQ(json::value_to<std::string>(last.at("name")), name);
+  EXPECT_EQ(last.at("phase"), "Succeeded") << watched.out;
+  EXPECT_EQ(last.at("total"), 1);
+  EXPECT_EQ(last.at("done"), 1);
+  ASSERT_EQ(last.at("nodes").as_array().size(), 1U) << watched.out;
+  EXPECT_EQ(json::value_to<std::string>(last.at("nodes").at(0).at("name")), node);
+  EXPECT_EQ(last.at("nodes").at(0).at("phase"), "Done");
+
+  // A finished plan: the view once, plain lines in a pipe, exit 0.
+  const ProcessResult again = cli({"plan-status", name, "-w"});
+  ASSERT_EQ(again.exit_code, 0) << describe(again);
+  EXPECT_TRUE(
+      again.out.starts_with("MaintenancePlan " + name +
+                            ": Succeeded — 1 of 1 done, 0 in progress, 0 waiting, 0 failed\n"
+                            "[########################################] 100%\n"))
+      << again.out;
+  EXPECT_FALSE(contains(again.out, "\033[")) << "escape codes in a pipe: " << again.out;
+}
+
 // A plain HTTP server on 127.0.0.1 answering with `handler`: a stand-in API server for the
 // answers the real one will not give on demand.
 class FakeApiServer {
@@ -754,6 +831,13 @@ TEST_F(CliErrorTest, BadInputGivesOneLineErrors) {
       {{"status", missing}, 3, "error: NodeMaintenance \"" + missing + "\" not found\n"},
       {{"diagnose", missing}, 3, "error: NodeMaintenance \"" + missing + "\" not found\n"},
       {{"watch", missing}, 3, "error: NodeMaintenance \"" + missing + "\" not found\n"},
+      {{"plan-status", missing}, 3, "error: MaintenancePlan \"" + missing + "\" not found\n"},
+      {{"plan-status", missing, "--watch"},
+       3,
+       "error: MaintenancePlan \"" + missing + "\" not found\n"},
+      {{"plan-status", missing, "--watch", "-o", "yaml"},
+       2,
+       "error: unknown output format \"yaml\" (accepted: json)\n"},
       {{"stop", missing},
        3,
        "error: no NodeMaintenance named \"" + missing + "\" or for node \"" + missing + "\"\n"},
@@ -1155,6 +1239,56 @@ TEST_F(CliErrorTest, CtrlCInAWatchRestoresTheTerminal) {
       "watch exits", kReact, [&] { return watch.finished(); }, [&] { return watch.output(); }));
   EXPECT_EQ(watch.exit_code(), 130) << watch.output();
   const std::string drawn = watch.output();
+  const std::size_t shown = drawn.rfind("\033[?25h");
+  ASSERT_NE(shown, std::string::npos) << "the cursor is never shown again";
+  EXPECT_GT(shown, drawn.rfind("\033[?25l")) << "the cursor stays hidden";
+}
+
+// A MaintenancePlan (of a test without an operator, so without its finalizer) deleted when the
+// test ends, also when an assertion stops it.
+struct DeletePlanAtEnd {
+  const Kubectl& kubectl;
+  std::string name;
+  ~DeletePlanAtEnd() {
+    (void)kubectl.run({"delete", "maintenanceplan", name, "--ignore-not-found"});
+  }
+};
+
+// plan-status --watch on a plan no operator moves: it waits, drawing in a terminal, until the
+// plan is deleted (exit 3, the cursor shown again), or until --timeout passes (exit 5).
+TEST_F(CliErrorTest, PlanStatusWatchEndsWhenThePlanIsDeletedOrTheTimeoutPasses) {
+  install_operator_prerequisites(kubectl_);
+  const std::string name = unique_name("cli-plan-gone");
+  const DeletePlanAtEnd cleanup{kubectl_, name};
+  kubectl_.apply(
+      json::serialize(json::object{{"apiVersion", op::kPlanApiVersion},
+                                   {"kind", op::kPlanKind},
+                                   {"metadata", {{"name", name}}},
+                                   {"spec", {{"nodes", json::array{"node-plan-gone"}}}}}));
+
+  const ProcessResult timed_out = cli({"plan-status", name, "--watch", "--timeout", "1s"});
+  EXPECT_EQ(timed_out.exit_code, 5) << describe(timed_out);
+  EXPECT_EQ(timed_out.err,
+            "error: timed out after 1s waiting for MaintenancePlan \"" + name + "\" (phase New)\n")
+      << describe(timed_out);
+  EXPECT_EQ(timed_out.out,
+            "MaintenancePlan " + name + ": not started yet (is the operator running?)\n\n")
+      << describe(timed_out);
+
+  Background watch(std::vector<std::string>{cli_binary(), "plan-status", name, "--watch"});
+  ASSERT_TRUE(watch.started());
+  ASSERT_TRUE(wait_until(
+      "the first drawing", kReact,
+      [&] { return contains(watch.output(), "MaintenancePlan " + name + ": not started yet"); },
+      [&] { return watch.output(); }));
+  EXPECT_TRUE(contains(watch.output(), "\033[?25l")) << "the cursor is not hidden";
+  kubectl_.must({"delete", "maintenanceplan", name});
+  ASSERT_TRUE(wait_until(
+      "plan-status --watch exits", kReact, [&] { return watch.finished(); },
+      [&] { return watch.output(); }));
+  EXPECT_EQ(watch.exit_code(), 3) << watch.output();
+  const std::string drawn = watch.output();
+  EXPECT_TRUE(contains(drawn, "error: MaintenancePlan \"" + name + "\" was deleted")) << drawn;
   const std::size_t shown = drawn.rfind("\033[?25h");
   ASSERT_NE(shown, std::string::npos) << "the cursor is never shown again";
   EXPECT_GT(shown, drawn.rfind("\033[?25l")) << "the cursor stays hidden";
