@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -275,6 +276,48 @@ TEST_F(NodeMaintenanceEdgeTest, DeletedMidDrainRestoresTheNodeAndEvictsNoMore) {
 
 // ---- 2. A PDB-blocked pod that ends by itself (docs/design.md §2.4, §8 S2)
 // --------------------
+
+// Upstream's manifests run this operator unchanged, and upstream's RBAC grants no lease delete:
+// the node lease is then freed by clearing its holder, and the maintenance's deletion ends.
+TEST_F(NodeMaintenanceEdgeTest, WithoutLeaseDeleteTheNodeLeaseIsFreedByClearingItsHolder) {
+  if (std::getenv("NMO_OPERATOR_KUBECONFIG") == nullptr) {
+    GTEST_SKIP() << "the operator runs as the admin here (NMO_OPERATOR_KUBECONFIG unset): RBAC "
+                    "cannot be taken away from it";
+  }
+  const std::string node = fresh_node("nodelete");
+  const std::string cr = "maintenance-edge-nodelete";
+  defer([this, node] {
+    (void)kubectl_.run(
+        {"delete", "lease", "-n", kLeaseNamespace, "node-" + node, "--ignore-not-found"});
+  });
+  // The node lease Role as upstream grants leases: no delete.
+  const std::string role = "node-maintenance-operator-node-lease-role";
+  const auto verbs = [this, role](const std::string& list) {
+    kubectl_.must({"patch", "role", role, "-n", kLeaseNamespace, "--type=json", "-p",
+                   R"([{"op":"replace","path":"/rules/0/verbs","value":)" + list + "}]"});
+  };
+  defer([verbs] { verbs(R"(["list","watch","create","update","delete"])"); });
+  verbs(R"(["list","watch","create","update"])");
+  ASSERT_TRUE(wait_until("the operator may not delete leases", kReact, [&] {
+    const ProcessResult can =
+        kubectl_.run({"auth", "can-i", "delete", "leases", "-n", kLeaseNamespace,
+                      "--as=system:serviceaccount:node-maintenance-operator-system:"
+                      "node-maintenance-operator-controller-manager"});
+    return can.out == "no\n";
+  }));
+
+  start();
+  ASSERT_FALSE(create(cr, node).empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  ASSERT_TRUE(node_lease_held(node));
+  remove(cr);
+  EXPECT_TRUE(wait_gone(cr, kReact));
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  auto freed = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(freed) << "the lease was deleted, which the Role forbids";
+  EXPECT_EQ(string_at(*freed, "/spec/holderIdentity"), "");
+  EXPECT_EQ(string_at(*freed, "/spec/renewTime"), "");
+}
 
 TEST_F(NodeMaintenanceEdgeTest, BlockedPodTurningSucceededLetsTheDrainFinish) {
   const std::string node = fresh_node("launcher");

@@ -87,7 +87,25 @@ asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_
   const std::string path =
       kube::object_path<kube::Lease>(options_.lease_namespace, node_lease_name(node_name));
   auto removed = co_await client_.remove(path, options);
-  if (!removed && removed.error().code != ErrorCode::kNotFound) co_return removed.error();
+  if (removed || removed.error().code == ErrorCode::kNotFound) co_return Result<void>();
+  if (removed.error().code != ErrorCode::kForbidden) co_return removed.error();
+  // Upstream's RBAC (its manifests run this operator unchanged) grants no lease delete: free the
+  // lease by clearing its holder instead, so the maintenance's deletion still ends.
+  if (!said_lease_delete_forbidden_) {
+    logger_.warn(
+        "deleting node leases is forbidden; releasing them by clearing their holder "
+        "instead (grant leases delete in the lease namespace: deploy/rbac)",
+        {{"namespace", options_.lease_namespace}, {"error", removed.error().message}});
+    said_lease_delete_forbidden_ = true;
+  }
+  kube::Lease freed = *lease;
+  freed.holder_identity.reset();
+  freed.acquire_time.reset();
+  freed.renew_time.reset();
+  json::value body = kube::encode_lease(freed);
+  const kube::WriteOptions write;
+  auto updated = co_await client_.update(path, std::move(body), write);
+  if (!updated && updated.error().code != ErrorCode::kNotFound) co_return updated.error();
   co_return Result<void>();
 }
 

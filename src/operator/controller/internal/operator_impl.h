@@ -199,6 +199,9 @@ class OperatorImpl {
   // ---- leases.cc ----
   // Takes (or renews) the medik8s node lease; false when another holder has it.
   asio::awaitable<Result<bool>> take_node_lease(std::string node);
+  // Deletes our node lease; where deleting is forbidden (upstream's RBAC has no lease delete),
+  // frees it by an update that clears its holder and times, which every medik8s lease user reads
+  // as free (docs/design.md §2.2).
   asio::awaitable<Result<void>> release_node_lease(std::string node);
   // Creates the lease namespace, which a node lease create found missing (upstream's operator
   // creates it at run time; our manifests at install time). Sets or clears lease_problem_.
@@ -311,6 +314,7 @@ class OperatorImpl {
   bool stopped_ = false;
   // Set while node leases cannot be taken because the lease namespace is missing.
   std::optional<std::string> lease_problem_;
+  bool said_lease_delete_forbidden_ = false;
 };
 
 }  // namespace nmo::op::internal
