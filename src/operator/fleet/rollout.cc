@@ -634,6 +634,11 @@ Decision Step::run() {
   }
   if (status.in_progress > held_ || !decision_.create.empty()) {
     decision_.requeue_after = world_.progress_poll;
+    for (const PlanNodeStatus& entry : status.nodes) {
+      if (entry.phase == PlanNodePhase::kHealthCheck) {
+        decision_.requeue_after = std::min(decision_.requeue_after, seconds{kGatePoll});
+      }
+    }
     // A soak that ends before the next look is an edge too: the node is given back on time.
     if (rules_.done_when == DoneWhen::kSoaked) {
       for (const PlanNodeStatus& entry : status.nodes) {

@@ -44,6 +44,9 @@ inline constexpr std::chrono::minutes kDefaultHealthGateTimeout{30};
 // How often a plan with nodes in progress looks again by default: node readiness, boot IDs and
 // budgets have no watch of the plan's own.
 inline constexpr std::chrono::seconds kProgressPoll{5};
+// How often a node in the health gate is looked at: nothing of the plan's own wakes it when the
+// node turns Ready or its budgets fill up again, and each second it waits holds the next node.
+inline constexpr std::chrono::seconds kGatePoll{1};
 // The longest wait between two looks at an idle plan (a window far away still gets a look, so a
 // changed clock or time-zone database is noticed).
 inline constexpr std::chrono::minutes kIdlePoll{10};

@@ -181,6 +181,7 @@ TEST_F(RolloutTest, ANodeWalksFromDrainingToDoneAndTheNextStarts) {
   EXPECT_EQ(entry("w1").message,
             "health gate: node w1 is cordoned; PDB shop/web-pdb 2 of 3 healthy");
   EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(decision.requeue_after, kGatePoll);
 
   node("w1").unschedulable = false;
   world_.budgets = {{"shop/web-pdb", 3, 3}};
