@@ -157,7 +157,7 @@ if [[ "${NMO_REAL_NODE}" == 1 ]]; then
   NMO_REQUIRE_REAL_NODE=1 run_ctest --preset real-node
 fi
 if [[ "${NMO_TEST_OLDEST}" == 1 ]]; then
-  phase "the story scenarios, the webhook, the CRD, the client, the plugin and the VM scenarios on Kubernetes $(KUBE_VERSION="$(testenv_oldest_version)" testenv_k8s_version), a second cluster"
+  phase "the story scenarios, the webhook, the CRD, the client, the plugin, the VM scenarios and the MaintenancePlans on Kubernetes $(KUBE_VERSION="$(testenv_oldest_version)" testenv_k8s_version), a second cluster"
   e2e_environment_oldest
   run_ctest --preset e2e-oldest
 fi
