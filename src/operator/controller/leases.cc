@@ -80,12 +80,24 @@ asio::awaitable<Result<bool>> OperatorImpl::take_node_lease(std::string node_nam
 }
 
 asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_name) {
-  auto lease = node_lease(node_name);
-  if (!lease || lease_holder(*lease) != kNodeLeaseHolder) co_return Result<void>();
-  kube::DeleteOptions options;
-  options.precondition_uid = lease->meta.uid;
   const std::string path =
       kube::object_path<kube::Lease>(options_.lease_namespace, node_lease_name(node_name));
+  std::shared_ptr<const kube::Lease> lease = node_lease(node_name);
+  if (!lease) {
+    // Not in the cache: its watch may lag behind our own create (an API server restarting), so
+    // the Lease is read afresh rather than taken for absent.
+    std::string lease_namespace = options_.lease_namespace;
+    std::string lease_name = node_lease_name(node_name);
+    auto fresh = co_await client_.get<kube::Lease>(lease_namespace, lease_name);
+    if (!fresh) {
+      if (fresh.error().code == ErrorCode::kNotFound) co_return Result<void>();
+      co_return fresh.error();
+    }
+    lease = std::make_shared<const kube::Lease>(std::move(fresh).value());
+  }
+  if (lease_holder(*lease) != kNodeLeaseHolder) co_return Result<void>();
+  kube::DeleteOptions options;
+  options.precondition_uid = lease->meta.uid;
   auto removed = co_await client_.remove(path, options);
   if (removed || removed.error().code == ErrorCode::kNotFound) co_return Result<void>();
   if (removed.error().code != ErrorCode::kForbidden) co_return removed.error();

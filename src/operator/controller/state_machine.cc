@@ -861,6 +861,11 @@ Decision decide_deletion(Inputs in) {
   if (admitted && in.node_lease && lease_holder(*in.node_lease) == kNodeLeaseHolder) {
     step.add(ActionKind::kReleaseNodeLease);
     step.event(events::lease_released(in.node_lease_ref));
+  } else if (admitted && !in.node_lease) {
+    // The cache shows no node lease, yet this maintenance took one: its watch may lag behind our
+    // own create (an API server restarting). The release reads it afresh and deletes it only if
+    // it is ours.
+    step.add(ActionKind::kReleaseNodeLease);
   }
   step.add(ActionKind::kReleaseSlot);
   step.add(ActionKind::kRemoveFinalizer);

@@ -1065,6 +1065,19 @@ TEST_F(StateMachineTest, DeletionOfARunningMaintenanceUncordonsAndGivesTheLeases
   EXPECT_EQ(d.actions[7].event, events::removed_maintenance(kNode, false));
 }
 
+TEST_F(StateMachineTest, DeletionReleasesTheNodeLeaseTheCacheDoesNotShowYet) {
+  running({pod("web-1", "p1")});
+  in_.node_lease.reset();  // its watch lags behind our own create
+  in_.nm.meta.deletion_timestamp = wall_;
+  in_.done.cancelled = std::vector<std::string>{};
+  in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
+  const Decision d = run_deletion();
+  EXPECT_THAT(actions(d),
+              ElementsAre("StopEvictions", "Event(UncordonNode on Node)", "Log(node uncordoned)",
+                          "ReleaseNodeLease", "ReleaseSlot", "RemoveFinalizer",
+                          "Event(RemovedMaintenance)", "Log(maintenance removed)", "Forget"));
+}
+
 TEST_F(StateMachineTest, DeletionSaysWhenTheNodeStaysCordoned) {
   running({});
   in_.status.phase = Phase::kSucceeded;
