@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/maintenance_text.h"
+#include "kube/api/event.h"
 #include "operator/api/server_support.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/node_lease.h"
@@ -209,29 +210,14 @@ std::vector<EventLine> events_from_list(const boost::json::value& list, std::str
   const auto* items = list.is_object() ? list.get_object().if_contains("items") : nullptr;
   if (items == nullptr || !items->is_array()) return events;
   for (const auto& item : items->get_array()) {
-    if (!item.is_object()) continue;
-    const auto& object = item.get_object();
-    const auto* involved = object.if_contains("involvedObject");
-    if (involved == nullptr || !involved->is_object() ||
-        string_field(involved->get_object(), "kind") != kind) {
-      continue;
-    }
-    EventLine event{.type = string_field(object, "type"),
-                    .reason = string_field(object, "reason"),
-                    .message = string_field(object, "message"),
-                    .resource_version = resource_version_number(object)};
-    if (const auto* count = object.if_contains("count"); count && count->is_int64()) {
-      event.count = count->get_int64();
-    }
-    for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"}) {
-      const std::string text = string_field(object, key);
-      if (text.empty()) continue;
-      if (auto parsed = kube::parse_time(text)) {
-        event.last_seen = *parsed;
-        break;
-      }
-    }
-    events.push_back(std::move(event));
+    auto event = kube::decode_event(item);
+    if (!event || event->involved.kind != kind) continue;  // not one to show
+    events.push_back(EventLine{.type = std::move(event->type),
+                               .reason = std::move(event->reason),
+                               .message = std::move(event->message),
+                               .count = event->count > 0 ? event->count : 1,
+                               .last_seen = event->last_seen,
+                               .resource_version = resource_version_number(item.get_object())});
   }
   std::stable_sort(events.begin(), events.end(), [](const EventLine& a, const EventLine& b) {
     const kube::Time a_seen = a.last_seen.value_or(kube::Time{});

@@ -271,8 +271,9 @@ void hold_vm(const Inputs& in, Step& step, const kube::Pod& pod, const VmVerdict
 // once and none once the maintenance has failed, retrying a failed migration after
 // migration_retry_delay(); the pod ends by itself once the VM has left. `may_start`: the drain's
 // start is on record and the maintenance has not failed. `running` counts the migrations under
-// way; one started here adds to it.
-void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_start, int& running) {
+// way; one started here adds to it. `hold`: kHoldAnnotation's value when set (nothing new starts).
+void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_start,
+                const std::string* hold, int& running) {
   DrainMemory& drain = step.drain();
   DrainLedger& ledger = *drain.ledger;
   const std::string vmi = vmi_name(pod);
@@ -343,7 +344,7 @@ void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_sta
         "cannot read the live migrations of VMI " + key + ": " + in.pods->migrations_error);
     return;
   }
-  if (const std::string* hold = in.nm.meta.annotations.find(kHoldAnnotation)) {
+  if (hold != nullptr) {
     ledger.set_pending(pod.meta.uid, PendingPodReason::kHeld,
                        "live migration of VMI " + key + " held: " + *hold);
     return;
@@ -422,6 +423,9 @@ void drain_step(const Inputs& in, Step& step) {
   if (!recorded && !leaving.empty()) step.requeue(in.now.tick);
   drain.waits_for_total = false;
   const bool may_migrate = recorded && status.phase != Phase::kFailed;
+  // Held (a MaintenancePlan outside its window): nothing new starts until the annotation goes,
+  // which is a change of the object and wakes the maintenance.
+  const std::string* hold = nm.meta.annotations.find(kHoldAnnotation);
   int migrations = running_migrations(in, drain);
   for (const kube::Pod& pod : leaving) {
     const LedgerPod* entry = ledger.find(pod.meta.uid);
@@ -438,16 +442,14 @@ void drain_step(const Inputs& in, Step& step) {
         continue;
       }
       if (vm->second.action == VmAction::kMigrate) {
-        migrate_vm(in, step, pod, may_migrate, migrations);
+        migrate_vm(in, step, pod, may_migrate, hold, migrations);
         continue;
       }
     }
     PodEviction& eviction = drain.evictions[pod.meta.uid];
     eviction.vm_hold.reset();
     if (eviction.in_flight) continue;
-    // Held (a MaintenancePlan outside its window): nothing new starts until the annotation goes,
-    // which is a change of the object and wakes the maintenance.
-    if (const std::string* hold = nm.meta.annotations.find(kHoldAnnotation)) {
+    if (hold != nullptr) {
       ledger.set_pending(pod.meta.uid, PendingPodReason::kHeld, "eviction held: " + *hold);
       continue;
     }

@@ -168,8 +168,9 @@ class PlanControllerImpl {
   asio::awaitable<Result<void>> record_covered(PlanNodeStatus& entry);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
   asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
-  // Sets kHoldAnnotation on `maintenance` to `hold` (a string), or removes it (null).
-  asio::awaitable<Result<void>> set_hold(std::string maintenance, boost::json::value hold);
+  // A JSON merge patch of the NodeMaintenance's metadata; one already gone is no error.
+  asio::awaitable<Result<void>> patch_metadata(std::string maintenance,
+                                               boost::json::object metadata);
 
   asio::any_io_executor executor_;
   kube::Client& client_;
@@ -479,15 +480,14 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
   }
 }
 
-asio::awaitable<Result<void>> PlanControllerImpl::set_hold(std::string maintenance,
-                                                           json::value hold) {
-  const json::object patch{
-      {"metadata", json::object{{"annotations", json::object{{kHoldAnnotation, hold}}}}}};
+asio::awaitable<Result<void>> PlanControllerImpl::patch_metadata(std::string maintenance,
+                                                                 json::object metadata) {
+  const json::object patch{{"metadata", std::move(metadata)}};
   const std::string path = kube::object_path<NodeMaintenance>("", maintenance);
   std::string body = json::serialize(patch);
   const kube::WriteOptions write;
   auto patched = co_await client_.patch(path, kube::PatchType::kMergePatch, std::move(body), write);
-  // A maintenance deleted meanwhile has nothing left to hold.
+  // A maintenance deleted meanwhile has nothing left to change.
   if (!patched.has_value() && patched.error().code != ErrorCode::kNotFound) {
     co_return patched.error();
   }
@@ -507,28 +507,24 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     }
   }
   for (const HoldNode& hold : decision.hold) {
-    json::value message(hold.message);
-    auto held = co_await set_hold(hold.maintenance, std::move(message));
+    json::object held_by{{"annotations", json::object{{kHoldAnnotation, hold.message}}}};
+    auto held = co_await patch_metadata(hold.maintenance, std::move(held_by));
     if (!held.has_value()) {
       co_return held.error();
     }
   }
   for (const std::string& name : decision.unhold) {
-    json::value none(nullptr);
-    auto lifted = co_await set_hold(name, std::move(none));
+    json::object lift{{"annotations", json::object{{kHoldAnnotation, nullptr}}}};
+    auto lifted = co_await patch_metadata(name, std::move(lift));
     if (!lifted.has_value()) {
       co_return lifted.error();
     }
   }
   for (const std::string& name : decision.release) {
-    const json::object release{
-        {"metadata", json::object{{"ownerReferences", nullptr},
-                                  {"labels", json::object{{kPlanLabel, nullptr}}}}}};
-    const std::string maintenance_path = kube::object_path<NodeMaintenance>("", name);
-    std::string body = json::serialize(release);
-    auto released = co_await client_.patch(maintenance_path, kube::PatchType::kMergePatch,
-                                           std::move(body), write);
-    if (!released.has_value() && released.error().code != ErrorCode::kNotFound) {
+    json::object release{{"ownerReferences", nullptr},
+                         {"labels", json::object{{kPlanLabel, nullptr}}}};
+    auto released = co_await patch_metadata(name, std::move(release));
+    if (!released.has_value()) {
       co_return released.error();
     }
   }
