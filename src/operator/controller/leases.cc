@@ -85,15 +85,15 @@ asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_
   std::shared_ptr<const kube::Lease> lease = node_lease(node_name);
   if (!lease) {
     // Not in the cache: its watch may lag behind our own create (an API server restarting), so
-    // the Lease is read afresh rather than taken for absent.
+    // the Lease is read afresh rather than taken for absent. A list by name, not a get: the
+    // lease Role grants list and watch, as the cache needs, and no get (docs/rbac.md).
     std::string lease_namespace = options_.lease_namespace;
-    std::string lease_name = node_lease_name(node_name);
-    auto fresh = co_await client_.get<kube::Lease>(lease_namespace, lease_name);
-    if (!fresh) {
-      if (fresh.error().code == ErrorCode::kNotFound) co_return Result<void>();
-      co_return fresh.error();
-    }
-    lease = std::make_shared<const kube::Lease>(std::move(fresh).value());
+    kube::ListOptions by_name;
+    by_name.field_selector = "metadata.name=" + node_lease_name(node_name);
+    auto fresh = co_await client_.list<kube::Lease>(lease_namespace, by_name);
+    if (!fresh) co_return fresh.error();
+    if (fresh->items.empty()) co_return Result<void>();
+    lease = std::make_shared<const kube::Lease>(std::move(fresh->items.front()));
   }
   if (lease_holder(*lease) != kNodeLeaseHolder) co_return Result<void>();
   kube::DeleteOptions options;
