@@ -23,6 +23,11 @@
 #   NMO_BENCH_DRAIN_QPS, NMO_BENCH_DRAIN_BURST  the operator's client rate limit (default 0 / 30,
 #                          its defaults: no client-side limit)
 #   NMO_BENCH_DRAIN_IN_FLIGHT  the operator's --evictions-in-flight (default 32, its default)
+#   NMO_BENCH_DRAIN_SWEEP  values of --evictions-in-flight to sweep after the side-by-side runs
+#                          (e.g. "1 4 16 32 64 128"; default none): the operator alone drains an
+#                          identical node at each, NMO_BENCH_DRAIN_SWEEP_RUNS times (default 1),
+#                          and a table gives time, API server CPU and requests, and peak RSS
+#                          against the value (NMO_BENCH_DRAIN_RUNS=0 runs the sweep alone)
 #   NMO_OPERATOR_BIN       the operator binary (default build-release/bin/node-maintenance-operator)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -165,14 +170,15 @@ operator_requests=() operator_peak=() upstream_peak=() upstream_idle=()
 operator_cpu=() kubectl_cpu=() upstream_cpu=() floor_cpu=()
 operator_all=() kubectl_all=() upstream_all=() floor_all=()
 startup="" idle_rss_kb=""
-for ((run = 1; run <= runs; run++)); do
-  # Each operator runs during its own drains only: both act on every NodeMaintenance.
-  node="bench-op-${run}"
+# operator_drain <side> <node> <evictions in flight> <log file>: a fresh operator drains the
+# node (prepared here); appends to <side>_times, _requests, _peak, _cpu and _all.
+operator_drain() {
+  local side="$1" node="$2" in_flight="$3" before t0 t1 started
   prepare_node "${node}"
-  log "run ${run}/${runs}: the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${operator_in_flight} evictions in flight) on ${node}"
+  log "$1: the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${in_flight} evictions in flight) on ${node}"
   started="$(now)"
-  start_operator "${work}/operator-${run}.log" --kube-api-qps="${operator_qps}" \
-    --kube-api-burst="${operator_burst}" --evictions-in-flight="${operator_in_flight}"
+  start_operator "$4" --kube-api-qps="${operator_qps}" \
+    --kube-api-burst="${operator_burst}" --evictions-in-flight="${in_flight}"
   if [[ -z "${startup}" ]]; then
     startup="$(elapsed "${started}" "$(now)")"
     idle_rss_kb="$(proc_kib "${operator_pid}" VmRSS)"
@@ -182,12 +188,17 @@ for ((run = 1; run <= runs; run++)); do
   t0="$(now)"
   drain_by_maintenance "${node}"
   t1="$(now)"
-  measure_end operator
-  operator_times+=("$(elapsed "${t0}" "${t1}")")
-  operator_requests+=("$(($(requests_sent) - before))")
-  operator_peak+=("$(proc_kib "${operator_pid}" VmHWM)")
+  measure_end "${side}"
+  eval "${side}_times+=($(elapsed "${t0}" "${t1}"))"
+  eval "${side}_requests+=($(($(requests_sent) - before)))"
+  eval "${side}_peak+=($(proc_kib "${operator_pid}" VmHWM))"
   undo_maintenance "${node}"
   stop_operator
+}
+
+for ((run = 1; run <= runs; run++)); do
+  # Each operator runs during its own drains only: both act on every NodeMaintenance.
+  operator_drain operator "bench-op-${run}" "${operator_in_flight}" "${work}/operator-${run}.log"
 
   if [[ -n "${upstream_bin}" ]]; then
     node="bench-up-${run}"
@@ -246,41 +257,70 @@ for ((run = 1; run <= runs; run++)); do
   kubectl delete deployment -n "${ns}" --all --wait=false >/dev/null 2>&1 || true
 done
 
-op="$(median "${operator_times[@]}")"
-kc="$(median "${kubectl_times[@]}")"
 mib() { awk -v k="$(median "$@")" 'BEGIN { printf "%.1f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 count() { median "$@" | awk '{ printf "%.0f", $1 }'; }
-printf '\nDrain latency: %d pods per node (%d Deployment, 1 DaemonSet, %d bare; %d evicted), %d runs per side\n' \
-  "${pods}" "$((deployments * per_deployment))" "${bare}" "${evicted}" "${runs}"
-row() { printf '%-42s %-9s %-16s %-27s %-9s %-9s %-14s %s\n' "$@"; }
-row "side" "median s" "runs s" "client qps / burst" "own reqs" "all reqs" "server CPU ms" "RSS idle / peak MiB"
-row "operator (NodeMaintenance → Succeeded)" "${op}" "$(printf '%.1f ' "${operator_times[@]}")" \
-  "${operator_qps} / ${operator_burst}" "$(count "${operator_requests[@]}")" \
-  "$(count "${operator_all[@]}")" "$(median "${operator_cpu[@]}")" \
-  "$(mib "${idle_rss_kb}") / $(mib "${operator_peak[@]}")"
-if [[ -n "${upstream_bin}" ]]; then
-  up="$(median "${upstream_times[@]}")"
-  row "upstream medik8s NMO (the same)" "${up}" "$(printf '%.1f ' "${upstream_times[@]}")" \
-    "none (APF only)" "-" "$(count "${upstream_all[@]}")" "$(median "${upstream_cpu[@]}")" \
-    "$(mib "${upstream_idle[@]}") / $(mib "${upstream_peak[@]}")"
+
+# The sweep of --evictions-in-flight: the operator alone, on identical nodes.
+read -r -a sweep <<<"${NMO_BENCH_DRAIN_SWEEP:-}"
+sweep_runs="${NMO_BENCH_DRAIN_SWEEP_RUNS:-1}"
+sweep_rows=()
+for in_flight in "${sweep[@]}"; do
+  sweep_times=() sweep_requests=() sweep_peak=() sweep_cpu=() sweep_all=()
+  for ((run = 1; run <= sweep_runs; run++)); do
+    operator_drain sweep "bench-sweep-${in_flight}-${run}" "${in_flight}" \
+      "${work}/sweep-${in_flight}-${run}.log"
+  done
+  sweep_rows+=("$(printf '%-10s %-9s %-16s %-14s %-9s %-9s %s' "${in_flight}" \
+    "$(median "${sweep_times[@]}")" "$(printf '%.1f ' "${sweep_times[@]}")" \
+    "$(median "${sweep_cpu[@]}")" "$(count "${sweep_all[@]}")" \
+    "$(count "${sweep_requests[@]}")" "$(mib "${sweep_peak[@]}")")")
+done
+
+if ((runs > 0)); then
+  op="$(median "${operator_times[@]}")"
+  kc="$(median "${kubectl_times[@]}")"
+  printf '\nDrain latency: %d pods per node (%d Deployment, 1 DaemonSet, %d bare; %d evicted), %d runs per side\n' \
+    "${pods}" "$((deployments * per_deployment))" "${bare}" "${evicted}" "${runs}"
+  row() { printf '%-42s %-9s %-16s %-27s %-9s %-9s %-14s %s\n' "$@"; }
+  row "side" "median s" "runs s" "client qps / burst" "own reqs" "all reqs" "server CPU ms" "RSS idle / peak MiB"
+  row "operator (NodeMaintenance → Succeeded)" "${op}" "$(printf '%.1f ' "${operator_times[@]}")" \
+    "${operator_qps} / ${operator_burst}" "$(count "${operator_requests[@]}")" \
+    "$(count "${operator_all[@]}")" "$(median "${operator_cpu[@]}")" \
+    "$(mib "${idle_rss_kb}") / $(mib "${operator_peak[@]}")"
+  if [[ -n "${upstream_bin}" ]]; then
+    up="$(median "${upstream_times[@]}")"
+    row "upstream medik8s NMO (the same)" "${up}" "$(printf '%.1f ' "${upstream_times[@]}")" \
+      "none (APF only)" "-" "$(count "${upstream_all[@]}")" "$(median "${upstream_cpu[@]}")" \
+      "$(mib "${upstream_idle[@]}") / $(mib "${upstream_peak[@]}")"
+  fi
+  fl="$(median "${floor_times[@]}")"
+  row "floor: evictions at once (curl, HTTP/2)" "${fl}" "$(printf '%.1f ' "${floor_times[@]}")" \
+    "none" "-" "$(count "${floor_all[@]}")" "$(median "${floor_cpu[@]}")" "-"
+  row "kubectl drain --ignore-daemonsets --force" "${kc}" "$(printf '%.1f ' "${kubectl_times[@]}")" \
+    "${kubectl_qps} / ${kubectl_burst}" "-" "$(count "${kubectl_all[@]}")" \
+    "$(median "${kubectl_cpu[@]}")" "-"
+  printf 'own reqs: the operator'"'"'s rest_client_requests_total. all reqs, server CPU ms (per evicted pod): the API\n'
+  printf 'server'"'"'s apiserver_request_total and process_cpu_seconds_total over the drain, every client included.\n'
+  printf 'ratio operator / floor: %s; operator / kubectl drain: %s' "$(ratio "${op}" "${fl}")" \
+    "$(ratio "${op}" "${kc}")"
+  if [[ -n "${upstream_bin}" ]]; then
+    printf '; operator / upstream NMO: %s (time), %s (peak RSS), %s (API server CPU)' \
+      "$(ratio "${op}" "${up}")" "$(ratio "$(median "${operator_peak[@]}")" "$(median "${upstream_peak[@]}")")" \
+      "$(ratio "$(median "${operator_cpu[@]}")" "$(median "${upstream_cpu[@]}")")"
+  fi
+  printf '\n'
 fi
-fl="$(median "${floor_times[@]}")"
-row "floor: evictions at once (curl, HTTP/2)" "${fl}" "$(printf '%.1f ' "${floor_times[@]}")" \
-  "none" "-" "$(count "${floor_all[@]}")" "$(median "${floor_cpu[@]}")" "-"
-row "kubectl drain --ignore-daemonsets --force" "${kc}" "$(printf '%.1f ' "${kubectl_times[@]}")" \
-  "${kubectl_qps} / ${kubectl_burst}" "-" "$(count "${kubectl_all[@]}")" \
-  "$(median "${kubectl_cpu[@]}")" "-"
-printf 'own reqs: the operator'"'"'s rest_client_requests_total. all reqs, server CPU ms (per evicted pod): the API\n'
-printf 'server'"'"'s apiserver_request_total and process_cpu_seconds_total over the drain, every client included.\n'
-printf 'ratio operator / floor: %s; operator / kubectl drain: %s' "$(ratio "${op}" "${fl}")" \
-  "$(ratio "${op}" "${kc}")"
-if [[ -n "${upstream_bin}" ]]; then
-  printf '; operator / upstream NMO: %s (time), %s (peak RSS), %s (API server CPU)' \
-    "$(ratio "${op}" "${up}")" "$(ratio "$(median "${operator_peak[@]}")" "$(median "${upstream_peak[@]}")")" \
-    "$(ratio "$(median "${operator_cpu[@]}")" "$(median "${upstream_cpu[@]}")")"
+
+if ((${#sweep[@]} > 0)); then
+  printf '\nEvictions in flight (--evictions-in-flight) against drain time: %d pods per node (%d evicted), %d run(s) each, qps %s\n' \
+    "${pods}" "${evicted}" "${sweep_runs}" "${operator_qps}"
+  printf '%-10s %-9s %-16s %-14s %-9s %-9s %s\n' "in flight" "median s" "runs s" "server CPU ms" \
+    "all reqs" "own reqs" "peak RSS MiB"
+  printf '%s\n' "${sweep_rows[@]}"
+  if ((runs > 0)); then printf 'floor in this run: %s s (evictions at once)\n' "${fl}"; fi
 fi
-printf '\n'
+
 stripped() { strip -o "${work}/stripped" "$1" && stat -c %s "${work}/stripped"; }
 printf '\nOperator start-up: process start to /readyz 200 in %.2f s (polled every 20 ms); RSS when ready %d KiB\n' \
   "${startup}" "${idle_rss_kb}"

@@ -12,6 +12,9 @@
 #                        5,000 nodes (hack/bench-scale.sh), the story's 22 workers as one
 #                        MaintenancePlan against a kubectl drain loop (hack/bench-plan.sh). Each
 #                        prints its table.
+#   NMO_BENCH_DRAIN_SWEEP  the drain scenario's short sweep of --evictions-in-flight (default
+#                        "4 32 128", one drain each; "" for none; docs/benchmarks.md has the full
+#                        curve)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
@@ -70,6 +73,7 @@ jq -rs '
       "memory per cached pod: projection \($p.heap_per_pod | round) B, DOM \($d.heap_per_pod | round) B (\(($d.heap_per_pod / $p.heap_per_pod) * 10 | round / 10)x smaller); JSON \($p.json_bytes_per_pod | round) B per pod"
     else empty end' "${out_dir}"/*.json
 
+export NMO_BENCH_DRAIN_SWEEP="${NMO_BENCH_DRAIN_SWEEP-4 32 128}"
 scenarios="${NMO_BENCH_SCENARIOS:-drain api parallel scale plan}"
 [[ "${scenarios}" == 0 || "${scenarios}" == 1 ]] && scenarios="${scenarios/1/drain api parallel scale plan}"
 [[ "${scenarios}" == 0 ]] && scenarios=""

@@ -2,13 +2,14 @@
 # Installs what the operator needs to run against the local cluster as its own ServiceAccount,
 # and writes a kubeconfig for that ServiceAccount; prints the kubeconfig's path on stdout.
 #
-#   hack/operator-kubeconfig.sh [--output PATH] [--duration 24h]
+#   hack/operator-kubeconfig.sh [--output PATH] [--duration 24h] [--service-account NAME]
 #
 # As cluster admin (.cluster/admin.kubeconfig): applies deploy/crd (deploy/before-1.31/crd for
 # KUBE_VERSION=1.27; waits until the CRD is Established), deploy/namespaces and deploy/rbac. Then writes PATH (default
 # .cluster/operator.kubeconfig, mode 600, replaced atomically): the admin kubeconfig's server and
 # CA, user = a token of node-maintenance-operator-system/node-maintenance-operator-controller-manager
-# from `kubectl create token`. A process using it has exactly the permissions deploy/rbac grants,
+# from `kubectl create token` (--service-account: another ServiceAccount of that namespace, which
+# must exist, e.g. one a test binds to upstream NMO's roles). A process using it has exactly the permissions deploy/rbac grants,
 # so a missing rule shows up as Forbidden (403) as it would in a real cluster. Used by hack/run.sh
 # (make run, make demo) and hack/test.sh (exported as NMO_OPERATOR_KUBECONFIG for the e2e tests).
 # The cluster must be up (make cluster-up).
@@ -21,6 +22,8 @@ source "${root}/hack/testenv-lib.sh"
 dir="$(cluster_dir)"
 output="${dir}/operator.kubeconfig"
 duration=24h
+namespace=node-maintenance-operator-system
+service_account=node-maintenance-operator-controller-manager
 while (($# > 0)); do
   case "$1" in
     --output)
@@ -33,13 +36,15 @@ while (($# > 0)); do
       duration="$2"
       shift
       ;;
-    *) die "unknown option $1 (expected --output PATH, --duration D)" ;;
+    --service-account)
+      [[ $# -ge 2 ]] || die "--service-account needs a name"
+      service_account="$2"
+      shift
+      ;;
+    *) die "unknown option $1 (expected --output PATH, --duration D, --service-account NAME)" ;;
   esac
   shift
 done
-
-namespace=node-maintenance-operator-system
-service_account=node-maintenance-operator-controller-manager
 
 [[ -f "${dir}/admin.kubeconfig" && -f "${dir}/bin-dir" ]] ||
   die "the local cluster is not up (no ${dir}/admin.kubeconfig); start it with make cluster-up"

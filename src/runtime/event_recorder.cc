@@ -5,6 +5,8 @@
 #include <exception>
 #include <mutex>
 #include <random>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -64,6 +66,7 @@ struct EventRecorderState {
   LruCache<CachedEvent> cache;
   SpamFilter spam;
   std::mt19937_64 random;
+  std::set<std::string> forbidden_namespaces;  // where a write met 403, said once each
 
   // Wakes the timers in `waiters` (on the strand).
   static void notify(std::vector<asio::steady_timer*>& waiters) {
@@ -89,6 +92,22 @@ std::string event_name(State& state, const std::string& object_name) {
   return fmt::format("{}.{:016x}", object_name, state.random());
 }
 
+// A write refused by RBAC (an install whose Roles grant no events there, such as upstream NMO's,
+// which grant them only in the operator's namespace): said once per namespace, with what to
+// grant; the Events after it are dropped at debug level.
+void forbidden(State& state, const std::string& ns, const PendingEvent& event, const Error& error) {
+  if (state.forbidden_namespaces.insert(ns).second) {
+    state.logger.warn(
+        "writing Events is forbidden; they are dropped until it is allowed (grant events "
+        "create and patch in that namespace: docs/rbac.md)",
+        {{"namespace", ns}, {"reason", event.options.reason}, {"error", error.describe()}});
+    return;
+  }
+  state.logger.debug(
+      1, "event dropped: writing Events is forbidden",
+      {{"namespace", ns}, {"object", event.regarding.name}, {"reason", event.options.reason}});
+}
+
 // Creates a new Event for `event` and remembers it under `key`.
 asio::awaitable<void> create_event(State& state, const PendingEvent& event, std::string key) {
   std::string ns = event_namespace(event.regarding);
@@ -100,6 +119,10 @@ asio::awaitable<void> create_event(State& state, const PendingEvent& event, std:
   kube::WriteOptions write_options;
   auto created = co_await state.client.create(std::move(path), std::move(body), write_options);
   if (!created) {
+    if (created.error().code == ErrorCode::kForbidden) {
+      forbidden(state, ns, event, created.error());
+      co_return;
+    }
     state.logger.warn("could not create event", {{"object", event.regarding.name},
                                                  {"reason", event.options.reason},
                                                  {"error", created.error().describe()}});
@@ -135,6 +158,10 @@ asio::awaitable<void> write(State& state, const PendingEvent& event) {
   if (patched.error().code == ErrorCode::kNotFound) {  // expired or deleted: start again
     state.cache.erase(key);
     co_await create_event(state, event, std::move(key));
+    co_return;
+  }
+  if (patched.error().code == ErrorCode::kForbidden) {
+    forbidden(state, next.namespace_, event, patched.error());
     co_return;
   }
   state.logger.warn("could not update event", {{"object", event.regarding.name},

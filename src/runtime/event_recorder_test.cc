@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "kube/api/time.h"
 #include "kube/client/testing/unexpected_client.h"
 #include "runtime/internal/event_recorder_correlator.h"
@@ -203,6 +204,7 @@ class FakeClient final : public kube::testing::UnexpectedClient {
                                               kube::WriteOptions /*options*/) override {
     calls.push_back({"create", std::move(path), object});
     if (fail_creates) co_return Error(ErrorCode::kUnavailable, "connection refused");
+    if (forbid) co_return Error(ErrorCode::kForbidden, "events is forbidden", 403);
     co_return object;
   }
   asio::awaitable<Result<json::value>> patch(std::string path, kube::PatchType type,
@@ -216,6 +218,7 @@ class FakeClient final : public kube::testing::UnexpectedClient {
 
   std::vector<Call> calls;
   bool fail_creates = false;
+  bool forbid = false;
   bool patch_not_found = false;
 };
 
@@ -322,6 +325,35 @@ TEST_F(EventRecorderTest, FailedCreateIsNotCachedAndStopRefusesLaterEvents) {
   recorder.record(node_ref(), cordoned());
   await(recorder.flush());
   EXPECT_EQ(client_.calls.size(), 2U);
+}
+
+TEST_F(EventRecorderTest, ForbiddenWritesAreSaidOncePerNamespaceAndStillTried) {
+  std::vector<std::string> lines;
+  log::set_writer([&lines](std::string_view line) { lines.emplace_back(line); });
+  client_.forbid = true;
+  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_);
+  recorder.start();
+  recorder.record(node_ref(), cordoned());
+  recorder.record(node_ref(), {EventType::kNormal, "Other", "m", std::nullopt});
+  recorder.record(pod_ref(), cordoned());
+  await(recorder.flush());
+  // Each is still tried (a Role granted later takes effect at once), none is cached.
+  ASSERT_EQ(client_.calls.size(), 3U);
+  EXPECT_EQ(client_.calls[1].verb, "create");
+  std::vector<std::string> warnings;
+  for (const std::string& line : lines) {
+    if (line.find("writing Events is forbidden") != std::string::npos) warnings.push_back(line);
+  }
+  ASSERT_EQ(warnings.size(), 2U);  // default, then shop
+  EXPECT_THAT(warnings[0], ::testing::HasSubstr("namespace=default"));
+  EXPECT_THAT(warnings[1], ::testing::HasSubstr("namespace=shop"));
+  client_.forbid = false;
+  recorder.record(node_ref(), cordoned());
+  await(recorder.flush());
+  ASSERT_EQ(client_.calls.size(), 4U);
+  EXPECT_EQ(client_.calls[3].verb, "create");
+  await(recorder.stop(1s));
+  log::set_writer({});
 }
 
 }  // namespace

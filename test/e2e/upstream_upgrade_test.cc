@@ -41,10 +41,7 @@
 #include "test/e2e/support/operator_process.h"
 #include "test/e2e/support/serving_certificate.h"
 #include "test/e2e/support/subprocess.h"
-
-#ifndef NMO_UPSTREAM_NMO_DIR
-#error "NMO_UPSTREAM_NMO_DIR must be defined by the build (test/CMakeLists.txt)"
-#endif
+#include "test/e2e/support/upstream_fixture.h"
 
 namespace nmo::e2e {
 namespace {
@@ -67,13 +64,6 @@ constexpr const char* kUpstreamWebhookConfiguration =
 constexpr const char* kSlotLabel = "nodemaintenance.medik8s.io/slot";
 // Upstream drains in rounds of 30 s and serves one maintenance at a time.
 constexpr std::chrono::seconds kUpstreamRound{75};
-
-fs::path upstream_fixture() {
-  if (const char* dir = std::getenv("NMO_UPSTREAM_NMO_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  return NMO_UPSTREAM_NMO_DIR;
-}
 
 fs::path upstream_crd_file() {
   return upstream_fixture() / "config/crd/bases/nodemaintenance.medik8s.io_nodemaintenances.yaml";

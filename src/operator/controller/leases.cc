@@ -102,7 +102,8 @@ asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_
   if (removed || removed.error().code == ErrorCode::kNotFound) co_return Result<void>();
   if (removed.error().code != ErrorCode::kForbidden) co_return removed.error();
   // Upstream's RBAC (its manifests run this operator unchanged) grants no lease delete: free the
-  // lease by clearing its holder instead, so the maintenance's deletion still ends.
+  // lease by clearing its holder, times and duration instead (as upstream invalidates one), so
+  // the maintenance's deletion still ends.
   if (!said_lease_delete_forbidden_) {
     logger_.warn(
         "deleting node leases is forbidden; releasing them by clearing their holder "
@@ -112,6 +113,7 @@ asio::awaitable<Result<void>> OperatorImpl::release_node_lease(std::string node_
   }
   kube::Lease freed = *lease;
   freed.holder_identity.reset();
+  freed.lease_duration_seconds.reset();
   freed.acquire_time.reset();
   freed.renew_time.reset();
   json::value body = kube::encode_lease(freed);

@@ -100,7 +100,9 @@ class PlanControllerImpl {
   }
 
   asio::awaitable<void> run() {
-    bool said = false;
+    // What the last failed probe met, said once until it changes (an API not served, RBAC
+    // without MaintenancePlans such as upstream NMO's roles, or a passing error).
+    std::optional<ErrorCode> said;
     while (!stopping_) {
       kube::ListOptions probe;
       probe.limit = 1;
@@ -108,14 +110,18 @@ class PlanControllerImpl {
       if (served.has_value()) {
         break;
       }
-      if (!said || served.error().code != ErrorCode::kNotFound) {
-        logger_.info(served.error().code == ErrorCode::kNotFound
+      const ErrorCode code = served.error().code;
+      if (said != code) {
+        logger_.info(code == ErrorCode::kNotFound
                          ? "the MaintenancePlan API is not served (install "
                            "deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml); plans "
                            "are off until it is"
+                     : code == ErrorCode::kForbidden
+                         ? "listing MaintenancePlans is forbidden (apply deploy/rbac); plans are "
+                           "off until it is allowed"
                          : "could not list MaintenancePlans; trying again",
                      {{"error", served.error().message}});
-        said = true;
+        said = code;
       }
       timer_.expires_after(kApiRecheck);
       boost::system::error_code ignored;
