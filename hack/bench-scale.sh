@@ -132,7 +132,7 @@ for size in "${sizes[@]}"; do
   cp_hwm="$(control_plane_kib VmHWM)"
   kubectl delete "nm/${target}" --timeout=120s >/dev/null
   stop_operator
-  rows+=("$(printf '%-8s %-8s %-12s %-14s %-12s %-10s %-16s %-22s' "${size}" "$((size * per))" \
+  rows+=("$(printf '%-8s %-8s %-12s %-14s %-12s %-10s %-20s %-22s' "${size}" "$((size * per))" \
     "${idle_kib}" "${during_kib}" "${hwm_kib}" "${drain_s}" \
     "${start_requests} / ${maintenance_requests}" \
     "$((cp_rss / 1024)) / $((cp_hwm / 1024)) MiB")")
@@ -158,7 +158,7 @@ hack/cluster-down.sh >/dev/null
 down_s="$(elapsed "${t0}" "$(now)")"
 
 printf '\nMemory against cluster size: bench kwok nodes with %d bare pods each (plus the cluster'"'"'s own nodes), operator at its defaults\n' "${per}"
-printf '%-8s %-8s %-12s %-14s %-12s %-10s %-16s %-22s\n' "nodes" "pods" "idle KiB" "during KiB" "VmHWM KiB" "drain s" \
+printf '%-8s %-8s %-12s %-14s %-12s %-10s %-20s %-22s\n' "nodes" "pods" "idle KiB" "during KiB" "VmHWM KiB" "drain s" \
   "requests start / nm" "control plane RSS / peak"
 printf '%s\n' "${rows[@]}"
 printf 'requests: the operator'"'"'s rest_client_requests_total from its start to the idle sample, then over the maintenance\n'

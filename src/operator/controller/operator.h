@@ -97,7 +97,7 @@ struct OperatorOptions {
   /// Evictions in flight per node.
   int evictions_in_flight = 32;
   /// Evictions in flight across every maintenance at once (docs/design.md §2.4).
-  int evictions_in_flight_total = 256;
+  int evictions_in_flight_total = 64;
   /// This process, for Event sources and logs (the pod name in a cluster).
   std::string identity = "node-maintenance-operator";
   /// Metrics hooks; null means none. Must outlive the Operator.

@@ -215,7 +215,7 @@ struct Inputs {
   std::chrono::seconds etcd_quorum_stable_for{30};
   int max_parallel_maintenances = 1;
   int evictions_in_flight = 32;
-  int evictions_in_flight_total = 256;
+  int evictions_in_flight_total = 64;
   int evictions_in_flight_elsewhere = 0;  // the other maintenances' evictions in flight
   std::string node_lease_ref;  // "<namespace>/<name>" of the node lease, as Events name it
   Now now;
