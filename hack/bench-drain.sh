@@ -175,7 +175,7 @@ startup="" idle_rss_kb=""
 operator_drain() {
   local side="$1" node="$2" in_flight="$3" before t0 t1 started
   prepare_node "${node}"
-  log "$1: the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${in_flight} evictions in flight) on ${node}"
+  log "${node}: the operator (${binary##*/}, as its ServiceAccount, qps ${operator_qps}, burst ${operator_burst}, ${in_flight} evictions in flight) on ${node}"
   started="$(now)"
   start_operator "$4" --kube-api-qps="${operator_qps}" \
     --kube-api-burst="${operator_burst}" --evictions-in-flight="${in_flight}"

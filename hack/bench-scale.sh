@@ -69,10 +69,11 @@ make_namespace "${ns}"
 labels='{"bench":"scale"}'
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# measure_maintenance <pid> <node>: a NodeMaintenance of the node, from create to Succeeded, while
-# the process's VmRSS is sampled every 0.1 s; sets during_kib (the largest) and drain_s.
+# measure_maintenance <pid> <node index>: a NodeMaintenance of bench node <index>, from create to
+# Succeeded, while the process's VmRSS is sampled every 0.1 s; sets during_kib (the largest) and
+# drain_s.
 measure_maintenance() {
-  local pid="$1" node="$2" t0 index
+  local pid="$1" index="$2" node t0
   echo 0 >"${work}/max"
   (
     max=0
@@ -83,7 +84,7 @@ measure_maintenance() {
   ) &
   sampler_pid=$!
   t0="$(now)"
-  index=$((10#${node#"${prefix}"}))
+  node="$(printf '%s%05d' "${prefix}" "${index}")"
   maintenances "${prefix}" "${index}" "$((index + 1))" "{bench: scale}" | kubectl create -f - >/dev/null
   kubectl wait "nm/${node}" --for=jsonpath='{.status.phase}'=Succeeded --timeout=300s >/dev/null
   drain_s="$(elapsed "${t0}" "$(now)")"
@@ -101,6 +102,7 @@ idle=()
 during=()
 for size in "${sizes[@]}"; do
   ((size > have)) || die "NMO_BENCH_SCALE_SIZES must ascend"
+  have_before="${have}"
   target="$(printf '%s%05d' "${prefix}" "${have}")"
   peer="$(printf '%s%05d' "${prefix}" "$((have + 1))")"
   log "growing the cluster to ${size} bench nodes (${have} → ${size}, ${per} pods each)"
@@ -124,7 +126,7 @@ for size in "${sizes[@]}"; do
   idle_kib="$(proc_kib "${operator_pid}" VmRSS)"
   idle+=("${idle_kib}")
   start_requests="$(requests_sent)"
-  measure_maintenance "${operator_pid}" "${target}"
+  measure_maintenance "${operator_pid}" "${have_before}"
   during+=("${during_kib}")
   hwm_kib="$(proc_kib "${operator_pid}" VmHWM)"
   maintenance_requests=$(($(requests_sent) - start_requests))
@@ -143,7 +145,7 @@ for size in "${sizes[@]}"; do
     sleep "${settle}" # the idle window, not a synchronisation
     up_idle_kib="$(proc_kib "${upstream_pid}" VmRSS)"
     op_during_kib="${during_kib}"
-    measure_maintenance "${upstream_pid}" "${peer}"
+    measure_maintenance "${upstream_pid}" "$((have_before + 1))"
     up_rows+=("$(printf '%-8s %-12s %-14s %-12s %-10s %-14s %s' "${size}" "${up_idle_kib}" \
       "${during_kib}" "$(proc_kib "${upstream_pid}" VmHWM)" "${drain_s}" \
       "$(ratio "${idle_kib}" "${up_idle_kib}")" "$(ratio "${op_during_kib}" "${during_kib}")")")

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -92,10 +93,17 @@ std::string event_name(State& state, const std::string& object_name) {
   return fmt::format("{}.{:016x}", object_name, state.random());
 }
 
-// A write refused by RBAC (an install whose Roles grant no events there, such as upstream NMO's,
-// which grant them only in the operator's namespace): said once per namespace, with what to
-// grant; the Events after it are dropped at debug level.
-void forbidden(State& state, const std::string& ns, const PendingEvent& event, const Error& error) {
+// A failed write: logged and dropped (Events are best effort). One refused by RBAC (an install
+// whose Roles grant no Events there, such as upstream NMO's, which grant them only in the
+// operator's namespace) is said once per namespace, with what to grant, and at debug level after.
+void write_failed(State& state, const std::string& ns, const PendingEvent& event,
+                  const Error& error, std::string_view what) {
+  if (error.code != ErrorCode::kForbidden) {
+    state.logger.warn(what, {{"object", event.regarding.name},
+                             {"reason", event.options.reason},
+                             {"error", error.describe()}});
+    return;
+  }
   if (state.forbidden_namespaces.insert(ns).second) {
     state.logger.warn(
         "writing Events is forbidden; they are dropped until it is allowed (grant events "
@@ -119,13 +127,7 @@ asio::awaitable<void> create_event(State& state, const PendingEvent& event, std:
   kube::WriteOptions write_options;
   auto created = co_await state.client.create(std::move(path), std::move(body), write_options);
   if (!created) {
-    if (created.error().code == ErrorCode::kForbidden) {
-      forbidden(state, ns, event, created.error());
-      co_return;
-    }
-    state.logger.warn("could not create event", {{"object", event.regarding.name},
-                                                 {"reason", event.options.reason},
-                                                 {"error", created.error().describe()}});
+    write_failed(state, ns, event, created.error(), "could not create event");
     co_return;
   }
   state.cache.put(key, CachedEvent{std::move(ns), std::move(name), 1});
@@ -160,13 +162,7 @@ asio::awaitable<void> write(State& state, const PendingEvent& event) {
     co_await create_event(state, event, std::move(key));
     co_return;
   }
-  if (patched.error().code == ErrorCode::kForbidden) {
-    forbidden(state, next.namespace_, event, patched.error());
-    co_return;
-  }
-  state.logger.warn("could not update event", {{"object", event.regarding.name},
-                                               {"reason", event.options.reason},
-                                               {"error", patched.error().describe()}});
+  write_failed(state, next.namespace_, event, patched.error(), "could not update event");
 }
 
 // The writer: takes events off the queue one at a time until stopped.

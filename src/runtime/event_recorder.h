@@ -17,7 +17,8 @@
 //     or deleted: 404) a new one is created.
 //   - Spam filter: per object and reason, a burst of 25 events, then one per 5 minutes; the
 //     rest are dropped (logged at debug level 2).
-//   - A failed write is logged and dropped (events are best effort, as in client-go).
+//   - A failed write is logged and dropped (events are best effort, as in client-go); one
+//     refused by RBAC is said once per namespace.
 // Events about cluster-scoped objects (namespace_ "") go to namespace `default`, the only
 // namespace the API server allows for them.
 //

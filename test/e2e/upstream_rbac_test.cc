@@ -224,7 +224,6 @@ TEST_F(UpstreamRbacTest, AWorkerIsTakenOutAndGivenBackUnderUpstreamsOwnRoles) {
     EXPECT_EQ(string_at(*freed, field), "") << field;
   }
   EXPECT_EQ(int_at(*freed, "/spec/leaseDurationSeconds"), std::nullopt);
-  EXPECT_EQ(int_at(*freed, "/spec/leaseTransitions"), std::nullopt);
 
   // The workload is still available.
   EXPECT_TRUE(wait_running(ns.name(), "app=workload", 1));
