@@ -9,8 +9,9 @@
 #       leaves the Secret and the caBundle to the caller), applies the overlay and waits until the
 #       manager is rolled out
 #   hack/deploy.sh down
-#       uninstalls as docs/operations.md says: every NodeMaintenance first (the operator restores
-#       the nodes), then everything deploy/default created
+#       uninstalls as docs/operations.md says: every MaintenancePlan, then every NodeMaintenance
+#       (the operator restores the nodes), then everything deploy/default created (not the
+#       shared namespace medik8s-leases, which it does not ship)
 #   hack/deploy.sh overlay
 #       only writes the overlay and prints its directory
 #
@@ -186,6 +187,10 @@ up() {
   "${kubectl[@]}" apply --server-side --force-conflicts -k deploy/crd >/dev/null
   "${kubectl[@]}" wait --for=condition=Established --timeout=60s \
     crd/nodemaintenances.nodemaintenance.medik8s.io >/dev/null
+  # The shared node-lease namespace, when no other medik8s component made it (docs/operations.md,
+  # "Install"): deploy/default has a Role in it but not the namespace, which uninstall keeps.
+  "${kubectl[@]}" get namespace medik8s-leases >/dev/null 2>&1 ||
+    "${kubectl[@]}" create namespace medik8s-leases >/dev/null
   log "kubectl apply --server-side -k ${overlay#"${root}/"}"
   "${kubectl[@]}" apply --server-side --force-conflicts -k "${overlay}" >/dev/null
   # The manager pods wait for the Secret (ContainerCreating) until it exists.
@@ -208,7 +213,11 @@ up() {
 
 down() {
   cluster
-  # docs/operations.md, "Uninstall": the NodeMaintenances first, while the operator runs.
+  # docs/operations.md, "Uninstall": the MaintenancePlans first (they would make new
+  # NodeMaintenances), then the NodeMaintenances, while the operator runs.
+  if "${kubectl[@]}" get crd maintenanceplans.nodemaintenance.medik8s.io >/dev/null 2>&1; then
+    "${kubectl[@]}" delete maintenanceplans --all --wait --timeout=180s >/dev/null
+  fi
   if "${kubectl[@]}" get crd nodemaintenances.nodemaintenance.medik8s.io >/dev/null 2>&1; then
     "${kubectl[@]}" delete nm --all --wait --timeout=180s >/dev/null
   fi

@@ -5,7 +5,8 @@
 #   hack/operator-kubeconfig.sh [--output PATH] [--duration 24h] [--service-account NAME]
 #
 # As cluster admin (.cluster/admin.kubeconfig): applies deploy/crd (deploy/before-1.31/crd for
-# KUBE_VERSION=1.27; waits until the CRD is Established), deploy/namespaces and deploy/rbac. Then writes PATH (default
+# KUBE_VERSION=1.27; waits until the CRD is Established), deploy/namespaces, the namespace
+# medik8s-leases when missing, and deploy/rbac. Then writes PATH (default
 # .cluster/operator.kubeconfig, mode 600, replaced atomically): the admin kubeconfig's server and
 # CA, user = a token of node-maintenance-operator-system/node-maintenance-operator-controller-manager
 # from `kubectl create token` (--service-account: another ServiceAccount of that namespace, which
@@ -63,6 +64,9 @@ apply "${crd}"
 kubectl wait --for=condition=Established --timeout=60s \
   crd/nodemaintenances.nodemaintenance.medik8s.io >/dev/null
 apply deploy/namespaces
+# The node Leases' namespace is shared and not in deploy/ (docs/operations.md, "Install"): made
+# here when missing, as an admin would, so deploy/rbac's Role in it can be applied.
+kubectl get namespace medik8s-leases >/dev/null 2>&1 || kubectl create namespace medik8s-leases >/dev/null
 apply deploy/rbac
 
 server="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')"

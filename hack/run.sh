@@ -9,7 +9,9 @@
 #                                          .cluster/run.pid) and removes the webhook configuration
 #   options: --log-file PATH (default .cluster/logs/operator.log, truncated at start)
 #            --no-build      (use build/bin/node-maintenance-operator as it is)
-#   operator flag --webhook-port=0 runs it without the webhook (nothing is registered)
+#   operator flag --webhook-port=0 runs it without the webhook (nothing is registered); the
+#   webhook's address, port and certificate are this script's, every other flag is passed on
+#   (e.g. hack/run.sh -- --webhook-reject-unsafe-control-plane)
 #
 # Steps: brings the local cluster up if it is not running, builds the operator, applies
 # deploy/crd, deploy/namespaces and deploy/rbac and writes .cluster/operator.kubeconfig (same
@@ -184,7 +186,11 @@ for ((i = 0; i < ${#operator_args[@]}; i++)); do
     --webhook-port=0) webhook=0 ;;
     --webhook-port) [[ "${operator_args[i + 1]:-}" == 0 ]] && webhook=0 && i=$((i + 1)) ||
       die "hack/run.sh sets --webhook-port itself (WEBHOOK_PORT in ${dir}/ports.env); only --webhook-port=0 may be given" ;;
-    --webhook-*) die "hack/run.sh sets ${operator_args[i]%%=*} itself; only --webhook-port=0 may be given" ;;
+    # The ones set below, for this cluster's port and certificate; every other flag, such as
+    # --webhook-reject-unsafe-control-plane (upstream's control-plane rule), goes to the operator.
+    --webhook-port=* | --webhook-bind-address | --webhook-bind-address=* | --webhook-cert-dir | \
+      --webhook-cert-dir=*)
+      die "hack/run.sh sets ${operator_args[i]%%=*} itself (127.0.0.1:${WEBHOOK_PORT}, ${cert_dir}); of these only --webhook-port=0 may be given" ;;
   esac
 done
 

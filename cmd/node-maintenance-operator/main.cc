@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/file_limit.h"
 #include "base/log.h"
 #include "base/log_async.h"
 #include "flags.h"
@@ -101,6 +102,14 @@ int run(int argc, char** argv) {
   // when run() returns.
   const log::AsyncWriter async_log;
   const log::Logger logger = log::root().with({{"controller", "manager"}});
+  // Every NodeMaintenance holds a watch of its own (docs/operations.md, "Availability of the
+  // operator"): the soft open-file limit goes up to the hard one before any connection opens.
+  if (const Result<OpenFileLimit> limit = raise_open_file_limit(); !limit) {
+    logger.warn("could not raise the open-file limit", {{"error", limit.error().message}});
+  } else if (limit->after != limit->before) {
+    logger.info("raised the open-file limit from " + std::to_string(limit->before) + " to " +
+                std::to_string(limit->after));
+  }
   auto metrics_address = runtime::parse_bind_address(flags.metrics_bind_address);
   auto probe_address = runtime::parse_bind_address(flags.health_probe_bind_address);
   for (const auto* parsed : {&metrics_address, &probe_address}) {

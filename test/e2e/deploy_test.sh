@@ -17,11 +17,22 @@
 #      carries app.kubernetes.io/name, instance, version (CMakeLists.txt's), component, part-of
 #      and managed-by, and so do the manager's pods; the Deployment's and the Services' selectors
 #      are still exactly name and component=manager (a Deployment's selector cannot change).
-#   6. Cleanup, also on failure (trap): the ValidatingWebhookConfiguration (failurePolicy Fail
+#   6. The manager's PodDisruptionBudget (docs/operations.md, "Availability of the operator"):
+#      it covers the two pods and, both Ready, allows one disruption; scaled to one replica it
+#      allows none, and an eviction of that replica is refused with the API server's PDB message.
+#   7. Shared namespaces (docs/operations.md, "Uninstall"): before the install, the node Leases'
+#      namespace medik8s-leases exists (made here as an admin would, if missing) with a foreign
+#      Lease held by "NodeHealthCheck-x"; deploy/default renders no Namespace medik8s-leases; the
+#      install leaves its labels alone, and `kubectl delete -k` of it (the documented uninstall)
+#      leaves the namespace, its labels and the foreign Lease as they were, while the
+#      operator's own namespace, CRD and ClusterRoles are gone.
+#   8. Cleanup, also on failure (trap): the ValidatingWebhookConfiguration (failurePolicy Fail
 #      with no real endpoint would refuse every NodeMaintenance create; a configuration that was
 #      there before, e.g. make run's, is put back), the Deployment (its fake pods would count in
 #      other tests' drains; waits until they are gone), the Services, the cert-manager and
-#      monitoring objects and the CRDs this test installed. The CRD, namespaces and RBAC stay.
+#      monitoring objects and the CRDs this test installed, the foreign Lease. After the
+#      uninstall of 7 the CRD, namespaces, RBAC and the e2e operator kubeconfig are put back
+#      (hack/operator-kubeconfig.sh) for the tests that follow.
 #
 # Takes the cluster's shared lock when run on its own:
 #   flock /tmp/nmo-cluster.lock bash test/e2e/deploy_test.sh
@@ -68,11 +79,14 @@ fi
 no_manager_pods() {
   [[ -z "$(kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o name)" ]]
 }
+foreign_lease="node-deploy-test-$(openssl rand -hex 3)"
+uninstalled=0
 cleanup() {
   local status=$?
   set +e
   trap - EXIT INT TERM
   say "cleanup"
+  kubectl delete lease -n medik8s-leases "${foreign_lease}" --ignore-not-found >/dev/null
   # The configuration first: failing closed while nothing answers refuses every create.
   kubectl delete validatingwebhookconfiguration "${webhook_config}" --ignore-not-found --wait=false >/dev/null
   if [[ -f "${saved_webhook}" ]]; then
@@ -98,6 +112,12 @@ cleanup() {
     say "FAIL: the manager pods are still there 90 s after the Deployment was deleted"
     status=1
   fi
+  # The tests that follow run the operator as its ServiceAccount, which the uninstall removed.
+  if ((uninstalled)) &&
+    ! hack/operator-kubeconfig.sh ${NMO_OPERATOR_KUBECONFIG:+--output "${NMO_OPERATOR_KUBECONFIG}"} >/dev/null; then
+    say "FAIL: could not put the CRD, namespaces, RBAC and the operator kubeconfig back"
+    status=1
+  fi
   rm -rf "${work}"
   say "deploy: ${passed} passed, ${failed} failed"
   ((failed == 0)) || status=1
@@ -108,6 +128,17 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- 1. apply ---------------------------------------------------------------------------
+# The shared node-lease namespace as another medik8s operator leaves it: there (made here as the
+# install docs say, when missing), with a node Lease of Node Health Check's in it.
+kubectl get namespace medik8s-leases >/dev/null 2>&1 || kubectl create namespace medik8s-leases >/dev/null
+kubectl create -f - >/dev/null <<EOF
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: ${foreign_lease}, namespace: medik8s-leases}
+spec: {holderIdentity: NodeHealthCheck-x, leaseDurationSeconds: 3600}
+EOF
+lease_labels() { kubectl get namespace medik8s-leases -o jsonpath='{.metadata.labels}'; }
+leases_labels_before="$(lease_labels)"
 # deploy/default, or on a cluster before 1.31 (KUBE_VERSION=1.27) deploy/before-1.31/default.
 default="$(dirname "$(testenv_crd_kustomization)")/default"
 say "server-side dry run of ${default}"
@@ -241,6 +272,7 @@ check "cannot delete pods (any namespace)" cannot delete pods --all-namespaces
 check "cannot create pods" cannot create pods --all-namespaces
 check "cannot update nodes (only patch)" cannot update nodes
 check "cannot delete nodes" cannot delete nodes
+check "cannot delete namespaces (creates the shared lease namespace, never deletes one)" cannot delete namespaces
 check "cannot read secrets" cannot get secrets --all-namespaces
 check "cannot patch events outside default" cannot patch events -n kube-system
 # No wildcard among the roles bound to the ServiceAccount (the built-in discovery roles every
@@ -321,4 +353,72 @@ selectors_unchanged() {
 }
 check "the Deployment's and the Services' selectors are still exactly name and component=manager" selectors_unchanged
 
+# --- 6. the manager's PodDisruptionBudget ------------------------------------------------
+pdb=node-maintenance-operator-controller-manager
+pdb_state() {
+  kubectl get pdb -n "${ns}" "${pdb}" \
+    -o jsonpath='{.spec.minAvailable} {.status.expectedPods} {.status.currentHealthy} {.status.disruptionsAllowed}'
+}
+pdb_allows_one() { pdb_state && echo && [[ "$(pdb_state)" == "1 2 2 1" ]]; }
+check "the PodDisruptionBudget ${pdb} (minAvailable 1) covers the 2 manager pods and allows one disruption" \
+  wait_until 60 pdb_allows_one
+# evict <pod>: the Eviction API, as a drain (ours or kubectl's) sends it.
+evict() {
+  kubectl create --raw "/api/v1/namespaces/${ns}/pods/$1/eviction" -f - <<EOF
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$1", "namespace": "${ns}"}}
+EOF
+}
+# Scaled to one replica, that one may not be evicted: minAvailable 1, where maxUnavailable 1 would
+# let it go and take the webhook with it. (Two evictions in a row cannot show the budget here: kwok
+# makes the first one's replacement Ready at once.)
+kubectl scale deployment "${deployment}" -n "${ns}" --replicas=1 >/dev/null
+pdb_allows_none() { pdb_state && echo && [[ "$(pdb_state)" == "1 1 1 0" ]]; }
+check "scaled to one replica, the PodDisruptionBudget allows no disruption" wait_until 60 pdb_allows_none
+last_pod="$(kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o json |
+  jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name][0] // "none"')"
+last_refused() {
+  local out
+  ! out="$(evict "${last_pod}" 2>&1)" || return 1
+  echo "${out}"
+  [[ "${out}" == *"Cannot evict pod as it would violate the pod's disruption budget"* ]]
+}
+check "evicting the last replica ${last_pod} is refused: it would violate the pod's disruption budget" last_refused
+
+# --- 7. shared namespaces: uninstall -------------------------------------------------------
+no_shared_namespace() {
+  jq -r '.items[] | select(.kind == "Namespace") | .metadata.name' "${work}/dry-run.json" |
+    { ! grep -qx medik8s-leases; }
+}
+check "${default} renders no Namespace medik8s-leases (shared with NHC and SNR)" no_shared_namespace
+check "the install left the labels of medik8s-leases as they were" test "$(lease_labels)" == "${leases_labels_before}"
+# The documented uninstall deletes every MaintenancePlan and NodeMaintenance first, with the
+# operator running; none runs here, so one left by another test would keep the CRD's deletion
+# waiting on its finalizer.
+leftovers="$(kubectl get maintenanceplans,nodemaintenances -o name 2>/dev/null || true)"
+if [[ -n "${leftovers}" ]]; then
+  say "SKIP the uninstall: the cluster holds ${leftovers//$'\n'/ }"
+  ((failed == 0))
+  exit
+fi
+say "uninstall: kubectl delete -k ${default} (docs/operations.md, \"Uninstall\")"
+uninstalled=1
+check "kubectl delete -k ${default}" kubectl delete -k "${default}" --ignore-not-found --wait --timeout=180s
+operator_gone() {
+  ! kubectl get namespace "${ns}" >/dev/null 2>&1 &&
+    ! kubectl get crd nodemaintenances.nodemaintenance.medik8s.io >/dev/null 2>&1 &&
+    ! kubectl get clusterrole node-maintenance-operator-manager-role >/dev/null 2>&1
+}
+check "the uninstall removed what the install added (namespace ${ns}, the CRD, the ClusterRoles)" operator_gone
+shared_namespace_kept() {
+  kubectl get namespace medik8s-leases -o jsonpath='{.status.phase} {.metadata.labels}{"\n"}' &&
+    [[ "$(kubectl get namespace medik8s-leases -o jsonpath='{.status.phase}')" == Active ]] &&
+    [[ "$(lease_labels)" == "${leases_labels_before}" ]]
+}
+check "medik8s-leases is still there, Active, with the labels it had" shared_namespace_kept
+foreign_lease_kept() {
+  [[ "$(kubectl get lease -n medik8s-leases "${foreign_lease}" -o jsonpath='{.spec.holderIdentity}')" == NodeHealthCheck-x ]]
+}
+check "the foreign Lease ${foreign_lease} (holder NodeHealthCheck-x) is still there" foreign_lease_kept
+
 ((failed == 0))
+

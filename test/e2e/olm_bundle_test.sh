@@ -12,7 +12,8 @@
 #      bundle) with descriptors, the webhook definition on the manager's webhook port; its
 #      permissions are exactly deploy/rbac's rules for the manager (ClusterRoles bound
 #      cluster-wide, the Role in its own namespace), and the Deployment mounts no certificate
-#      where OLM mounts its own.
+#      where OLM mounts its own; the manager's PodDisruptionBudget is a bundle object (a kind OLM
+#      installs, into its install namespace) and other-namespaces.yaml holds Roles, no Namespace.
 #   4. Against the local cluster, a server-side dry run of the ClusterServiceVersion itself
 #      against OLM's own schema (this cluster has no OLM: OLM's ClusterServiceVersion CRD from
 #      the Operator Framework's API module, olmcheck csv-crd, is installed for it; a CSV broken on
@@ -151,14 +152,22 @@ other_namespaces() {
   kubectl create --dry-run=client --validate=false -o json -f deploy/olm/other-namespaces.yaml | jq -s -r '.[] | "\(.kind) \(.metadata.namespace // "-") \(.metadata.name)"' | LC_ALL=C sort >"${work}/others"
   cat "${work}/others"
   diff -u - "${work}/others" <<'EOF'
-Namespace - medik8s-leases
 Role default node-maintenance-operator-event-role
 Role medik8s-leases node-maintenance-operator-node-lease-role
 RoleBinding default node-maintenance-operator-event-rolebinding
 RoleBinding medik8s-leases node-maintenance-operator-node-lease-rolebinding
 EOF
 }
-check "other-namespaces.yaml holds the Roles a CSV cannot: node Leases in medik8s-leases, Events in default" other_namespaces
+check "other-namespaces.yaml holds the Roles a CSV cannot (node Leases in medik8s-leases, Events in default), no Namespace" other_namespaces
+pdb_in_bundle() {
+  jq -e --arg ns "${scratch}" '(.items[] | select(.kind == "Deployment")) as $d |
+    [.items[] | select(.kind == "PodDisruptionBudget")] | length == 1 and
+    (.[0] | .metadata.namespace == $ns and .spec.minAvailable == 1 and
+      (.spec.selector.matchLabels | to_entries | all(. as $e | $d.spec.template.metadata.labels[$e.key] == $e.value)))' \
+    "${work}/objects.json"
+}
+check "the bundle carries the manager's PodDisruptionBudget (minAvailable 1, selecting its pods), installed in OLM's namespace" \
+  pdb_in_bundle
 no_certificate_volume() {
   jq -e '.items[] | select(.kind == "Deployment") | .spec.template.spec |
     ([.containers[].volumeMounts // [] | .[].mountPath] | index("/tmp/k8s-webhook-server/serving-certs") == null) and

@@ -7,12 +7,15 @@
 #
 #   1. `kubectl kustomize deploy/openshift` builds; the operator's objects are in
 #      openshift-workload-availability (the node-lease and Event Roles stay in medik8s-leases and
-#      default), every binding names the ServiceAccount there, the pods set runAsNonRoot and no
+#      default) and no Namespace object is rendered (both namespaces are shared, docs/operations.md
+#      "Uninstall"), every binding names the ServiceAccount there, the pods set runAsNonRoot and no
 #      runAsUser/runAsGroup, the webhook Service asks the service CA for the Secret the
 #      Deployment mounts, the ValidatingWebhookConfiguration asks for the caBundle and calls the
 #      Service in its new namespace, and cert-manager's annotation is gone.
-#   2. A server-side dry run of all of it passes (the namespace is created for the test first:
-#      a dry run creates nothing, so its objects would find no namespace).
+#   2. A server-side dry run of all of it passes, into openshift-workload-availability as another
+#      medik8s operator leaves it: created for the test first when missing, labelled
+#      pod-security.kubernetes.io/enforce=privileged as Self Node Remediation's agents need it,
+#      with a ConfigMap of its own standing for the other operators' objects.
 #   3. Pod Security "restricted", enforcing: in a scratch namespace labelled
 #      pod-security.kubernetes.io/enforce=restricted, a server-side dry-run create of a Pod with
 #      the Deployment's pod spec is accepted (PodSecurity admission judges dry-run creates), and
@@ -21,7 +24,13 @@
 #      the Deployment's namespace with its recommended labels, selects exactly the manager's
 #      pods, names only ports the manager container has, allows the metrics port only from
 #      namespaces labelled nodemaintenance.medik8s.io/scrape-metrics=true; server-side dry run.
-# Cleanup (trap): the scratch namespace, and openshift-workload-availability if the test made it.
+#   5. Install and uninstall for real (`kubectl apply`, then `kubectl delete` of the rendered
+#      overlay, as `oc apply -k` / `oc delete -k`): the namespace keeps its labels during the
+#      install, and after the uninstall it is still there, Active, with the same labels and the
+#      foreign ConfigMap, while the overlay's own objects (Deployment, ClusterRoles, CRD) are gone.
+# Cleanup (trap): the scratch namespace, openshift-workload-availability if the test made it (else
+# the foreign ConfigMap), the webhook configuration, the manager pods; after 5 the CRD,
+# namespaces, RBAC and the e2e operator kubeconfig are put back (hack/operator-kubeconfig.sh).
 #
 # Takes the cluster's shared lock when run on its own:
 #   flock /tmp/nmo-cluster.lock bash test/e2e/openshift_test.sh
@@ -45,15 +54,35 @@ source "${root}/test/e2e/support/checks.sh"
 ns=openshift-workload-availability
 scratch="nmo-psa-$(openssl rand -hex 3)"
 made_ns=0
+installed=0
+foreign="snr-stand-in-$(openssl rand -hex 3)"
 kapply() { kubectl apply --server-side --force-conflicts "$@"; }
+no_manager_pods() {
+  [[ -z "$(kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o name 2>/dev/null)" ]]
+}
 
 cleanup() {
   local status=$?
   set +e
   trap - EXIT INT TERM
   kubectl delete namespace "${scratch}" --ignore-not-found --wait=false >/dev/null 2>&1
+  if ((installed)); then
+    kubectl delete validatingwebhookconfiguration nodemaintenance-validation.medik8s.io --ignore-not-found >/dev/null 2>&1
+    kubectl delete -f "${work}/openshift.yaml" --ignore-not-found --wait=false >/dev/null 2>&1
+    wait_until 90 no_manager_pods || { say "FAIL: manager pods still in ${ns} after 90 s"; status=1; }
+    # The overlay's ClusterRoles, bindings and CRD were deploy/default's too: the tests that
+    # follow run the operator as its ServiceAccount.
+    if ! hack/operator-kubeconfig.sh ${NMO_OPERATOR_KUBECONFIG:+--output "${NMO_OPERATOR_KUBECONFIG}"} >/dev/null; then
+      say "FAIL: could not put the CRD, namespaces, RBAC and the operator kubeconfig back"
+      status=1
+    fi
+  fi
   # Waited for: the next run (or test) would find it Terminating, where nothing can be created.
-  ((made_ns)) && kubectl delete namespace "${ns}" --ignore-not-found --timeout=90s >/dev/null 2>&1
+  if ((made_ns)); then
+    kubectl delete namespace "${ns}" --ignore-not-found --timeout=90s >/dev/null 2>&1
+  else
+    kubectl delete configmap -n "${ns}" "${foreign}" --ignore-not-found >/dev/null 2>&1
+  fi
   rm -rf "${work}"
   say "openshift: ${passed} passed, ${failed} failed"
   ((failed == 0)) || status=1
@@ -100,9 +129,9 @@ in_namespace() {
   cat "${work}/placement"
   # Everything namespaced is in ${ns}, except the Roles of the node Leases and of Events.
   ! grep -v -E "^(${ns} |medik8s-leases (Role|RoleBinding)/node-maintenance-operator-node-lease-|default (Role|RoleBinding)/node-maintenance-operator-event-)" "${work}/placement" &&
-    jq -e --arg ns "${ns}" '[.items[] | select(.kind == "Namespace") | .metadata.name] | sort == ([$ns, "medik8s-leases"] | sort)' "${o}"
+    jq -e '[.items[] | select(.kind == "Namespace") | .metadata.name] == []' "${o}"
 }
-check "the operator's objects are in ${ns}; the node-lease and Event Roles stay in medik8s-leases and default" in_namespace
+check "the operator's objects are in ${ns}; the node-lease and Event Roles stay in medik8s-leases and default; no Namespace object" in_namespace
 check "every RoleBinding and ClusterRoleBinding names the ServiceAccount in ${ns}" \
   jq -e --arg ns "${ns}" '[.items[] | select(.kind | test("RoleBinding$")) | .subjects[]] |
     length == 5 and all(.kind == "ServiceAccount" and .namespace == $ns)' "${o}"
@@ -128,9 +157,19 @@ terminating() { [[ "$(kubectl get namespace "${ns}" -o jsonpath='{.status.phase}
 not_terminating() { ! terminating; }
 wait_until 90 not_terminating || die "namespace ${ns} is still Terminating after 90 s"
 if ! kubectl get namespace "${ns}" >/dev/null 2>&1; then
-  jq '.items[] | select(.kind == "Namespace" and .metadata.name == "'"${ns}"'")' "${o}" | kubectl create -f - >/dev/null
+  kubectl create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ${ns}
+  labels: {pod-security.kubernetes.io/enforce: privileged}
+EOF
   made_ns=1
 fi
+kubectl create configmap -n "${ns}" "${foreign}" --from-literal=owner=self-node-remediation >/dev/null
+kubectl get namespace medik8s-leases >/dev/null 2>&1 || kubectl create namespace medik8s-leases >/dev/null
+ns_labels() { kubectl get namespace "${ns}" -o jsonpath='{.metadata.labels}'; }
+labels_before="$(ns_labels)"
 check "kubectl apply --server-side --dry-run=server of deploy/openshift ($(jq '.items | length' "${o}") objects)" \
   kapply --dry-run=server -f "${work}/openshift.yaml"
 
@@ -179,6 +218,38 @@ for base in openshift default; do
   jq '.items[] | select(.kind == "NetworkPolicy")' "${n}" >"${work}/np-${base}-policy.json"
   check "deploy/${base}: server-side dry run of the NetworkPolicy" kapply --dry-run=server -f "${work}/np-${base}-policy.json"
 done
+
+# --- 5. install and uninstall into the existing namespace ---------------------------------
+# As in deploy_test.sh: the uninstall deletes the CRDs, which a leftover maintenance's finalizer
+# would hold up with no operator running.
+leftovers="$(kubectl get maintenanceplans,nodemaintenances -o name 2>/dev/null || true)"
+if [[ -n "${leftovers}" ]]; then
+  say "SKIP the install and uninstall: the cluster holds ${leftovers//$'\n'/ }"
+  ((failed == 0))
+  exit
+fi
+say "install: kubectl apply of ${openshift#"${work}/"}, into the existing ${ns}"
+installed=1
+check "kubectl apply --server-side of ${openshift#"${work}/"}" kapply -f "${work}/openshift.yaml"
+# Nothing answers behind the webhook's Service here (failurePolicy Fail): not left registered.
+kubectl delete validatingwebhookconfiguration nodemaintenance-validation.medik8s.io --ignore-not-found >/dev/null
+check "the install left the labels of ${ns} as they were (${labels_before})" test "$(ns_labels)" == "${labels_before}"
+check "kubectl delete of ${openshift#"${work}/"} (the documented uninstall)" \
+  kubectl delete -f "${work}/openshift.yaml" --ignore-not-found --wait --timeout=180s
+check "the manager pods are gone from ${ns}" wait_until 90 no_manager_pods
+overlay_gone() {
+  ! kubectl get deployment -n "${ns}" node-maintenance-operator-controller-manager >/dev/null 2>&1 &&
+    ! kubectl get clusterrole node-maintenance-operator-manager-role >/dev/null 2>&1 &&
+    ! kubectl get crd nodemaintenances.nodemaintenance.medik8s.io >/dev/null 2>&1
+}
+check "the uninstall removed the overlay's own objects (Deployment, ClusterRoles, CRD)" overlay_gone
+namespace_kept() {
+  kubectl get namespace "${ns}" -o jsonpath='{.status.phase} {.metadata.labels}{"\n"}' &&
+    [[ "$(kubectl get namespace "${ns}" -o jsonpath='{.status.phase}')" == Active ]] &&
+    [[ "$(ns_labels)" == "${labels_before}" ]] &&
+    kubectl get configmap -n "${ns}" "${foreign}" >/dev/null
+}
+check "${ns} is still there, Active, with its labels and the other operators' objects" namespace_kept
 
 say "took $((SECONDS - started)) s"
 ((failed == 0))

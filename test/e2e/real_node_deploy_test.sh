@@ -28,8 +28,12 @@
 #      instead: without a certificate creates fail closed; with the Secret and caBundle that
 #      cert-manager makes (played by test/e2e/support/cert_manager_stand_in.sh: its binaries
 #      cannot be built here) the denial messages of docs/design.md §4 are back.
+#  10. A maintenance of the real node, which runs the one replica: the manager's soft open-file
+#      limit is its hard one; the PodDisruptionBudget holds the replica (pendingPodsRefs
+#      BlockedByPDB), it is not evicted, and the webhook still refuses a missing node with the
+#      story's message; deleting the maintenance makes the node schedulable again.
 #   7. Uninstall as docs/operations.md says leaves no NodeMaintenance, finalizer, webhook
-#      configuration, Lease or cordon behind. Afterwards the CRD, namespaces, RBAC and the e2e
+#      configuration, Lease of the operator or cordon behind, and the shared medik8s-leases. Afterwards the CRD, namespaces, RBAC and the e2e
 #      operator kubeconfig are put back (hack/operator-kubeconfig.sh) for the tests that follow.
 #
 # Needs the real node (NMO_REAL_NODE=1 make cluster-up, or hack/real-node.sh up) and the image
@@ -492,6 +496,43 @@ check "the admin's maintenance after the forged review Succeeded" wait_until 60 
 kubectl delete nm "rn-after-forged-${suffix}" --wait --timeout=60s >/dev/null
 check "deleting it uncordoned and untainted ${worker} again" wait_until 60 node_restored
 
+# --- 10. a maintenance of the node running the replica -----------------------------------
+# docs/operations.md, "Availability of the operator": the one replica runs on the real node; a
+# maintenance of that node may not evict it (PodDisruptionBudget minAvailable 1), so the webhook
+# keeps answering while the node is cordoned and drained.
+pod="$(manager_pod)"
+open_files_raised() {
+  local pid
+  pid="$(manager_host_pid "${pod}")"
+  grep '^Max open files' "/proc/${pid}/limits"
+  awk '/^Max open files/ {exit !($4 == $5)}' "/proc/${pid}/limits"
+}
+check "the manager's soft open-file limit is its hard one (raised at start)" open_files_raised
+self_nm="rn-self-${suffix}"
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: nodemaintenance.medik8s.io/v1beta1
+kind: NodeMaintenance
+metadata: {name: ${self_nm}}
+spec: {nodeName: ${REAL_NODE_NAME}, reason: "the node running the operator"}
+EOF
+held_by_pdb() {
+  kubectl get nm "${self_nm}" -o jsonpath='{.status.phase} {.status.pendingPodsRefs}{"\n"}'
+  kubectl get nm "${self_nm}" -o json | jq -e --arg pod "${pod}" --arg ns "${ns}" '.status.phase == "Running" and
+    any(.status.pendingPodsRefs[]?; .name == $pod and .namespace == $ns and .reason == "BlockedByPDB")' >/dev/null
+}
+check "the maintenance of ${REAL_NODE_NAME} runs; the manager pod ${pod} is held by its PodDisruptionBudget" \
+  wait_until 90 held_by_pdb
+still_one_replica() {
+  [[ "$(kubectl get pods -n "${ns}" -l app.kubernetes.io/component=manager -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}')" == "${pod} " ]] &&
+    pod_ready "${pod}"
+}
+check "the replica was not evicted: ${pod} is still the one manager pod, Ready" still_one_replica
+check "the webhook still answers: a maintenance for a missing node is refused with the story's message" \
+  refuses_create 'node "node-that-does-not-exist" not found in cluster; invalid nodeName, no node with name node-that-does-not-exist found' "rn-missing3-${suffix}" node-that-does-not-exist
+kubectl delete nm "${self_nm}" --wait --timeout=60s >/dev/null || fail "deleting ${self_nm}"
+real_node_schedulable() { [[ -z "$(kubectl get node "${REAL_NODE_NAME}" -o jsonpath='{.spec.unschedulable}')" ]]; }
+check "deleting it made ${REAL_NODE_NAME} schedulable again" wait_until 60 real_node_schedulable
+
 # --- 8. the cert-manager base ---------------------------------------------------------
 cm_dir="$(module_dir "${cert_manager_module}")"
 check "cert-manager's CRDs (Issuer, Certificate from ${cert_manager_module}) installed" \
@@ -532,8 +573,9 @@ check "no NodeMaintenance is left (the CRD is gone with deploy/default)" bash -c
   "! kubectl get crd nodemaintenances.nodemaintenance.medik8s.io >/dev/null 2>&1"
 check "no webhook configuration is left" bash -c \
   "! kubectl get validatingwebhookconfiguration ${webhook} >/dev/null 2>&1"
-check "no Lease of the operator is left (its namespaces are gone)" bash -c \
-  "! kubectl get lease -n ${ns} -o name 2>/dev/null | grep -q . && ! kubectl get lease -n medik8s-leases -o name 2>/dev/null | grep -q ."
+check "no Lease of the operator is left (its namespace is gone; none in medik8s-leases held by node-maintenance)" bash -c \
+  "! kubectl get lease -n ${ns} -o name 2>/dev/null | grep -q . && ! kubectl get lease -n medik8s-leases -o jsonpath='{.items[*].spec.holderIdentity}' | grep -qw node-maintenance"
+check "the shared namespace medik8s-leases is still there" kubectl get namespace medik8s-leases
 check "no node is left cordoned or tainted by a maintenance" bash -c \
   "! kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable} {.spec.taints[*].key}{\"\\n\"}{end}' | grep -E 'true|medik8s.io'"
 check "no node keeps the operator's prior-state annotation" bash -c \

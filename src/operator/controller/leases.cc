@@ -144,7 +144,7 @@ asio::awaitable<Result<void>> OperatorImpl::create_lease_namespace() {
   const std::string problem =
       "the lease namespace " + name +
       " does not exist, and creating it was refused: " + created.error().describe() +
-      " (apply deploy/namespaces, or allow namespaces create)";
+      " (create it, or allow namespaces create: deploy/rbac)";
   if (lease_problem_ != problem) logger_.error(problem, {{"namespace", name}});
   lease_problem_ = problem;
   co_return Error(created.error().code, problem);

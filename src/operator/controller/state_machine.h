@@ -49,8 +49,8 @@ namespace nmo::op {
 // Retry pace of steps that wait on something without a watch event (a write that conflicted).
 inline constexpr std::chrono::seconds kConflictRetry{1};
 // How soon to try again while the lease namespace is missing and may not be created: a steady
-// retry, not the error backoff, so a grant or `kubectl apply -k deploy/namespaces` takes effect
-// within seconds.
+// retry, not the error backoff, so a grant or `kubectl create namespace` takes effect within
+// seconds.
 inline constexpr std::chrono::seconds kLeaseNamespaceRetry{10};
 // How soon a maintenance whose node cache is not synced yet looks again.
 inline constexpr std::chrono::milliseconds kNodeSyncRetry{200};

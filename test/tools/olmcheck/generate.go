@@ -12,8 +12,9 @@ package main
 //	                    install strategy, permissions and webhook definition taken from the
 //	                    rendered objects), every CRD (one file each; each must be in the
 //	                    base's spec.customresourcedefinitions.owned, and every owned one
-//	                    rendered), the metrics Service and the user-facing ClusterRoles
-//	                    (editor, viewer, metrics reader)
+//	                    rendered), the metrics Service, the manager's PodDisruptionBudget
+//	                    (an object kind OLM installs from a bundle, into the install namespace)
+//	                    and the user-facing ClusterRoles (editor, viewer, metrics reader)
 //	bundle/metadata/annotations.yaml
 //	bundle.Containerfile   the bundle image's build file (the same annotations as labels)
 //	other-namespaces.yaml  what a CSV cannot hold: Roles in namespaces other than the one
@@ -27,8 +28,10 @@ package main
 //   - the Deployment -> spec.install.spec.deployments, without the webhook certificate volume:
 //     OLM mounts its own certificate at the same path (and at the path of --olm-cert-dir);
 //   - the ValidatingWebhookConfiguration -> spec.webhookdefinitions; OLM makes the Service
-//     (<deployment>-service) and the configuration, with its own CA. It has no matchConditions:
-//     under OLM every update goes through the webhook (docs/operations.md, "Install with OLM");
+//     (<deployment>-service) and the configuration, with its own CA. OLM's webhook definition
+//     has no matchConditions field (operator-framework/api's WebhookDescription), so the
+//     configuration's are dropped and under OLM every update of a NodeMaintenance's object goes
+//     through the webhook (docs/operations.md, "Install with OLM");
 //   - the webhook's Service and the ServiceAccount are left out (OLM makes them), and so are
 //     the Namespaces.
 
@@ -238,7 +241,7 @@ func buildBundle(objects []*unstructured.Unstructured, csvBase []byte, baseName,
 			if o.GetName() != ns {
 				b.others = append([]*unstructured.Unstructured{o}, b.others...)
 			}
-		case "ClusterRole", "Service":
+		case "ClusterRole", "Service", "PodDisruptionBudget":
 			m := o.DeepCopy()
 			m.SetNamespace("")
 			if err := addManifest(m); err != nil {

@@ -165,7 +165,8 @@ func installObjects(bundle *manifests.Bundle, ns string) ([]interface{}, error) 
 		}
 		c := o.DeepCopy()
 		if c.GetKind() == "Service" || c.GetKind() == "Role" || c.GetKind() == "RoleBinding" ||
-			c.GetKind() == "ServiceAccount" || c.GetKind() == "ConfigMap" || c.GetKind() == "Secret" {
+			c.GetKind() == "ServiceAccount" || c.GetKind() == "ConfigMap" || c.GetKind() == "Secret" ||
+			c.GetKind() == "PodDisruptionBudget" {
 			c.SetNamespace(ns)
 		}
 		items = append(items, c.Object)
