@@ -21,6 +21,7 @@
 #include "cli/output_format.h"
 #include "cli/plan.h"
 #include "cli/plan_diagnosis.h"
+#include "cli/plan_resume.h"
 #include "cli/plan_status_text.h"
 #include "cli/text.h"
 #include "cli/work_done.h"
@@ -608,6 +609,22 @@ asio::awaitable<int> run_plan_status(Session& session, std::string name, Command
   } else {
     print(plan_status_report(found->plan, wall_now()));
   }
+  co_return kExitOk;
+}
+
+asio::awaitable<int> run_resume(Session& session, std::string name, CommandOptions /*options*/) {
+  auto found = co_await session.maintenance_plan(name);
+  if (!found) co_return report(found.failure());
+  auto patch = resume_patch(found->plan);
+  if (!patch) {
+    co_return report(Failure{.message = patch.error().message, .exit_code = kExitFailed});
+  }
+  // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
+  std::string path = kube::object_path<op::MaintenancePlan>("", name);
+  kube::WriteOptions write;
+  auto patched = co_await session.client().patch(path, kube::PatchType::kMergePatch, *patch, write);
+  if (!patched) co_return report(session.failure(patched.error()));
+  print(resume_confirmation(found->plan));
   co_return kExitOk;
 }
 

@@ -47,6 +47,7 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
 asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options);
 asio::awaitable<int> run_done(Session& session, std::string node, CommandOptions options);
 asio::awaitable<int> run_plan_status(Session& session, std::string name, CommandOptions options);
+asio::awaitable<int> run_resume(Session& session, std::string name, CommandOptions options);
 asio::awaitable<int> run_rollout(Session& session, std::string name, CommandOptions options);
 
 }  // namespace nmo::cli

@@ -133,7 +133,7 @@ CompletionQuery classify_completion(const CLI::App& app, const std::vector<std::
   }
   if (name == "stop") query.kind = CompletionQuery::Kind::kStopTargets;
   if (name == "done") query.kind = CompletionQuery::Kind::kMaintenanceNodes;
-  if (name == "plan-status") query.kind = CompletionQuery::Kind::kPlans;
+  if (name == "plan-status" || name == "resume") query.kind = CompletionQuery::Kind::kPlans;
   return query;
 }
 

@@ -256,6 +256,15 @@ int run(int argc, char** argv) {
     command = [&arg](Session& s, CommandOptions o) { return run_done(s, arg, std::move(o)); };
   });
 
+  auto* resume = app.add_subcommand(
+      "resume",
+      "go on with a MaintenancePlan the operator stopped (a node failed, a health gate timed "
+      "out); spec.paused stays yours");
+  resume->add_option("plan", arg, "the MaintenancePlan")->required();
+  resume->callback([&] {
+    command = [&arg](Session& s, CommandOptions o) { return run_resume(s, arg, std::move(o)); };
+  });
+
   auto* list = app.add_subcommand("list",
                                   "every NodeMaintenance: node, phase, progress, "
                                   "pending pods, age, what blocks it");
@@ -379,7 +388,7 @@ int run(int argc, char** argv) {
   });
 
   for (CLI::App* sub :
-       {start, stop, done, list, status, watch, plan, diagnose, plan_status, rollout}) {
+       {start, stop, done, resume, list, status, watch, plan, diagnose, plan_status, rollout}) {
     sub->fallthrough();
     sub->footer(kExitCodesHelp);
   }

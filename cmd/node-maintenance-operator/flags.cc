@@ -79,6 +79,11 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
       ->envname("NMO_EVICTIONS_IN_FLIGHT_TOTAL")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  app.add_option("--node-lifecycle-conditions", flags.options.node_lifecycle_conditions,
+                 "write MaintenanceInProgress, DrainInProgress and Drained on the node of each "
+                 "maintenance; false: write none, and remove ours")
+      ->envname("NMO_NODE_LIFECYCLE_CONDITIONS")
+      ->capture_default_str();
   app.add_option("--webhook-port", flags.webhook_port,
                  "HTTPS port of the validating admission webhook; 0 disables it")
       ->envname("NMO_WEBHOOK_PORT")

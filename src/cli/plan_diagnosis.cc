@@ -16,7 +16,9 @@ bool in_progress(op::PlanNodePhase phase) {
          phase == op::PlanNodePhase::kRestoring || phase == op::PlanNodePhase::kHealthCheck;
 }
 
-std::string resume_command(const std::string& plan) {
+std::string resume_command(const std::string& plan) { return "kubectl maintenance resume " + plan; }
+
+std::string unpause_command(const std::string& plan) {
   return "kubectl patch mp " + plan + R"( --type=merge -p '{"spec":{"paused":false}}')";
 }
 
@@ -46,7 +48,7 @@ std::string verdict_for_node(const PlanDiagnosisInput& input, const op::PlanNode
     case op::PlanNodePhase::kRestoring:
       return node.name + " is being given back (its NodeMaintenance is being deleted)";
     case op::PlanNodePhase::kHealthCheck:
-      return with_message(node) + " (after spec.healthGateTimeout the plan pauses itself)";
+      return with_message(node) + " (after spec.healthGateTimeout the plan stops itself)";
     default:
       return with_message(node);
   }
@@ -71,15 +73,21 @@ std::string plan_diagnosis_verdict(const PlanDiagnosisInput& input) {
       }
       return "the operator cannot act on the plan: " + plan.status.message +
              "; fix it: kubectl edit mp " + name;
-    case op::PlanPhase::kPaused:
-      if (const op::PlanNodeStatus* gate = first_in(plan, op::PlanNodePhase::kHealthCheck)) {
-        return "paused by its health gate: " + with_message(*gate) +
-               "; once the node is healthy, resume: " + resume_command(name);
+    case op::PlanPhase::kPaused: {
+      const kube::Condition* stopped =
+          kube::find_condition(plan.status.conditions, op::kStoppedCondition);
+      if (!op::plan_stopped(plan.status) || stopped == nullptr) {
+        return "paused (spec.paused, yours to change); resume: " + unpause_command(name);
       }
-      if (const op::PlanNodeStatus* failed = first_in(plan, op::PlanNodePhase::kFailed)) {
-        return "paused after node " + with_message(*failed) + "; resume: " + resume_command(name);
+      const std::string also =
+          plan.spec.paused ? " (and set spec.paused to false, which is yours)" : "";
+      if (stopped->reason == "HealthGateTimeout") {
+        const op::PlanNodeStatus* gate = first_in(plan, op::PlanNodePhase::kHealthCheck);
+        return "stopped by its health gate: " + (gate ? with_message(*gate) : stopped->message) +
+               "; once the node is healthy, resume: " + resume_command(name) + also;
       }
-      return "paused (spec.paused); resume: " + resume_command(name);
+      return "stopped after " + stopped->message + "; resume: " + resume_command(name) + also;
+    }
     case op::PlanPhase::kWaitingForWindow: {
       std::string out = "waiting for window " + plan.status.next_window_text;
       if (plan.status.next_window) out += " (" + kube::format_time(*plan.status.next_window) + ")";

@@ -2,9 +2,8 @@
 // "diagnose on a plan"). One report — the plan-status view, the plan's recent Events in order,
 // the nodes in progress with, for a node still draining, the verdict of its NodeMaintenance's own
 // diagnosis — and a one-line verdict with the next action, e.g.
-//   paused by its health gate: node-worker-08: health gate: PDB shop/web-pdb 2 of 3 healthy;
-//   once it is healthy, resume: kubectl patch mp memory-upgrade --type=merge -p
-//   '{"spec":{"paused":false}}'
+//   stopped by its health gate: node-worker-08: health gate: PDB shop/web-pdb 2 of 3 healthy;
+//   once the node is healthy, resume: kubectl maintenance resume memory-upgrade
 //   waiting for window Sat 22:00 Asia/Taipei (2026-03-14T14:00:00Z): no node starts before then
 //
 // Threading: pure functions; safe from any thread.

@@ -24,8 +24,16 @@ PlanDiagnosisInput input_of(std::string_view phase, std::string_view nodes,
   return input;
 }
 
-constexpr std::string_view kResume =
+constexpr std::string_view kResume = "kubectl maintenance resume memory-upgrade";
+constexpr std::string_view kUnpause =
     R"(kubectl patch mp memory-upgrade --type=merge -p '{"spec":{"paused":false}}')";
+
+// status.conditions with Stopped True for `reason`, and its token.
+std::string stopped_by(std::string_view reason, std::string_view message) {
+  return std::string(R"("conditions": [{"type": "Stopped", "status": "True", "reason": ")") +
+         std::string(reason) + R"(", "message": ")" + std::string(message) +
+         R"(", "lastTransitionTime": "2026-03-07T15:00:00Z"}], "stopToken": "0123456789abcdef", )";
+}
 
 TEST(PlanDiagnosis, ADrainInProgressGivesItsOwnVerdict) {
   PlanDiagnosisInput input = input_of("Running", R"([
@@ -62,7 +70,7 @@ TEST(PlanDiagnosis, TheTechniciansTurnAndTheHealthGate) {
       {"name": "worker-07", "phase": "HealthCheck",
        "message": "health gate: PDB shop/web-pdb 2 of 3 healthy"}])")),
             "worker-07: health gate: PDB shop/web-pdb 2 of 3 healthy (after "
-            "spec.healthGateTimeout the plan pauses itself)");
+            "spec.healthGateTimeout the plan stops itself)");
   EXPECT_EQ(plan_diagnosis_verdict(
                 input_of("Running", R"([{"name": "worker-07",
       "phase": "Waiting"}])",
@@ -73,16 +81,19 @@ TEST(PlanDiagnosis, TheTechniciansTurnAndTheHealthGate) {
 TEST(PlanDiagnosis, PausedWindowFailedAndDone) {
   EXPECT_EQ(plan_diagnosis_verdict(input_of("Paused", R"([
       {"name": "worker-07", "phase": "HealthCheck",
-       "message": "health gate: node worker-07 is not Ready"}])")),
-            "paused by its health gate: worker-07: health gate: node worker-07 is not Ready; once "
-            "the node is healthy, resume: " +
+       "message": "health gate: node worker-07 is not Ready"}])",
+                                            stopped_by("HealthGateTimeout", "not healthy"))),
+            "stopped by its health gate: worker-07: health gate: node worker-07 is not Ready; "
+            "once the node is healthy, resume: " +
                 std::string(kResume));
-  EXPECT_EQ(plan_diagnosis_verdict(input_of("Paused", R"([
-      {"name": "worker-07", "phase": "Failed", "message": "drain failed"}])")),
-            "paused after node worker-07: drain failed; resume: " + std::string(kResume));
+  EXPECT_EQ(
+      plan_diagnosis_verdict(input_of("Paused", R"([
+      {"name": "worker-07", "phase": "Failed", "message": "drain failed"}])",
+                                      stopped_by("NodeFailed", "node worker-07: drain failed"))),
+      "stopped after node worker-07: drain failed; resume: " + std::string(kResume));
   EXPECT_EQ(plan_diagnosis_verdict(input_of("Paused", R"([{"name": "worker-07",
       "phase": "Waiting"}])")),
-            "paused (spec.paused); resume: " + std::string(kResume));
+            "paused (spec.paused, yours to change); resume: " + std::string(kUnpause));
   EXPECT_EQ(plan_diagnosis_verdict(input_of("WaitingForWindow", R"([{"name": "worker-07",
       "phase": "Waiting"}])",
                                             R"("nextWindow": "2026-03-14T14:00:00Z",

@@ -34,6 +34,9 @@ bool in_progress(op::PlanNodePhase phase) {
 }
 
 std::string duration_of(const op::PlanNodeStatus& node, kube::Time now) {
+  if (node.phase == op::PlanNodePhase::kDone && node.took_seconds > 0) {
+    return format_elapsed(std::chrono::seconds{node.took_seconds});
+  }
   if (!node.started_at) return "-";
   kube::Time end;
   if (node.finished_at) {

@@ -119,6 +119,10 @@ TEST(PlanNodeRow, DurationRunsOnOnlyWhileTheNodeIsInProgress) {
   EXPECT_EQ(plan_node_row(node, now)[4], "-");
   node.finished_at = at("2026-03-07T15:59:50Z");
   EXPECT_EQ(plan_node_row(node, now)[4], "45s");
+  // What the plan keeps of a Done node: its name, phase and how long it took.
+  EXPECT_EQ(
+      plan_node_row({.name = "a", .phase = op::PlanNodePhase::kDone, .took_seconds = 75}, now)[4],
+      "1m15s");
   EXPECT_EQ(plan_node_row(node, now).size(), plan_node_header().size());
 }
 

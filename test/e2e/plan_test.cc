@@ -28,6 +28,7 @@
 #include "kube/api/time.h"
 #include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/fleet/rollout.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/kubevirt.h"
 #include "test/e2e/support/operator_fixture.h"
@@ -47,9 +48,10 @@ constexpr const char* kPlanLabel = "nodemaintenance.medik8s.io/plan";
 
 class MaintenancePlanTest : public OperatorFixture {
  protected:
-  OperatorProcess& start() {
+  OperatorProcess& start(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> flags = kOperatorFlags;
     flags.insert(flags.end(), {"--test-hook-plan-poll", "1"});
+    flags.insert(flags.end(), extra.begin(), extra.end());
     return start_operator(flags);
   }
 
@@ -281,7 +283,7 @@ TEST_F(MaintenancePlanTest, TheStorysTwentyTwoWorkersRollOutWithinTheLimitsThrou
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     EXPECT_EQ(seen->status.nodes[i].name, nodes[i]) << "plan order is by name";
     EXPECT_EQ(seen->status.nodes[i].phase, op::PlanNodePhase::kDone);
-    EXPECT_TRUE(seen->status.nodes[i].finished_at.has_value());
+    EXPECT_GE(seen->status.nodes[i].took_seconds, 1) << "soakTime 1s";
     auto node = get_node(nodes[i]);
     ASSERT_TRUE(node);
     EXPECT_FALSE(unschedulable(*node)) << describe_node(*node);
@@ -351,7 +353,7 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
             "drained; waiting for `kubectl maintenance done " + nodes[0] + "`");
   const std::string first = entry(*running, nodes[0])->maintenance;
   const std::string second = entry(*running, nodes[1])->maintenance;
-  EXPECT_EQ(first, name + "-" + nodes[0]);
+  EXPECT_EQ(first, op::fleet::maintenance_name(name, nodes[0]));
   // `diagnose` on the plan (a bare name that is no NodeMaintenance): the technician's turn for
   // the first node, and what holds the second node's NodeMaintenance, from its own diagnosis:
   // the operator's budget (--max-parallel-maintenances 1) is below the plan's maxParallel.
@@ -382,6 +384,7 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
   auto kept = get_node_maintenance(first);
   ASSERT_TRUE(kept) << "the drained node's maintenance was deleted with the plan";
   EXPECT_EQ(label(*kept, kPlanLabel), "");
+  EXPECT_EQ(annotation(*kept, std::string(op::kPlanUidAnnotation)), "");
   EXPECT_FALSE(kept->at("metadata").as_object().contains("ownerReferences"));
   auto drained = get_node(nodes[0]);
   ASSERT_TRUE(drained);
@@ -402,12 +405,14 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
 
 // ---- 3. The health gate ---------------------------------------------------------------------
 
-TEST_F(MaintenancePlanTest, AHealthGateThatNeverPassesPausesThePlanWithItsReason) {
+TEST_F(MaintenancePlanTest, AHealthGateThatNeverPassesStopsThePlanAndAGitOpsReapplyCannotResumeIt) {
   const std::vector<std::string> nodes = fleet("gate", 2);
   const std::string name = unique_name("gate-plan");
   start();
-  create_plan(name, {{"nodes", json::array{nodes[0].c_str(), nodes[1].c_str()}},
-                     {"healthGateTimeout", "3s"}});
+  const json::object spec{{"nodes", json::array{nodes[0].c_str(), nodes[1].c_str()}},
+                          {"healthGateTimeout", "3s"},
+                          {"paused", false}};
+  create_plan(name, spec);
   auto drained = wait_plan(name, "first node drained", 60s, [&](const auto& p) {
     return node_phase_is(p, nodes[0], op::PlanNodePhase::kInMaintenance);
   });
@@ -415,31 +420,66 @@ TEST_F(MaintenancePlanTest, AHealthGateThatNeverPassesPausesThePlanWithItsReason
   // The node does not come back healthy from its repair.
   ASSERT_TRUE(make_not_ready_and_wait(kubectl_, nodes[0], 30s));
   mark_done(nodes[0]);
-  auto paused = wait_plan(name, "paused by its health gate", 60s, [](const auto& p) {
-    return p.status.phase == op::PlanPhase::kPaused && p.spec.paused;
+  auto paused = wait_plan(name, "stopped by its health gate", 60s, [](const auto& p) {
+    return p.status.phase == op::PlanPhase::kPaused && op::plan_stopped(p.status);
   });
   ASSERT_TRUE(paused);
+  EXPECT_FALSE(paused->spec.paused) << "the operator wrote the user's spec";
+  const std::string stopped_because = "node " + nodes[0] +
+                                      " is not healthy 3s after it was given back (node " +
+                                      nodes[0] + " is not Ready)";
+  const kube::Condition* stopped =
+      kube::find_condition(paused->status.conditions, op::kStoppedCondition);
+  ASSERT_NE(stopped, nullptr);
+  EXPECT_EQ(stopped->reason, "HealthGateTimeout");
+  EXPECT_EQ(stopped->message, stopped_because);
   EXPECT_TRUE(node_phase_is(*paused, nodes[0], op::PlanNodePhase::kHealthCheck));
-  EXPECT_EQ(paused->status.message, "paused (spec.paused); " + nodes[0] + ": health gate: node " +
-                                        nodes[0] + " is not Ready");
+  EXPECT_EQ(paused->status.message, "stopped: " + stopped_because +
+                                        " (kubectl maintenance resume " + name + "); " + nodes[0] +
+                                        ": health gate: node " + nodes[0] + " is not Ready");
   EXPECT_TRUE(node_phase_is(*paused, nodes[1], op::PlanNodePhase::kWaiting));
   EXPECT_TRUE(plan_maintenances(name).empty()) << "the second node must not start";
   EXPECT_EQ(verdict_of("mp/" + name),
-            "paused by its health gate: " + nodes[0] + ": health gate: node " + nodes[0] +
-                " is not Ready; once the node is healthy, resume: kubectl patch mp " + name +
-                R"( --type=merge -p '{"spec":{"paused":false}}')");
+            "stopped by its health gate: " + nodes[0] + ": health gate: node " + nodes[0] +
+                " is not Ready; once the node is healthy, resume: kubectl maintenance resume " +
+                name);
   const std::vector<Event> timeouts = plan_events(name, "HealthGateTimeout");
   ASSERT_EQ(timeouts.size(), 1U);
   EXPECT_EQ(timeouts[0].type, "Warning");
-  EXPECT_EQ(timeouts[0].message, "node " + nodes[0] +
-                                     " is not healthy 3s after it was given back (node " +
-                                     nodes[0] + " is not Ready); the plan is paused");
+  EXPECT_EQ(timeouts[0].message, stopped_because +
+                                     "; the plan is stopped (once the node is healthy, "
+                                     "kubectl maintenance resume " +
+                                     name + " goes on)");
 
-  // Repaired: the admin resumes, the gate passes, the second node goes.
+  // Repaired. A GitOps tool re-applies the manifest it holds (spec.paused false, a changed
+  // field so the plan is looked at again), and a second client patches spec.paused false:
+  // once the operator has seen that generation, the plan is still stopped.
   kubectl_.must({"label", "node", nodes[0], std::string(kNotReadyLabel) + "-"});
   ASSERT_TRUE(wait_node_ready(nodes[0]));
+  json::object reapplied = spec;
+  reapplied["healthGateTimeout"] = "4s";
+  const ProcessResult gitops = kubectl_.run(
+      {"apply", "--server-side", "--field-manager=gitops", "--force-conflicts", "-f", "-"},
+      json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1alpha1"},
+                                   {"kind", "MaintenancePlan"},
+                                   {"metadata", {{"name", name}}},
+                                   {"spec", reapplied}}));
+  ASSERT_EQ(gitops.exit_code, 0) << gitops.err;
   kubectl_.must(
       {"patch", "maintenanceplan", name, "--type=merge", "-p", R"({"spec":{"paused":false}})"});
+  auto still = wait_plan(name, "the re-applied generation seen", kReact, [](const auto& p) {
+    return p.status.observed_generation == p.meta.generation;
+  });
+  ASSERT_TRUE(still);
+  EXPECT_EQ(still->status.phase, op::PlanPhase::kPaused) << describe(*still);
+  EXPECT_TRUE(op::plan_stopped(still->status));
+  EXPECT_TRUE(plan_maintenances(name).empty()) << "the second node must not start";
+
+  // The admin resumes with the plugin: the gate passes, the second node goes.
+  const ProcessResult resumed = run_process({NMO_CLI_BIN, "resume", name});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out,
+            "maintenanceplan/" + name + " resumed (it stopped: " + stopped_because + ")\n");
   auto second = wait_plan(name, "second node drained", 60s, [&](const auto& p) {
     return node_phase_is(p, nodes[0], op::PlanNodePhase::kDone) &&
            node_phase_is(p, nodes[1], op::PlanNodePhase::kInMaintenance);
@@ -705,19 +745,20 @@ TEST_F(MaintenancePlanTest, TheHealthGateHoldsOnAWarningTheOperatorReportedAbout
                    {"lastTimestamp", stamp},
                    {"count", 1}}));
   mark_done(node);
-  auto paused = wait_plan(name, "paused by its health gate", 60s, [](const auto& p) {
-    return p.status.phase == op::PlanPhase::kPaused && p.spec.paused;
+  auto paused = wait_plan(name, "stopped by its health gate", 60s, [](const auto& p) {
+    return p.status.phase == op::PlanPhase::kPaused && op::plan_stopped(p.status);
   });
   ASSERT_TRUE(paused);
-  EXPECT_EQ(paused->status.message,
-            "paused (spec.paused); " + node +
-                ": health gate: Warning NodeNotRestored from the operator: could not uncordon "
-                "node " +
-                node);
+  const std::string warning =
+      "Warning NodeNotRestored from the operator: could not uncordon node " + node;
+  EXPECT_EQ(paused->status.message, "stopped: node " + node +
+                                        " is not healthy 3s after it was given back (" + warning +
+                                        ") (kubectl maintenance resume " + name + "); " + node +
+                                        ": health gate: " + warning);
   // Dealt with: the admin deletes the Warning and resumes.
   kubectl_.must({"delete", "event", event_name, "-n", "default"});
-  kubectl_.must(
-      {"patch", "maintenanceplan", name, "--type=merge", "-p", R"({"spec":{"paused":false}})"});
+  const ProcessResult resumed = run_process({NMO_CLI_BIN, "resume", name});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_TRUE(wait_plan(name, "Succeeded", 60s,
                         [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; }));
 }
@@ -766,6 +807,244 @@ TEST_F(MaintenancePlanTest, TheHealthGateWaitsUntilAVmThatRanOnTheNodeHasSettled
                  "--type=merge", "-p", R"({"status":{"migrationState":{"completed":true}}})"});
   EXPECT_TRUE(wait_plan(name, "Succeeded", 60s,
                         [](const auto& p) { return p.status.phase == op::PlanPhase::kSucceeded; }));
+}
+
+// ---- 10. Deletion with any propagation policy --------------------------------------------------
+
+TEST_F(MaintenancePlanTest,
+       AForegroundDeleteOfThePlanLeavesTheDrainedNodeCordonedWithItsMaintenance) {
+  const std::vector<std::string> nodes = fleet("cascade", 1);
+  const std::string& node = nodes[0];
+  const std::string name = unique_name("cascade-plan");
+  start();
+  create_plan(name, {{"nodes", json::array{node.c_str()}}, {"doneWhen", "Confirmed"}});
+  auto drained = wait_plan(name, "drained", 60s, [&](const auto& p) {
+    return node_phase_is(p, node, op::PlanNodePhase::kInMaintenance);
+  });
+  ASSERT_TRUE(drained);
+  const std::string maintenance = entry(*drained, node)->maintenance;
+  auto created = get_node_maintenance(maintenance);
+  ASSERT_TRUE(created);
+  EXPECT_FALSE(created->at("metadata").as_object().contains("ownerReferences"))
+      << "an owner reference lets the garbage collector delete it with the plan";
+  EXPECT_EQ(annotation(*created, std::string(op::kPlanUidAnnotation)), drained->meta.uid);
+
+  // What Argo CD does when it prunes the plan.
+  kubectl_.must(
+      {"delete", "maintenanceplan", name, "--cascade=foreground", "--wait=true", "--timeout=60s"});
+  EXPECT_FALSE(plan(name).has_value());
+  auto kept = get_node_maintenance(maintenance);
+  ASSERT_TRUE(kept) << "the drained node's maintenance was deleted with the plan";
+  EXPECT_FALSE(kept->at("metadata").as_object().contains("deletionTimestamp"));
+  EXPECT_EQ(label(*kept, kPlanLabel), "");
+  EXPECT_EQ(annotation(*kept, std::string(op::kPlanUidAnnotation)), "");
+  auto cordoned = get_node(node);
+  ASSERT_TRUE(cordoned);
+  EXPECT_TRUE(unschedulable(*cordoned)) << describe_node(*cordoned);
+  // Nobody's now: the admin deletes it once the work is done.
+  remove(maintenance);
+  EXPECT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+}
+
+// ---- 11. Only its own NodeMaintenances ----------------------------------------------------------
+
+TEST_F(MaintenancePlanTest, TwoPlansWhoseOldNamesCollidedAndAUsersMaintenanceOfThePlansName) {
+  // Plan P with node "n-X" and plan "P-n" with node X: "<plan>-<node>" was the same for both.
+  const std::string first_plan = unique_name("clash");
+  const std::string second_plan = first_plan + "-n";
+  const std::string x = unique_name("edge-clash");
+  const std::string n_x = "n-" + x;
+  // A third plan, and the node a user's NodeMaintenance of that plan's name drains.
+  const std::string third_plan = unique_name("clash-user");
+  const std::string third_node = unique_name("edge-clash-third");
+  const std::string users_node = unique_name("edge-clash-user");
+  const std::vector<std::string> names{x, n_x, third_node, users_node};
+  json::array items;
+  for (const std::string& node : names) items.push_back(json::parse(node_manifest(node)));
+  defer([this, names] {
+    std::vector<std::string> args{"delete", "node", "--ignore-not-found", "--timeout=60s"};
+    args.insert(args.end(), names.begin(), names.end());
+    (void)kubectl_.run(args);
+  });
+  kubectl_.apply(json::serialize(
+      json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
+  for (const std::string& node : names) ASSERT_TRUE(wait_node_ready(node));
+
+  const std::string users = op::fleet::maintenance_name(third_plan, third_node);
+  ASSERT_TRUE(create_node_maintenance(users, users_node, "the user's own"));
+  // Room for the user's maintenance and both plans' at once.
+  start({"--max-parallel-maintenances", "4"});
+  create_plan(first_plan, {{"nodes", json::array{n_x.c_str()}}});
+  create_plan(second_plan, {{"nodes", json::array{x.c_str()}}});
+  create_plan(third_plan, {{"nodes", json::array{third_node.c_str()}}});
+
+  // Each plan drains its own node under a NodeMaintenance of its own.
+  for (const auto& [plan_name, node] : {std::pair{first_plan, n_x}, std::pair{second_plan, x}}) {
+    auto drained = wait_plan(plan_name, "drained", 60s, [&](const auto& p) {
+      return node_phase_is(p, node, op::PlanNodePhase::kInMaintenance);
+    });
+    ASSERT_TRUE(drained);
+    EXPECT_EQ(entry(*drained, node)->maintenance, op::fleet::maintenance_name(plan_name, node));
+    EXPECT_EQ(plan_maintenances(plan_name),
+              (std::map<std::string, std::string>{{entry(*drained, node)->maintenance, node}}));
+  }
+  EXPECT_NE(op::fleet::maintenance_name(first_plan, n_x),
+            op::fleet::maintenance_name(second_plan, x));
+
+  // The third plan finds the user's NodeMaintenance under the name it wants: it waits, says
+  // why, and never takes it over.
+  const std::string waits = "NodeMaintenance " + users +
+                            " exists and is not this plan's (it carries no "
+                            "nodemaintenance.medik8s.io/plan-uid of this plan); the node waits "
+                            "until it is gone";
+  auto waiting = wait_plan(third_plan, "waiting on the collision", kReact, [&](const auto& p) {
+    const op::PlanNodeStatus* e = entry(p, third_node);
+    return e != nullptr && e->phase == op::PlanNodePhase::kWaiting && e->message == waits;
+  });
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(waiting->status.message, "next node: " + waits);
+  const std::vector<Event> collisions = plan_events(third_plan, "NameCollision");
+  ASSERT_EQ(collisions.size(), 1U);
+  EXPECT_EQ(collisions[0].type, "Warning");
+  EXPECT_EQ(collisions[0].message, "node " + third_node + ": " + waits);
+  auto untouched = get_node_maintenance(users);
+  ASSERT_TRUE(untouched);
+  EXPECT_EQ(label(*untouched, kPlanLabel), "");
+  auto third = get_node(third_node);
+  ASSERT_TRUE(third);
+  EXPECT_FALSE(unschedulable(*third)) << describe_node(*third);
+
+  // The user's maintenance ends: the plan creates its own.
+  remove(users);
+  EXPECT_TRUE(wait_plan(third_plan, "drained", 60s, [&](const auto& p) {
+    return node_phase_is(p, third_node, op::PlanNodePhase::kInMaintenance);
+  }));
+}
+
+// ---- 12. `kubectl maintenance stop` on a plan's node -----------------------------------------
+
+TEST_F(MaintenancePlanTest, StopOnAPlansNodeMidDrainStopsThePlanBeforeTheNextNodeStarts) {
+  const std::vector<std::string> nodes = fleet("stop", 2);
+  const std::string name = unique_name("stop-plan");
+  // A pod the drain of the first node cannot evict: its NodeMaintenance stays Running.
+  TestNamespace ns(kubectl_, "stop");
+  kubectl_.apply(pod_manifest(ns.name(), "guarded", nodes[0]));
+  ASSERT_TRUE(wait_running(ns.name(), "app=guarded", 1));
+  kubectl_.apply(pdb_manifest(ns.name(), "guarded-pdb", 1, "guarded"));
+  ASSERT_TRUE(wait_pdb(ns.name(), "guarded-pdb", 1, 0));
+  start();
+  create_plan(name, {{"nodeSelector", selector()}});
+  auto draining = wait_plan(name, "first node draining", kReact, [&](const auto& p) {
+    return node_phase_is(p, nodes[0], op::PlanNodePhase::kDraining);
+  });
+  ASSERT_TRUE(draining);
+
+  const ProcessResult stopped = run_process({NMO_CLI_BIN, "stop", nodes[0]});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  auto failed = wait_plan(name, "the first node failed", kReact, [&](const auto& p) {
+    return node_phase_is(p, nodes[0], op::PlanNodePhase::kFailed);
+  });
+  ASSERT_TRUE(failed);
+  // In the same status write: the plan stopped and the second node did not start.
+  EXPECT_EQ(failed->status.phase, op::PlanPhase::kPaused) << describe(*failed);
+  const kube::Condition* condition =
+      kube::find_condition(failed->status.conditions, op::kStoppedCondition);
+  ASSERT_NE(condition, nullptr);
+  EXPECT_EQ(condition->reason, "NodeFailed");
+  EXPECT_EQ(condition->message, "node " + nodes[0] + ": NodeMaintenance " +
+                                    entry(*failed, nodes[0])->maintenance +
+                                    " was deleted by someone else before the drain finished");
+  EXPECT_TRUE(node_phase_is(*failed, nodes[1], op::PlanNodePhase::kWaiting));
+  EXPECT_TRUE(plan_maintenances(name).empty()) << "the second node must not start";
+  EXPECT_TRUE(wait_node_restored(nodes[0], /*stays_cordoned=*/false, kReact));
+}
+
+// ---- 13. The schema refuses what the plan cannot use -------------------------------------------
+
+TEST_F(MaintenancePlanTest, TheSchemaRefusesWhatThePlanCannotUseWithItsMessage) {
+  const std::string name = unique_name("schema-plan");
+  // What the API server says when it refuses a plan with `spec` (created with --dry-run=server).
+  const auto refusal = [&](const json::object& spec) {
+    const ProcessResult r = kubectl_.run(
+        {"create", "--dry-run=server", "-f", "-"},
+        json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1alpha1"},
+                                     {"kind", "MaintenancePlan"},
+                                     {"metadata", {{"name", name}}},
+                                     {"spec", spec}}));
+    EXPECT_NE(r.exit_code, 0) << json::serialize(spec);
+    return r.err;
+  };
+  // Whether `err` is the refusal of plan `plan` with `message` (alone, or first of a list, as
+  // newer API servers add that the CEL rules were not run).
+  const auto refused_with = [](const std::string& err, const std::string& plan,
+                               const std::string& message) {
+    const std::string head = "The MaintenancePlan \"" + plan + "\" is invalid: ";
+    return err == head + message + "\n" || err.rfind(head + "\n* " + message + "\n", 0) == 0;
+  };
+  const json::array one{"node-a"};
+  // Long enough for a NodeMaintenance's reason, and no longer.
+  const std::string too_long(1025, 'r');
+  std::string err = refusal({{"nodes", one}, {"reason", too_long}});
+  EXPECT_TRUE(refused_with(
+      err, name,
+      "spec.reason: Too long: may not be " +
+          std::string(server_minor(kubectl_) < 32 ? "longer than 1024" : "more than 1024 bytes")))
+      << err;
+  const std::string duration_pattern = R"('^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')";
+  err = refusal({{"nodes", one}, {"doneWhen", "Soaked"}, {"soakTime", "1d"}});
+  EXPECT_TRUE(
+      refused_with(err, name,
+                   "spec.soakTime: Invalid value: \"1d\": spec.soakTime in body should match " +
+                       duration_pattern))
+      << err;
+  err = refusal({{"nodes", one}, {"healthGateTimeout", "ten minutes"}});
+  EXPECT_TRUE(refused_with(err, name,
+                           "spec.healthGateTimeout: Invalid value: \"ten minutes\": "
+                           "spec.healthGateTimeout in body should match " +
+                               duration_pattern))
+      << err;
+  // Counts and percentages (an int-or-string has no value the message could show).
+  const std::string limit = "must be a count of at least 1 or a percentage from 1% to 100%";
+  err = refusal({{"nodes", one}, {"maxParallel", "150%"}});
+  EXPECT_TRUE(refused_with(err, name, "spec.maxParallel: Invalid value: \"\": " + limit)) << err;
+  err = refusal({{"nodes", one}, {"maxUnavailable", 0}});
+  EXPECT_TRUE(refused_with(err, name, "spec.maxUnavailable: Invalid value: \"\": " + limit)) << err;
+  json::array windows;
+  for (int i = 0; i < 33; ++i) {
+    windows.push_back(json::object{{"start", "22:00"}, {"end", "06:00"}});
+  }
+  err = refusal({{"nodes", one}, {"windows", windows}});
+  EXPECT_TRUE(refused_with(err, name, "spec.windows: Too many: 33: must have at most 32 items"))
+      << err;
+
+  // nodes and nodeSelector stay as the plan was created: the plan fixed its nodes at once.
+  create_plan(name, {{"nodes", one}, {"paused", true}});
+  const auto edit = [&](const std::string& plan, const std::string& patch) {
+    const ProcessResult r =
+        kubectl_.run({"patch", "maintenanceplan", plan, "--type=merge", "-p", patch});
+    EXPECT_NE(r.exit_code, 0) << patch;
+    return r.err;
+  };
+  err = edit(name, R"({"spec":{"nodes":["node-a","node-b"]}})");
+  EXPECT_TRUE(refused_with(err, name,
+                           "spec.nodes: Invalid value: \"array\": nodes is immutable; create a "
+                           "new plan for other nodes"))
+      << err;
+  err = edit(name, R"({"spec":{"nodes":null,"nodeSelector":{"matchLabels":{"a":"b"}}}})");
+  EXPECT_TRUE(refused_with(err, name,
+                           "spec: Invalid value: \"object\": nodes and nodeSelector are "
+                           "immutable; create a new plan for other nodes"))
+      << err;
+  const std::string selected = unique_name("schema-selector");
+  create_plan(selected, {{"nodeSelector", {{"matchLabels", {{"a", "b"}}}}}, {"paused", true}});
+  err = edit(selected, R"({"spec":{"nodeSelector":{"matchLabels":{"a":"c"}}}})");
+  EXPECT_TRUE(refused_with(err, selected,
+                           "spec.nodeSelector: Invalid value: \"object\": nodeSelector is "
+                           "immutable; create a new plan for other nodes"))
+      << err;
+  // What the plan may still change: its reason, windows, limits.
+  kubectl_.must({"patch", "maintenanceplan", name, "--type=merge", "-p",
+                 R"({"spec":{"reason":"memory upgrade","maxParallel":"50%"}})"});
 }
 
 }  // namespace

@@ -36,6 +36,20 @@ const Condition* find_condition(const std::vector<Condition>& conditions,
   return nullptr;
 }
 
+boost::json::object encode_condition(const Condition& condition) {
+  boost::json::object out{
+      {"type", condition.type},
+      {"status", to_string(condition.status)},
+      {"lastTransitionTime", format_time(condition.last_transition_time)},
+      {"reason", condition.reason},
+      {"message", condition.message},
+  };
+  if (condition.observed_generation != 0) {
+    out["observedGeneration"] = condition.observed_generation;
+  }
+  return out;
+}
+
 bool set_condition(std::vector<Condition>& conditions, Condition condition, Time now) {
   const Time stamp = std::chrono::floor<std::chrono::seconds>(now);
   for (Condition& existing : conditions) {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
 #include "base/result.h"
 #include "kube/api/time.h"
 
@@ -38,6 +40,10 @@ struct Condition {
 // The condition of `type`, or nullptr. Valid while `conditions` is alive and unmodified.
 [[nodiscard]] const Condition* find_condition(const std::vector<Condition>& conditions,
                                               std::string_view type) noexcept;
+
+// The condition as metav1.Condition's schema expects it (reason and message always written, even
+// when empty; observedGeneration only when set).
+[[nodiscard]] boost::json::object encode_condition(const Condition& condition);
 
 // Sets `condition` in `conditions`, with metav1 semantics (apimachinery's
 // meta.SetStatusCondition): a new type is appended with lastTransitionTime `now`; an existing

@@ -28,7 +28,30 @@ Result<Taint> decode_taint(const boost::json::value& value, const FieldPath& pat
   return taint;
 }
 
+Result<NodeCondition> decode_node_condition(const boost::json::value& value,
+                                            const FieldPath& path) {
+  const boost::json::object* object = value.if_object();
+  if (object == nullptr) {
+    return internal::type_error(path, "an object", value);
+  }
+  NodeCondition condition;
+  NMO_TRY_ASSIGN(condition.type, internal::get_string(*object, "type", path));
+  NMO_TRY_ASSIGN(condition.status, internal::get_string(*object, "status", path));
+  NMO_TRY_ASSIGN(condition.reason, internal::get_string(*object, "reason", path));
+  NMO_TRY_ASSIGN(condition.message, internal::get_string(*object, "message", path));
+  NMO_TRY_ASSIGN(condition.last_transition_time,
+                 internal::get_optional_time(*object, "lastTransitionTime", path));
+  return condition;
+}
+
 }  // namespace
+
+const NodeCondition* Node::condition(std::string_view type) const noexcept {
+  for (const NodeCondition& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
 
 Result<Node> decode_node(const boost::json::value& object) {
   NMO_TRY_ASSIGN(const boost::json::object* top, internal::object_of_kind(object, "Node"));
@@ -54,6 +77,17 @@ Result<Node> decode_node(const boost::json::value& object) {
   if (status != nullptr) {
     const FieldPath status_path = root.field("status");
     NMO_TRY_ASSIGN(node.ready_status, internal::condition_status(*status, "Ready", status_path));
+    NMO_TRY_ASSIGN(const boost::json::array* conditions,
+                   internal::get_array(*status, "conditions", status_path));
+    if (conditions != nullptr) {
+      const FieldPath conditions_path = status_path.field("conditions");
+      node.conditions.reserve(conditions->size());
+      for (std::size_t i = 0; i < conditions->size(); ++i) {
+        NMO_TRY_ASSIGN(NodeCondition condition,
+                       decode_node_condition((*conditions)[i], conditions_path.element(i)));
+        node.conditions.push_back(std::move(condition));
+      }
+    }
     NMO_TRY_ASSIGN(const boost::json::object* info,
                    internal::get_object(*status, "nodeInfo", status_path));
     if (info != nullptr) {

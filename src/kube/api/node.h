@@ -1,5 +1,6 @@
 // Node: the projection of core/v1 Node that cordoning and the quorum gates need:
-// spec.unschedulable, the taints, the Ready condition, and the boot ID a fleet plan watches change.
+// spec.unschedulable, the taints, the conditions (the Ready one in short), and the boot ID a fleet
+// plan watches change.
 //
 // Threading: plain value types and pure functions; safe to use from any thread as values.
 #pragma once
@@ -28,6 +29,18 @@ struct Taint {
   friend bool operator==(const Taint&, const Taint&) = default;
 };
 
+// One entry of status.conditions (core/v1 NodeCondition), without lastHeartbeatTime: it changes
+// on every heartbeat of the kubelet and nobody here reads it.
+struct NodeCondition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown" (as written; not validated)
+  std::string reason;
+  std::string message;
+  std::optional<Time> last_transition_time;
+
+  friend bool operator==(const NodeCondition&, const NodeCondition&) = default;
+};
+
 // A Node as far as the operator cares.
 struct Node {
   ObjectMeta meta;
@@ -36,11 +49,15 @@ struct Node {
   // status of the Ready condition: "True", "False", "Unknown", or "" when the condition is absent
   // (a node whose kubelet never reported).
   std::string ready_status;
+  // status.conditions in the API's order.
+  std::vector<NodeCondition> conditions;
   // status.nodeInfo.bootID: changes when the machine reboots; "" when not reported.
   std::string boot_id;
 
   // True when the Ready condition is "True".
   [[nodiscard]] bool is_ready() const noexcept { return ready_status == "True"; }
+  // The condition of this type, or null.
+  [[nodiscard]] const NodeCondition* condition(std::string_view type) const noexcept;
 
   friend bool operator==(const Node&, const Node&) = default;
 };

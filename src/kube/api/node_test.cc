@@ -14,6 +14,7 @@ namespace {
 
 using std::chrono::hours;
 using std::chrono::minutes;
+using std::chrono::seconds;
 using std::chrono::sys_days;
 using std::chrono::year;
 
@@ -83,6 +84,16 @@ TEST(DecodeNodeTest, CordonedUnreachableControlPlaneNode) {
                           {"maintenance", "planned", "NoSchedule", std::nullopt}}));
   EXPECT_EQ(node.ready_status, "Unknown");
   EXPECT_FALSE(node.is_ready());
+  ASSERT_EQ(node.conditions.size(), 2U);
+  EXPECT_EQ(node.conditions[0],
+            (NodeCondition{.type = "MemoryPressure",
+                           .status = "False",
+                           .reason = "KubeletHasSufficientMemory",
+                           .message = "kubelet has sufficient memory available",
+                           .last_transition_time = sys_days{year{2026} / 11 / 1} + seconds{10}}));
+  ASSERT_NE(node.condition("Ready"), nullptr);
+  EXPECT_EQ(node.condition("Ready")->reason, "NodeStatusUnknown");
+  EXPECT_EQ(node.condition("Drained"), nullptr);
 }
 
 TEST(DecodeNodeTest, ReadyWorker) {
@@ -115,6 +126,12 @@ TEST(DecodeNodeTest, Errors) {
             "offset 10");
   EXPECT_EQ(decode_error(R"({"status": {"conditions": [null]}})"),
             "status.conditions[0]: expected an object, got null");
+  EXPECT_EQ(decode_error(R"({"status": {"conditions": [{"type": "Ready", "reason": 1}]}})"),
+            "status.conditions[0].reason: expected a string, got number");
+  EXPECT_EQ(
+      decode_error(R"({"status": {"conditions": [{"type": "X", "lastTransitionTime": "1"}]}})"),
+      "status.conditions[0].lastTransitionTime: invalid RFC 3339 time \"1\": expected a digit at "
+      "offset 1");
   EXPECT_EQ(decode_error(R"({"status": {"nodeInfo": {"bootID": 7}}})"),
             "status.nodeInfo.bootID: expected a string, got number");
 }

@@ -34,10 +34,10 @@ constexpr std::array<std::string_view, 5> kPlanPhaseNames = {"Running", "Waiting
                                                              "Paused", "Succeeded", "Failed"};
 
 // Every top-level field encode_plan_status() may write, for plan_status_merge_patch()'s nulls.
-constexpr std::array<std::string_view, 13> kStatusFields = {
-    "phase",  "observedGeneration", "total",      "done",           "inProgress", "waiting",
-    "failed", "currentNodes",       "nextWindow", "nextWindowText", "eta",        "message",
-    "nodes"};
+constexpr std::array<std::string_view, 15> kStatusFields = {
+    "phase",      "observedGeneration", "total",      "done",           "inProgress", "waiting",
+    "failed",     "currentNodes",       "nextWindow", "nextWindowText", "eta",        "message",
+    "conditions", "stopToken",          "nodes"};
 
 // An enum field of the spec that must not make decoding fail: its error is kept for the
 // controller to report (see MaintenancePlanSpec).
@@ -141,6 +141,8 @@ Result<PlanNodeStatus> decode_node_status(const boost::json::value& value, const
   NMO_TRY_ASSIGN(out.gate_started_at, get_optional_time(*node, "gateStartedAt", path));
   NMO_TRY_ASSIGN(out.finished_at, get_optional_time(*node, "finishedAt", path));
   NMO_TRY_ASSIGN(out.message, get_string(*node, "message", path));
+  NMO_TRY_ASSIGN(out.took_seconds,
+                 kube::internal::get_int<std::int64_t>(*node, "tookSeconds", path));
   return out;
 }
 
@@ -168,6 +170,16 @@ Result<MaintenancePlanStatus> decode_status(const boost::json::object& status,
   NMO_TRY_ASSIGN(out.next_window_text, get_string(status, "nextWindowText", path));
   NMO_TRY_ASSIGN(out.eta, get_optional_time(status, "eta", path));
   NMO_TRY_ASSIGN(out.message, get_string(status, "message", path));
+  NMO_TRY_ASSIGN(const boost::json::array* conditions, get_array(status, "conditions", path));
+  if (conditions != nullptr) {
+    const FieldPath conditions_path = path.field("conditions");
+    for (std::size_t i = 0; i < conditions->size(); ++i) {
+      NMO_TRY_ASSIGN(kube::Condition condition, kube::internal::decode_condition_at(
+                                                    (*conditions)[i], conditions_path.element(i)));
+      out.conditions.push_back(std::move(condition));
+    }
+  }
+  NMO_TRY_ASSIGN(out.stop_token, get_string(status, "stopToken", path));
   NMO_TRY_ASSIGN(const boost::json::array* nodes, get_array(status, "nodes", path));
   if (nodes != nullptr) {
     const FieldPath nodes_path = path.field("nodes");
@@ -233,6 +245,9 @@ boost::json::object encode_node_status(const PlanNodeStatus& node) {
   put_time(out, "gateStartedAt", node.gate_started_at);
   put_time(out, "finishedAt", node.finished_at);
   put_string(out, "message", node.message);
+  if (node.took_seconds != 0) {
+    out["tookSeconds"] = node.took_seconds;
+  }
   return out;
 }
 
@@ -275,6 +290,11 @@ Result<MaintenancePlan> decode_maintenance_plan(const boost::json::value& object
     NMO_TRY_ASSIGN(out.status, decode_status(*status, status_path));
   }
   return out;
+}
+
+bool plan_stopped(const MaintenancePlanStatus& status) noexcept {
+  const kube::Condition* stopped = kube::find_condition(status.conditions, kStoppedCondition);
+  return stopped != nullptr && stopped->status == kube::ConditionStatus::kTrue;
 }
 
 boost::json::object encode_plan_spec(const MaintenancePlanSpec& spec) {
@@ -341,6 +361,14 @@ boost::json::object encode_plan_status(const MaintenancePlanStatus& status) {
   put_string(out, "nextWindowText", status.next_window_text);
   put_time(out, "eta", status.eta);
   put_string(out, "message", status.message);
+  if (!status.conditions.empty()) {
+    boost::json::array conditions;
+    for (const kube::Condition& condition : status.conditions) {
+      conditions.emplace_back(kube::encode_condition(condition));
+    }
+    out["conditions"] = std::move(conditions);
+  }
+  put_string(out, "stopToken", status.stop_token);
   if (!status.nodes.empty()) {
     boost::json::array nodes;
     nodes.reserve(status.nodes.size());

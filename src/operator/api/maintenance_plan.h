@@ -21,6 +21,7 @@
 #include <boost/json/fwd.hpp>
 
 #include "base/result.h"
+#include "kube/api/condition.h"
 #include "kube/api/int_or_string.h"
 #include "kube/api/label_selector.h"
 #include "kube/api/meta.h"
@@ -40,6 +41,16 @@ inline constexpr std::string_view kPlanFinalizer = "nodemaintenance.medik8s.io/p
 // On each NodeMaintenance a plan creates: the plan's name (plan names are at most 63 characters,
 // a label value's limit, which the CRD checks).
 inline constexpr std::string_view kPlanLabel = "nodemaintenance.medik8s.io/plan";
+// On each NodeMaintenance a plan creates: the plan's metadata.uid. With the node it names, this is
+// what makes a NodeMaintenance the plan's own; there is no owner reference, so that no delete of
+// the plan lets the garbage collector give a drained node back (docs/design.md §10).
+inline constexpr std::string_view kPlanUidAnnotation = "nodemaintenance.medik8s.io/plan-uid";
+// On a MaintenancePlan: the user's word that a plan the operator stopped goes on. Acts only when
+// its value is the status.stopToken of the stop in force, so a manifest re-applied from before
+// cannot resume a later stop; written by `kubectl maintenance resume PLAN`.
+inline constexpr std::string_view kResumeAnnotation = "nodemaintenance.medik8s.io/resume";
+// The status condition of a plan the operator stopped (a node failed, a health gate timed out).
+inline constexpr std::string_view kStoppedCondition = "Stopped";
 // On a NodeMaintenance: the admin's word that the work on the node is done (RFC 3339 time);
 // written by `kubectl maintenance done NODE`.
 inline constexpr std::string_view kDoneAnnotation = "nodemaintenance.medik8s.io/done";
@@ -80,7 +91,7 @@ enum class PlanNodePhase {
 enum class PlanPhase {
   kRunning,           // nodes are being taken out, or will be at once
   kWaitingForWindow,  // outside every window; nothing new starts until status.nextWindow
-  kPaused,            // spec.paused (set by the admin, or by the plan when a gate timed out)
+  kPaused,            // spec.paused (the admin's), or stopped by the operator (condition Stopped)
   kSucceeded,         // every node done
   kFailed,            // finished with at least one node failed, or the spec is invalid
 };
@@ -125,7 +136,7 @@ struct MaintenancePlanSpec {
   friend bool operator==(const MaintenancePlanSpec&, const MaintenancePlanSpec&) = default;
 };
 
-// status.nodes[]: one node's history in the plan.
+// status.nodes[]: one node's history in the plan (while it is in progress, and when it failed).
 struct PlanNodeStatus {
   std::string name;
   PlanNodePhase phase = PlanNodePhase::kWaiting;
@@ -144,8 +155,12 @@ struct PlanNodeStatus {
   // The health gate's timeout counts from here: restored_at, moved on each time the gate timed
   // out and paused the plan, so a resumed plan gives the node the whole timeout again.
   std::optional<kube::Time> gate_started_at;
-  std::optional<kube::Time> finished_at;  // health gate passed (Done) or given up (Failed)
+  std::optional<kube::Time> finished_at;  // given up (Failed)
   std::string message;                    // what it waits for now, or why it failed
+  // Done: seconds from start to healthy again. A Done entry keeps only its name, phase and this,
+  // so that the status of a 10,000-node plan stays far below etcd's object limit
+  // (docs/design.md §10).
+  std::int64_t took_seconds = 0;
 
   friend bool operator==(const PlanNodeStatus&, const PlanNodeStatus&) = default;
 };
@@ -160,9 +175,14 @@ struct MaintenancePlanStatus {
   std::int64_t failed = 0;
   std::vector<std::string> current_nodes;  // in progress, in plan order
   std::optional<kube::Time> next_window;   // when nothing may start now: when it may again
-  std::string next_window_text;       // the same as the admin reads it: "Sat 22:00 Asia/Taipei"
-  std::optional<kube::Time> eta;      // estimated end, from measured node durations
-  std::string message;                // what the plan waits for now, or why it stopped
+  std::string next_window_text;   // the same as the admin reads it: "Sat 22:00 Asia/Taipei"
+  std::optional<kube::Time> eta;  // estimated end, from measured node durations
+  std::string message;            // what the plan waits for now, or why it stopped
+  // kStoppedCondition: True while the operator holds the plan stopped (reason NodeFailed or
+  // HealthGateTimeout, the message says what happened); False once resumed (reason Resumed).
+  std::vector<kube::Condition> conditions;
+  // While stopped: this stop's token, the value kResumeAnnotation must have to resume it.
+  std::string stop_token;
   std::vector<PlanNodeStatus> nodes;  // every node of the plan, in plan order
 
   friend bool operator==(const MaintenancePlanStatus&, const MaintenancePlanStatus&) = default;
@@ -180,6 +200,9 @@ struct MaintenancePlan {
 // naming the field ("spec.nodes[1]: expected a string, got number", `status.nodes[0].phase:
 // unknown phase "Busy"`), except for spec.order and spec.doneWhen (see MaintenancePlanSpec).
 [[nodiscard]] Result<MaintenancePlan> decode_maintenance_plan(const boost::json::value& object);
+
+// True while the operator holds the plan stopped (condition kStoppedCondition True).
+[[nodiscard]] bool plan_stopped(const MaintenancePlanStatus& status) noexcept;
 
 // The spec as the CRD schema expects it (camelCase; empty strings and lists, unset options and a
 // false `paused` left out; the kept enum errors are not fields and are not written).

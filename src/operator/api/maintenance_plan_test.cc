@@ -1,6 +1,7 @@
 #include "operator/api/maintenance_plan.h"
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 
 #include <boost/json/parse.hpp>
@@ -148,6 +149,63 @@ TEST(MaintenancePlanTest, WrongTypesNameTheField) {
                 .error()
                 .message,
             "spec.maxParallel: expected an integer or a string, got bool");
+}
+
+// A cloud provider's node name, as long as they come
+// ("ip-10-20-130-201.eu-west-1.compute.internal").
+std::string cloud_node_name(int i) {
+  return "ip-10-" + std::to_string(20 + i / 65536) + "-" + std::to_string(i / 256 % 256) + "-" +
+         std::to_string(i % 256) + ".eu-west-1.compute.internal";
+}
+
+std::size_t encoded_size(const MaintenancePlanStatus& status) {
+  return boost::json::serialize(plan_status_merge_patch(status)).size();
+}
+
+// etcd refuses objects over 1.5 MiB; a quarter MiB is left for the plan's metadata and spec.
+constexpr std::size_t kStatusBudget = 1024 * 1024 * 5 / 4;
+
+TEST(MaintenancePlanStatusSize, TenThousandNodesFitInOneObjectWithRoomToSpare) {
+  const kube::Time started = sys_days{year{2026} / 12 / 5} + std::chrono::hours{14};
+  MaintenancePlanStatus done;
+  done.phase = PlanPhase::kSucceeded;
+  done.total = done.done = 10000;
+  done.message = "10000 of 10000 nodes done";
+  for (int i = 0; i < 10000; ++i) {
+    done.nodes.push_back(
+        {.name = cloud_node_name(i), .phase = PlanNodePhase::kDone, .took_seconds = 2711});
+  }
+  const std::size_t finished = encoded_size(done);
+
+  // Mid-plan at its widest: half done, maxParallel 10% (1,000 nodes) in progress with their whole
+  // history, a few failed, the rest waiting.
+  MaintenancePlanStatus running = done;
+  running.phase = PlanPhase::kRunning;
+  for (int i = 5000; i < 10000; ++i) {
+    PlanNodeStatus& entry = running.nodes[static_cast<std::size_t>(i)];
+    entry = {.name = entry.name};
+    if (i < 6000) {
+      entry.phase = PlanNodePhase::kHealthCheck;
+      entry.maintenance = "memory-upgrade-" + entry.name + "-3823f550";
+      entry.boot_id = "5b0c8ea6-0a55-4c79-9b1a-4c8d8c7a2f43";
+      entry.budgets = {"shop/web-pdb", "shop/db-pdb"};
+      entry.vms = {"shop/vm-db"};
+      entry.started_at = entry.drained_at = entry.completed_at = started;
+      entry.restored_at = entry.gate_started_at = started;
+      entry.message = "health gate: PDB shop/web-pdb 2 of 3 healthy";
+    } else if (i < 6010) {
+      entry.phase = PlanNodePhase::kFailed;
+      entry.maintenance = "memory-upgrade-" + entry.name + "-3823f550";
+      entry.started_at = entry.finished_at = started;
+      entry.message = "NodeMaintenance memory-upgrade-" + entry.name +
+                      "-3823f550 failed: drain did not finish within drainTimeout 1h0m0s";
+    }
+  }
+  const std::size_t widest = encoded_size(running);
+  std::printf("status of a 10,000-node plan: %zu bytes when done, %zu mid-plan (budget %zu)\n",
+              finished, widest, kStatusBudget);
+  EXPECT_LT(finished, 1024U * 1024U) << "a finished plan keeps a third of etcd's limit free";
+  EXPECT_LT(widest, kStatusBudget);
 }
 
 }  // namespace

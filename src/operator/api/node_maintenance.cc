@@ -13,6 +13,7 @@
 // The typed field access and the quoting of untrusted bytes that every projection uses. They are
 // kube/api's internals; NodeMaintenance is the one projection that lives above that layer.
 #include "base/strings.h"
+#include "kube/api/internal/decoders.h"
 #include "kube/api/internal/json_fields.h"
 #include "operator/api/internal/enum_names.h"
 
@@ -156,30 +157,7 @@ Result<PendingPodRef> decode_pending_pod_ref(const boost::json::value& value,
 }
 
 Result<Condition> decode_condition(const boost::json::value& value, const FieldPath& path) {
-  const boost::json::object* object = value.if_object();
-  if (object == nullptr) {
-    return kube::internal::type_error(path, "an object", value);
-  }
-  Condition condition;
-  NMO_TRY_ASSIGN(condition.type, kube::internal::get_string(*object, "type", path));
-  NMO_TRY_ASSIGN(
-      const std::optional<ConditionStatus> status,
-      get_optional_enum<ConditionStatus>(*object, "status", path, &parse_condition_status));
-  if (!status.has_value()) {
-    return kube::internal::field_error(path.field("status"), "required");
-  }
-  condition.status = *status;
-  NMO_TRY_ASSIGN(condition.observed_generation,
-                 kube::internal::get_int<std::int64_t>(*object, "observedGeneration", path));
-  NMO_TRY_ASSIGN(const std::optional<kube::Time> transition,
-                 kube::internal::get_optional_time(*object, "lastTransitionTime", path));
-  if (!transition.has_value()) {
-    return kube::internal::field_error(path.field("lastTransitionTime"), "required");
-  }
-  condition.last_transition_time = *transition;
-  NMO_TRY_ASSIGN(condition.reason, kube::internal::get_string(*object, "reason", path));
-  NMO_TRY_ASSIGN(condition.message, kube::internal::get_string(*object, "message", path));
-  return condition;
+  return kube::internal::decode_condition_at(value, path);
 }
 
 // Decodes every element of the array field `key` with `decode`; empty when absent or null.
@@ -236,21 +214,6 @@ boost::json::object encode_pending_pod_ref(const PendingPodRef& ref) {
   }
   if (!ref.message.empty()) {
     out["message"] = ref.message;
-  }
-  return out;
-}
-
-boost::json::object encode_condition(const Condition& condition) {
-  // reason and message are required by metav1.Condition's schema, even when empty.
-  boost::json::object out{
-      {"type", condition.type},
-      {"status", to_string(condition.status)},
-      {"lastTransitionTime", kube::format_time(condition.last_transition_time)},
-      {"reason", condition.reason},
-      {"message", condition.message},
-  };
-  if (condition.observed_generation != 0) {
-    out["observedGeneration"] = condition.observed_generation;
   }
   return out;
 }

@@ -1,14 +1,68 @@
-// The node side of a maintenance (docs/design.md §2.3, §2.5, §2.6): one guarded JSON patch to
-// cordon and taint, the same to re-apply after tampering, and the restore on deletion. The patches
-// come from operator/node/node_patch.h; a failed `test` (someone changed the node meanwhile) comes
-// back as an error and the caller retries from a fresh read.
+// The node side of a maintenance (docs/design.md §2.3, §2.5, §2.6, §2.10): one guarded JSON patch
+// to cordon and taint, the same to re-apply after tampering, the restore on deletion, and the node
+// lifecycle conditions. The patches come from operator/node/node_patch.h and
+// lifecycle_conditions.h; a failed `test` or resourceVersion precondition (someone changed the
+// node meanwhile) comes back as an error and the caller retries from a fresh read.
 #include <boost/json.hpp>
 
 #include "kube/api/resource.h"
 #include "operator/controller/internal/operator_impl.h"
+#include "operator/node/lifecycle_conditions.h"
 #include "operator/node/node_patch.h"
 
 namespace nmo::op::internal {
+
+asio::awaitable<Result<std::optional<kube::Node>>> OperatorImpl::write_lifecycle_conditions(
+    const NodeMaintenance& nm, const kube::Node& current, const LifecycleIntent& intent) {
+  using Written = std::optional<kube::Node>;
+  LifecyclePatch plan = lifecycle_patch(current, intent, wall_now());
+  if (!plan.foreign.empty() && !state(nm).said_foreign_conditions) {
+    // Said once per maintenance: the other writer's conditions stay as long as it wants them.
+    std::string types;
+    for (const std::string& type : plan.foreign) types += (types.empty() ? "" : ", ") + type;
+    log_for(nm).warn("another writer holds node conditions of ours; leaving them",
+                     {{"conditions", types}});
+    state(nm).said_foreign_conditions = true;
+  }
+  if (!plan.patch) co_return Written();
+  const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name) + "/status";
+  const kube::WriteOptions options;
+  auto written = co_await client_.patch(path, kube::PatchType::kStrategicMerge,
+                                        boost::json::serialize(*plan.patch), options);
+  if (!written) {
+    if (written.error().code != ErrorCode::kForbidden) co_return written.error();
+    // Roles without nodes/status patch (upstream medik8s NMO's): the maintenance goes on
+    // without the conditions.
+    if (!said_node_status_forbidden_) {
+      logger_.warn(
+          "writing node lifecycle conditions is forbidden; the maintenances go on without them "
+          "(grant nodes/status patch: deploy/rbac, or run with --node-lifecycle-conditions=false)",
+          {{"error", written.error().message}});
+      said_node_status_forbidden_ = true;
+    }
+    co_return Written();
+  }
+  NMO_CO_TRY_ASSIGN(kube::Node patched, kube::decode_node(*written));
+  co_return Written(std::move(patched));
+}
+
+asio::awaitable<Result<void>> OperatorImpl::sync_lifecycle_conditions(
+    NodeMaintenance nm, NodeMaintenanceStatus status) {
+  const LifecycleIntent intent = lifecycle_intent(
+      nm, status, failure_of(status) == FailureKind::kTimeout, options_.node_lifecycle_conditions);
+  // The cache decides first: every reconcile comes here, and a node that already says what it
+  // should costs no request (our own patch reaches the cache a moment later).
+  const auto cached = node(nm.spec.node_name);
+  if (cached == nullptr) co_return Result<void>();
+  if (!lifecycle_patch(*cached, intent, wall_now()).patch) co_return Result<void>();
+  auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
+  if (!current) {
+    if (current.error().code == ErrorCode::kNotFound) co_return Result<void>();
+    co_return current.error();
+  }
+  NMO_CO_TRY(co_await write_lifecycle_conditions(nm, *current, intent));
+  co_return Result<void>();
+}
 
 asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance nm) {
   // Every reconcile of a maintenance comes here (once per pod event during a drain), so the
@@ -39,6 +93,20 @@ asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, boo
     if (current.error().code == ErrorCode::kNotFound) co_return false;
     co_return current.error();
   }
+  // Our lifecycle conditions go first, while the prior-state annotation still tells whose they
+  // are: a crash between the two writes finds the annotation and comes back here.
+  const LifecycleIntent none{.stage = NodeLifecycle::kNotHeld,
+                             .cr_name = nm.meta.name,
+                             .cr_uid = nm.meta.uid,
+                             .reason = nm.spec.reason,
+                             .drain_timed_out = false};
+  auto cleared = co_await write_lifecycle_conditions(nm, *current, none);
+  if (!cleared) {
+    if (cleared.error().code == ErrorCode::kNotFound) co_return false;
+    co_return cleared.error();
+  }
+  // The restore patch tests what it read: read after our own write.
+  if (cleared->has_value()) current = std::move(**cleared);
   const RestorePlan plan = restore_patch(*current, nm.meta.uid);
   if (left_cordoned != nullptr)
     *left_cordoned = plan.kind != RestoreKind::kNotOurs && plan.left_cordoned;

@@ -110,6 +110,10 @@ struct OperatorOptions {
   /// With leader election it is the leader's lease check (LeaderElector::check_leading): a
   /// leader paused past its lease must not send the evictions it had queued. Unset: always.
   std::function<Result<void>()> may_evict;
+  /// Write the node lifecycle conditions (MaintenanceInProgress, DrainInProgress, Drained) on
+  /// each maintenance's node (docs/design.md §2.10); false: write none, and remove ours where a
+  /// maintenance finds them.
+  bool node_lifecycle_conditions = true;
   /// How often the node lease of a held node is renewed; shortened only by tests.
   std::chrono::seconds node_lease_renew_interval = kNodeLeaseRenewInterval;
   /// Test hook: reconciles of the NodeMaintenance with this name never finish (they wait until

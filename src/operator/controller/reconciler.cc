@@ -125,7 +125,17 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
     if (auto stopped = co_await execute(nm, std::move(decision.actions), done, next)) {
       co_return std::move(*stopped);
     }
-    if (!again) co_return after_until(next, clock_.now());
+    if (!again) {
+      // The node's lifecycle conditions follow the status this reconcile ends with
+      // (docs/design.md §2.10); a deletion removes them in its restore, before the finalizer.
+      if (!deleting) {
+        if (auto synced = co_await sync_lifecycle_conditions(nm, status); !synced) {
+          if (conflicted(synced.error())) co_return ReconcileAction::after(kConflictRetry);
+          co_return synced.error();
+        }
+      }
+      co_return after_until(next, clock_.now());
+    }
     if (need == Need::kGates) {
       // The node may have gone meanwhile; deciding again without gates sees that first.
       if (auto n = node(nm.spec.node_name)) gates = gate_facts(nm, status, *n);

@@ -10,7 +10,6 @@
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -56,9 +55,17 @@ bool gate_phase(PlanNodePhase phase) {
   return phase == PlanNodePhase::kRestoring || phase == PlanNodePhase::kHealthCheck;
 }
 
-bool owned_by(const kube::ObjectMeta& meta, const std::string& uid) {
+// An owner reference to the plan: what NodeMaintenances created before kPlanUidAnnotation
+// carried. The plan takes it off at its next look (docs/design.md §10).
+bool owner_referenced(const kube::ObjectMeta& meta, const std::string& uid) {
   return std::any_of(meta.owner_references.begin(), meta.owner_references.end(),
                      [&](const kube::OwnerReference& owner) { return owner.uid == uid; });
+}
+
+// The NodeMaintenance carries the plan's uid.
+bool carries_uid(const kube::ObjectMeta& meta, const std::string& uid) {
+  const std::string* carried = meta.annotations.find(kPlanUidAnnotation);
+  return carried != nullptr && !uid.empty() && *carried == uid;
 }
 
 }  // namespace
@@ -168,6 +175,8 @@ class PlanControllerImpl {
  private:
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string name);
   asio::awaitable<Result<World>> read_world(const MaintenancePlan& plan);
+  asio::awaitable<Result<void>> drop_owner_references(const MaintenancePlan& plan,
+                                                      const std::vector<std::string>& names);
   asio::awaitable<Result<void>> load_budgets();
   asio::awaitable<Result<void>> read_vms(const MaintenancePlan& plan, World& world);
   asio::awaitable<Result<void>> read_warnings(const MaintenancePlan& plan, World& world);
@@ -256,11 +265,16 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
   if (!maintenances.has_value()) {
     co_return maintenances.error();
   }
+  std::vector<std::string> referenced;
   for (const NodeMaintenance& maintenance : maintenances->items) {
     MaintenanceFacts facts;
     facts.name = maintenance.meta.name;
     facts.node = maintenance.spec.node_name;
-    facts.owned = owned_by(maintenance.meta, plan.meta.uid);
+    facts.owned = carries_uid(maintenance.meta, plan.meta.uid);
+    if (owner_referenced(maintenance.meta, plan.meta.uid)) {
+      facts.owned = true;
+      referenced.push_back(maintenance.meta.name);
+    }
     facts.deleting = maintenance.meta.deletion_timestamp.has_value();
     facts.phase = maintenance.status.phase;
     facts.last_error = maintenance.status.last_error;
@@ -270,6 +284,10 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
       facts.hold = *hold;
     }
     world.maintenances.push_back(std::move(facts));
+  }
+  auto dropped = co_await drop_owner_references(plan, referenced);
+  if (!dropped.has_value()) {
+    co_return dropped.error();
   }
   const bool gate_needs_budgets = std::any_of(
       plan.status.nodes.begin(), plan.status.nodes.end(),
@@ -312,6 +330,23 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
     }
   }
   co_return world;
+}
+
+asio::awaitable<Result<void>> PlanControllerImpl::drop_owner_references(
+    const MaintenancePlan& plan, const std::vector<std::string>& names) {
+  // The garbage collector must never get to delete a drained node's NodeMaintenance with its
+  // plan: the owner reference goes, the uid annotation says whose it is.
+  for (const std::string& name : names) {
+    json::object metadata{{"ownerReferences", nullptr},
+                          {"annotations", json::object{{kPlanUidAnnotation, plan.meta.uid}}}};
+    auto patched = co_await patch_metadata(name, std::move(metadata));
+    if (!patched.has_value()) {
+      co_return patched.error();
+    }
+    logger_.info("took the plan's owner reference off a NodeMaintenance",
+                 {{"plan", plan.meta.name}, {"maintenance", name}});
+  }
+  co_return Result<void>{};
 }
 
 asio::awaitable<Result<void>> PlanControllerImpl::load_budgets() {
@@ -446,17 +481,15 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
             {{"plan", plan.meta.name}, {"node", start.node}, {"error", recorded.error().message}});
       }
     }
-    json::object owner{{"apiVersion", kPlanApiVersion},
-                       {"kind", kPlanKind},
-                       {"name", plan.meta.name},
-                       {"uid", plan.meta.uid},
-                       {"controller", true}};
+    // No owner reference: a delete of the plan, whatever its propagation policy, must not let the
+    // garbage collector give a drained node back (docs/design.md §10).
     json::object object{
         {"apiVersion", kApiVersion},
         {"kind", kKind},
-        {"metadata", json::object{{"name", start.maintenance},
-                                  {"labels", json::object{{kPlanLabel, plan.meta.name}}},
-                                  {"ownerReferences", json::array{std::move(owner)}}}},
+        {"metadata",
+         json::object{{"name", start.maintenance},
+                      {"labels", json::object{{kPlanLabel, plan.meta.name}}},
+                      {"annotations", json::object{{kPlanUidAnnotation, plan.meta.uid}}}}},
         {"spec",
          json::object{{"nodeName", start.node},
                       {"reason", plan.spec.reason.empty() ? "MaintenancePlan " + plan.meta.name
@@ -465,24 +498,36 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
     json::value manifest(std::move(object));
     const kube::WriteOptions write;
     auto created = co_await client_.create(path, std::move(manifest), write);
-    if (created.has_value() || created.error().code == ErrorCode::kAlreadyExists) {
+    if (created.has_value()) {
       continue;
     }
-    logger_.warn(
-        "could not create a NodeMaintenance",
-        {{"plan", plan.meta.name}, {"node", start.node}, {"error", created.error().message}});
+    std::string reason = "NodeNotStarted";
+    std::string why =
+        "could not create NodeMaintenance " + start.maintenance + ": " + created.error().message;
+    if (created.error().code == ErrorCode::kAlreadyExists) {
+      // Made since the plan looked: its own only with its uid and this node (created before a
+      // lost status write); anybody else's is never adopted.
+      auto existing = co_await client_.get<NodeMaintenance>("", start.maintenance);
+      if (existing.has_value() && carries_uid(existing->meta, plan.meta.uid) &&
+          existing->spec.node_name == start.node) {
+        continue;
+      }
+      reason = "NameCollision";
+      why = "NodeMaintenance " + start.maintenance +
+            " exists and is not this plan's; the node waits until it is gone";
+    } else {
+      logger_.warn(
+          "could not create a NodeMaintenance",
+          {{"plan", plan.meta.name}, {"node", start.node}, {"error", created.error().message}});
+    }
     if (entry != decision.status.nodes.end()) {
       *entry = PlanNodeStatus{.name = entry->name};
-      entry->message =
-          "could not create NodeMaintenance " + start.maintenance + ": " + created.error().message;
+      entry->message = why;
     }
     std::erase_if(decision.events, [&](const PlanEvent& event) {
       return event.reason == "NodeStarted" && event.node == start.node;
     });
-    decision.events.push_back({true, "NodeNotStarted",
-                               "node " + start.node + ": could not create NodeMaintenance " +
-                                   start.maintenance + ": " + created.error().message,
-                               start.node});
+    decision.events.push_back({true, reason, "node " + start.node + ": " + why, start.node});
   }
 }
 
@@ -527,23 +572,14 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     }
   }
   for (const std::string& name : decision.release) {
-    json::object release{{"ownerReferences", nullptr},
-                         {"labels", json::object{{kPlanLabel, nullptr}}}};
+    json::object release{{"labels", json::object{{kPlanLabel, nullptr}}},
+                         {"annotations", json::object{{kPlanUidAnnotation, nullptr}}}};
     auto released = co_await patch_metadata(name, std::move(release));
     if (!released.has_value()) {
       co_return released.error();
     }
   }
   const std::string path = kube::object_path<MaintenancePlan>("", plan.meta.name);
-  if (decision.pause) {
-    const json::object pause{{"spec", json::object{{"paused", true}}}};
-    std::string body = json::serialize(pause);
-    auto paused =
-        co_await client_.patch(path, kube::PatchType::kMergePatch, std::move(body), write);
-    if (!paused.has_value()) {
-      co_return paused.error();
-    }
-  }
   if (decision.status != plan.status && !decision.remove_finalizer) {
     const std::string status_path = path + "/status";
     std::string body = json::serialize(plan_status_merge_patch(decision.status));
@@ -612,7 +648,6 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
   }
   MaintenancePlan after = plan;
   after.status = decision.status;
-  after.spec.paused = after.spec.paused || decision.pause;
   if (decision.remove_finalizer) {
     std::erase(after.meta.finalizers, std::string(kPlanFinalizer));
   }

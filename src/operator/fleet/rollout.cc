@@ -1,6 +1,7 @@
 #include "operator/fleet/rollout.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,23 @@ using std::chrono::seconds;
 
 // metadata.name of a NodeMaintenance: a DNS subdomain.
 constexpr std::size_t kMaxNameLength = 253;
+// Hex digits of the (plan, node) hash in a NodeMaintenance's name: 32 bits, against an accidental
+// clash of two cut names; a clash is still only a wait (the plan never adopts what is not its own).
+constexpr std::size_t kNameHashLength = 8;
+
+// FNV-1a: a short, stable fingerprint of a name (the same on every build and machine).
+std::string fingerprint(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  std::array<char, 16> digits{};
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), hash, 16);
+  std::string out(digits.data(), result.ptr);
+  out.insert(0, digits.size() - out.size(), '0');  // always 16 digits
+  return out;
+}
 
 bool in_progress(PlanNodePhase phase) {
   return phase == PlanNodePhase::kDraining || phase == PlanNodePhase::kInMaintenance ||
@@ -95,6 +113,7 @@ class Step {
       vms_[vm.key] = &vm;
     }
     decision_.status = plan.status;
+    stopped_ = plan_stopped(plan.status);
   }
 
   Decision run();
@@ -108,11 +127,22 @@ class Step {
     const auto found = by_name_.find(name);
     return found == by_name_.end() ? nullptr : found->second;
   }
+  // The NodeMaintenance `name` if it is the plan's own for `node`: it carries the plan's uid and
+  // names that node. Anything else of that name is somebody else's.
+  const MaintenanceFacts* ours(const std::string& name, const std::string& node) const {
+    const MaintenanceFacts* facts = name.empty() ? nullptr : maintenance(name);
+    return facts != nullptr && facts->owned && facts->node == node ? facts : nullptr;
+  }
   // An Event on the plan; `node` names the node it is about ("" for the plan as a whole).
   void event(bool warning, std::string reason, std::string message, std::string node = {}) {
     decision_.events.push_back({warning, std::move(reason), std::move(message), std::move(node)});
   }
   void advance(PlanNodeStatus& entry);
+  void stop(std::string_view reason, std::string message);
+  void resume_if_asked();
+  std::string resume_hint() const {
+    return "kubectl maintenance resume " + plan_.meta.name + " goes on";
+  }
   void finish(PlanNodeStatus& entry, PlanNodePhase phase, std::string message);
   std::string position(const PlanNodeStatus& entry) const;
   bool work_done(const PlanNodeStatus& entry, const MaintenanceFacts& maintenance) const;
@@ -135,6 +165,7 @@ class Step {
   Decision decision_;
   std::string holdup_;     // why the next node cannot start, for status.message
   std::int64_t held_ = 0;  // drains held outside the window
+  bool stopped_ = false;   // the condition Stopped is True (before this decision, or by it)
 };
 
 std::string Step::position(const PlanNodeStatus& entry) const {
@@ -149,6 +180,51 @@ void Step::finish(PlanNodeStatus& entry, PlanNodePhase phase, std::string messag
   entry.phase = phase;
   entry.finished_at = world_.now;
   entry.message = std::move(message);
+}
+
+void Step::stop(std::string_view reason, std::string message) {
+  if (stopped_) {
+    return;  // one stop at a time: its token stays what `kubectl maintenance resume` read
+  }
+  stopped_ = true;
+  MaintenancePlanStatus& status = decision_.status;
+  // A token of its own for each stop (the plan, the reason, the moment), so a resume written for
+  // an earlier stop does not lift this one.
+  status.stop_token = fingerprint(plan_.meta.uid + "\n" + std::string(reason) + "\n" +
+                                  kube::format_time(world_.now) + "\n" + message);
+  kube::set_condition(status.conditions,
+                      {.type = std::string(kStoppedCondition),
+                       .status = kube::ConditionStatus::kTrue,
+                       .observed_generation = plan_.meta.generation,
+                       .last_transition_time = {},
+                       .reason = std::string(reason),
+                       .message = std::move(message)},
+                      world_.now);
+}
+
+void Step::resume_if_asked() {
+  MaintenancePlanStatus& status = decision_.status;
+  const std::string* asked = plan_.meta.annotations.find(kResumeAnnotation);
+  if (!stopped_ || asked == nullptr || status.stop_token.empty() || *asked != status.stop_token) {
+    return;
+  }
+  stopped_ = false;
+  status.stop_token.clear();
+  kube::set_condition(status.conditions,
+                      {.type = std::string(kStoppedCondition),
+                       .status = kube::ConditionStatus::kFalse,
+                       .observed_generation = plan_.meta.generation,
+                       .last_transition_time = {},
+                       .reason = "Resumed",
+                       .message = "resumed by the annotation " + std::string(kResumeAnnotation)},
+                      world_.now);
+  // A node still in the health gate gets its whole timeout again.
+  for (PlanNodeStatus& entry : status.nodes) {
+    if (entry.phase == PlanNodePhase::kHealthCheck) {
+      entry.gate_started_at = world_.now;
+    }
+  }
+  event(false, "PlanResumed", "resumed (" + std::string(kResumeAnnotation) + ")");
 }
 
 bool Step::work_done(const PlanNodeStatus& entry, const MaintenanceFacts& maintenance) const {
@@ -235,13 +311,13 @@ std::vector<std::string> Step::gate_problems(const PlanNodeStatus& entry) const 
 }
 
 void Step::advance(PlanNodeStatus& entry) {
-  const MaintenanceFacts* facts =
-      entry.maintenance.empty() ? nullptr : maintenance(entry.maintenance);
+  const MaintenanceFacts* facts = ours(entry.maintenance, entry.name);
   switch (entry.phase) {
     case PlanNodePhase::kWaiting: {
       // Created before a crash that lost the status write: adopt it.
-      const MaintenanceFacts* mine = maintenance(maintenance_name(plan_.meta.name, entry.name));
-      if (mine != nullptr && mine->owned) {
+      const MaintenanceFacts* mine =
+          ours(maintenance_name(plan_.meta.name, entry.name), entry.name);
+      if (mine != nullptr) {
         entry.phase = PlanNodePhase::kDraining;
         entry.maintenance = mine->name;
         entry.started_at = entry.started_at.value_or(world_.now);
@@ -250,21 +326,27 @@ void Step::advance(PlanNodeStatus& entry) {
       return;
     }
     case PlanNodePhase::kDraining:
-      if (facts == nullptr) {
+      if (facts == nullptr || (facts->deleting && facts->phase != Phase::kSucceeded)) {
+        // `kubectl maintenance stop`, or any other delete mid-drain: the node comes back
+        // undrained, and the plan stops before another node starts.
         finish(entry, PlanNodePhase::kFailed,
                "NodeMaintenance " + entry.maintenance +
                    " was deleted by someone else before the drain finished");
-        event(true, "NodeFailed", "node " + entry.name + ": " + entry.message);
+        stop("NodeFailed", "node " + entry.name + ": " + entry.message);
+        event(true, "NodeFailed",
+              "node " + entry.name + ": " + entry.message + "; the plan is stopped (" +
+                  resume_hint() + " with the next node)");
         return;
       }
       if (facts->phase == Phase::kFailed) {
         finish(entry, PlanNodePhase::kFailed,
                "NodeMaintenance " + entry.maintenance + " failed: " + facts->last_error);
         decision_.remove.push_back(entry.maintenance);
-        decision_.pause = true;
+        stop("NodeFailed", "node " + entry.name + ": " + entry.message);
         event(true, "NodeFailed",
-              "node " + entry.name + ": " + entry.message + "; the node is given back and the " +
-                  "plan paused (set spec.paused to false to go on with the next node)");
+              "node " + entry.name + ": " + entry.message +
+                  "; the node is given back and the plan is stopped (" + resume_hint() +
+                  " with the next node)");
         return;
       }
       if (!facts->phase) {
@@ -325,23 +407,28 @@ void Step::advance(PlanNodeStatus& entry) {
     case PlanNodePhase::kHealthCheck: {
       const std::vector<std::string> problems = gate_problems(entry);
       if (problems.empty()) {
-        finish(entry, PlanNodePhase::kDone, {});
         const auto took =
             duration_cast<seconds>(world_.now - entry.started_at.value_or(world_.now));
         event(false, "NodeDone",
               "node " + entry.name + " is back and healthy (" + position(entry) + ", took " +
                   kube::format_duration(took) + ")");
+        // Only what a finished node still needs: a 10,000-node plan's status must fit in one
+        // object (docs/design.md §10).
+        entry = PlanNodeStatus{.name = std::move(entry.name),
+                               .phase = PlanNodePhase::kDone,
+                               .took_seconds = took.count()};
         return;
       }
       entry.message = "health gate: " + join(problems, "; ");
       const kube::Time since = entry.gate_started_at.value_or(world_.now);
-      if (world_.now - since >= rules_.health_gate_timeout && !plan_.spec.paused) {
-        decision_.pause = true;
+      if (world_.now - since >= rules_.health_gate_timeout && !plan_.spec.paused && !stopped_) {
         entry.gate_started_at = world_.now;
+        const std::string what = "node " + entry.name + " is not healthy " +
+                                 kube::format_duration(rules_.health_gate_timeout) +
+                                 " after it was given back (" + join(problems, "; ") + ")";
+        stop("HealthGateTimeout", what);
         event(true, "HealthGateTimeout",
-              "node " + entry.name + " is not healthy " +
-                  kube::format_duration(rules_.health_gate_timeout) + " after it was given back (" +
-                  join(problems, "; ") + "); the plan is paused");
+              what + "; the plan is stopped (once the node is healthy, " + resume_hint() + ")");
       }
       return;
     }
@@ -395,6 +482,20 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
       holdup_ = "a control-plane node is taken out alone";
       return;
     }
+    const std::string wanted = maintenance_name(plan_.meta.name, entry.name);
+    if (const MaintenanceFacts* taken = maintenance(wanted); taken != nullptr) {
+      // Not the plan's own (advance() adopted that): somebody else's, never taken over.
+      holdup_ = "NodeMaintenance " + wanted + " exists and is not this plan's (" +
+                (taken->owned ? "it names node " + taken->node
+                              : std::string("it carries no ") + std::string(kPlanUidAnnotation) +
+                                    " of this plan") +
+                "); the node waits until it is gone";
+      if (entry.message != holdup_) {
+        event(true, "NameCollision", "node " + entry.name + ": " + holdup_, entry.name);
+      }
+      entry.message = holdup_;
+      return;
+    }
     if (const auto foreign = foreign_.find(entry.name); foreign != foreign_.end()) {
       holdup_ = "node " + entry.name + " is under NodeMaintenance " + foreign->second->name +
                 " of someone else";
@@ -410,7 +511,7 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
       return;
     }
     entry.phase = PlanNodePhase::kDraining;
-    entry.maintenance = maintenance_name(plan_.meta.name, entry.name);
+    entry.maintenance = wanted;
     entry.boot_id = facts->boot_id;
     entry.started_at = world_.now;
     entry.message = "draining";
@@ -433,9 +534,8 @@ void Step::hold_drains(bool window_open) {
   const std::string text =
       "MaintenancePlan " + plan_.meta.name + " is outside its maintenance windows until " + next;
   for (PlanNodeStatus& entry : decision_.status.nodes) {
-    const MaintenanceFacts* facts =
-        entry.maintenance.empty() ? nullptr : maintenance(entry.maintenance);
-    if (facts == nullptr || !facts->owned || facts->deleting) {
+    const MaintenanceFacts* facts = ours(entry.maintenance, entry.name);
+    if (facts == nullptr || facts->deleting) {
       continue;
     }
     const bool draining = entry.phase == PlanNodePhase::kDraining &&
@@ -467,9 +567,8 @@ void Step::delete_plan() {
   std::vector<std::string> stopped;
   std::vector<std::string> left;
   for (PlanNodeStatus& entry : decision_.status.nodes) {
-    const MaintenanceFacts* facts =
-        entry.maintenance.empty() ? nullptr : maintenance(entry.maintenance);
-    if (facts == nullptr || !facts->owned) {
+    const MaintenanceFacts* facts = ours(entry.maintenance, entry.name);
+    if (facts == nullptr) {
       continue;
     }
     if (facts->phase == Phase::kSucceeded && !facts->deleting) {
@@ -508,7 +607,11 @@ void Step::summarise(bool window_open) {
         break;
       case PlanNodePhase::kDone:
         ++status.done;
-        if (entry.started_at.has_value() && entry.finished_at.has_value()) {
+        if (entry.took_seconds > 0) {
+          measured += seconds{entry.took_seconds};
+          ++measured_nodes;
+        } else if (entry.started_at.has_value() && entry.finished_at.has_value()) {
+          // Written by a version that kept a Done node's times.
           measured += *entry.finished_at - *entry.started_at;
           ++measured_nodes;
         }
@@ -532,11 +635,13 @@ void Step::summarise(bool window_open) {
     if (status.failed > 0) {
       message += ", " + std::to_string(status.failed) + " failed";
     }
-  } else if (plan_.spec.paused || decision_.pause) {
+  } else if (stopped_ || plan_.spec.paused) {
     status.phase = PlanPhase::kPaused;
-    // decision_.pause sets spec.paused in the same write: the message is the same before and
-    // after the watch shows it.
-    const std::string why = "paused (spec.paused)";
+    const kube::Condition* stopped = kube::find_condition(status.conditions, kStoppedCondition);
+    const std::string why = stopped_ && stopped != nullptr
+                                ? "stopped: " + stopped->message + " (kubectl maintenance resume " +
+                                      plan_.meta.name + ")"
+                                : "paused (spec.paused)";
     message = message.empty() ? why : why + "; " + message;
   } else if (!window_open && status.in_progress == held_) {
     // Nothing in progress, or only drains held until the window opens.
@@ -586,6 +691,7 @@ Decision Step::run() {
     delete_plan();
     return std::move(decision_);
   }
+  resume_if_asked();
   for (PlanNodeStatus& entry : status.nodes) {
     advance(entry);
   }
@@ -608,7 +714,7 @@ Decision Step::run() {
       status.next_window_text = "never (every window day is a blackout date)";
     }
   }
-  if (window_open && !plan_.spec.paused && !decision_.pause) {
+  if (window_open && !plan_.spec.paused && !stopped_) {
     start_nodes(max_parallel, max_unavailable);
   }
   hold_drains(window_open);
@@ -648,6 +754,10 @@ Decision Step::run() {
         decision_.requeue_after = std::clamp<seconds>(left, seconds{1}, decision_.requeue_after);
       }
     }
+  } else if (!holdup_.empty()) {
+    // The next node waits on what no watch of the plan's own reports (someone else's
+    // NodeMaintenance, maxUnavailable): look again soon, as while nodes are in progress.
+    decision_.requeue_after = world_.progress_poll;
   } else if (edge.has_value()) {
     const auto until = duration_cast<seconds>(*edge - now);
     decision_.requeue_after = std::clamp<seconds>(until + seconds{1}, seconds{1}, kIdlePoll);
@@ -655,26 +765,19 @@ Decision Step::run() {
   return std::move(decision_);
 }
 
-// FNV-1a: a short, stable fingerprint of a name (the same on every build and machine).
-std::string fingerprint(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  std::array<char, 17> out{};
-  const auto result = std::to_chars(out.data(), out.data() + out.size(), hash, 16);
-  return {out.data(), result.ptr};
-}
-
 }  // namespace
 
 std::string maintenance_name(const std::string& plan, const std::string& node) {
-  std::string name = plan + "-" + node;
-  if (name.size() <= kMaxNameLength) {
-    return name;
+  // '/' is in neither name, so no two (plan, node) pairs hash the same text.
+  const std::string hash = fingerprint(plan + "/" + node).substr(0, kNameHashLength);
+  const std::size_t room = kMaxNameLength - plan.size() - hash.size() - 2;
+  std::string part = node.substr(0, room);
+  // A name must end in a letter or digit: the hash does; the part before its '-' must not end in
+  // '-' or '.' after the cut either.
+  while (!part.empty() && (part.back() == '-' || part.back() == '.')) {
+    part.pop_back();
   }
-  return plan + "-" + fingerprint(node);
+  return plan + "-" + part + "-" + hash;
 }
 
 Result<int> resolve_limit(const std::optional<kube::IntOrString>& value, int total, int fallback,

@@ -9,10 +9,15 @@
 //   Waiting ──create NodeMaintenance──▶ Draining ──Succeeded──▶ InMaintenance
 //     ──done (spec.doneWhen)── delete it ──▶ Restoring ──gone──▶ HealthCheck ──healthy──▶ Done
 //
-// and Failed when its NodeMaintenance fails (the plan then pauses), when it does not exist, or
-// when its NodeMaintenance is deleted by someone else before the drain finished. A
-// NodeMaintenance deleted by someone else while the node was drained counts as the work being
-// done.
+// and Failed when its NodeMaintenance fails, when it does not exist, or when its NodeMaintenance
+// is deleted by someone else before the drain finished (`kubectl maintenance stop`). A failed
+// drain and a health gate that timed out stop the plan: the condition Stopped in its status,
+// with a token that only `kubectl maintenance resume` (the annotation kResumeAnnotation with that
+// token) lifts; spec.paused is the user's alone. A NodeMaintenance deleted by someone else while
+// the node was drained counts as the work being done.
+//
+// A NodeMaintenance is the plan's only when it carries the plan's uid (kPlanUidAnnotation) and
+// names the node expected; one of the plan's name that is not makes the node wait, never adopted.
 //
 // New nodes start in plan order, strictly: a node that cannot start yet (someone else's
 // maintenance on it, maxUnavailable reached) holds the ones after it. Nothing starts while the
@@ -70,7 +75,7 @@ struct NodeFacts {
 struct MaintenanceFacts {
   std::string name;
   std::string node;
-  bool owned = false;     // this plan's (its controller owner reference)
+  bool owned = false;     // carries this plan's uid (kPlanUidAnnotation)
   bool deleting = false;  // deletionTimestamp set
   std::optional<Phase> phase;
   std::string last_error;
@@ -157,14 +162,12 @@ struct Decision {
   std::vector<StartNode> create;
   // NodeMaintenances to delete (the node is given back).
   std::vector<std::string> remove;
-  // NodeMaintenances to release from the plan (owner reference removed) when it is deleted: the
-  // nodes stay drained until the admin deletes them.
+  // NodeMaintenances to release from the plan (its label and uid annotation removed) when it is
+  // deleted: the nodes stay drained until the admin deletes them.
   std::vector<std::string> release;
   // Drains to hold outside the window (spec.onWindowClose Pause), and to let go on again.
   std::vector<HoldNode> hold;
   std::vector<std::string> unhold;
-  // Set spec.paused to true, for this reason (already in status.message and an Event).
-  bool pause = false;
   // The plan is deleted and nothing of it is left to do: remove its finalizer.
   bool remove_finalizer = false;
   std::vector<PlanEvent> events;
@@ -172,8 +175,10 @@ struct Decision {
   std::chrono::seconds requeue_after = kIdlePoll;
 };
 
-// The predictable name of the NodeMaintenance the plan creates for `node`: "<plan>-<node>",
-// shortened with a hash of the node's name when that is longer than a name may be (253).
+// The predictable name of the NodeMaintenance the plan creates for `node`:
+// "<plan>-<node>-<hash>", where <hash> (8 hex digits) is of the plan's and the node's names
+// together, so that plan "a" with node "b-c" and plan "a-b" with node "c" differ; the node's part
+// is cut short when the whole would be longer than a name may be (253).
 [[nodiscard]] std::string maintenance_name(const std::string& plan, const std::string& node);
 
 // The spec's rules, checked: what the controller cannot act on is an ErrorCode::kInvalid error

@@ -53,9 +53,6 @@ class RolloutTest : public ::testing::Test {
   Decision step() {
     Decision decision = decide(plan_, world_);
     plan_.status = decision.status;
-    if (decision.pause) {
-      plan_.spec.paused = true;
-    }
     for (const StartNode& start : decision.create) {
       MaintenanceFacts facts;
       facts.name = start.maintenance;
@@ -120,6 +117,15 @@ class RolloutTest : public ::testing::Test {
     step();
   }
 
+  // What `kubectl maintenance resume` writes: the plan's stop token, in the resume annotation.
+  void resume() {
+    plan_.meta.annotations.set(std::string(kResumeAnnotation), plan_.status.stop_token);
+  }
+
+  const kube::Condition* stopped() const {
+    return kube::find_condition(plan_.status.conditions, kStoppedCondition);
+  }
+
   static std::vector<std::string> reasons(const Decision& decision) {
     std::vector<std::string> out;
     for (const PlanEvent& event : decision.events) {
@@ -134,11 +140,11 @@ class RolloutTest : public ::testing::Test {
 
 TEST_F(RolloutTest, TheFirstLookStartsTheFirstNodeOnly) {
   const Decision decision = step();
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1-3823f550"}}));
   EXPECT_EQ(reasons(decision), (std::vector<std::string>{"PlanStarted", "NodeStarted"}));
   EXPECT_EQ(decision.events[0].message, "3 nodes, in this order: w1, w2, w3");
   EXPECT_EQ(decision.events[1].message,
-            "node w1 (1 of 3): NodeMaintenance memory-upgrade-w1 created");
+            "node w1 (1 of 3): NodeMaintenance memory-upgrade-w1-3823f550 created");
   EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDraining);
   EXPECT_EQ(entry("w1").boot_id, "boot-1");
@@ -169,7 +175,7 @@ TEST_F(RolloutTest, ANodeWalksFromDrainingToDoneAndTheNextStarts) {
   world_.now += minutes{30};
   maintenance("w1").done_marked = true;
   decision = step();
-  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kRestoring);
 
   // Gone now; the node is still cordoned a moment and a budget is short: the gate waits.
@@ -188,7 +194,7 @@ TEST_F(RolloutTest, ANodeWalksFromDrainingToDoneAndTheNextStarts) {
   world_.now += minutes{1};
   decision = step();
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2-3823f850"}}));
   EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeDone", "NodeStarted"}));
   EXPECT_EQ(decision.events[0].message, "node w1 is back and healthy (1 of 3, took 31m0s)");
   EXPECT_EQ(plan_.status.done, 1);
@@ -202,11 +208,12 @@ TEST_F(RolloutTest, AMaintenanceHeldPendingByTheOperatorsGatesSaysSo) {
   step();
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDraining);
   EXPECT_EQ(entry("w1").message,
-            "NodeMaintenance memory-upgrade-w1 is Pending, held by the operator's gates (kubectl "
-            "maintenance diagnose memory-upgrade-w1)");
+            "NodeMaintenance memory-upgrade-w1-3823f550 is Pending, held by the operator's gates "
+            "(kubectl "
+            "maintenance diagnose memory-upgrade-w1-3823f550)");
   maintenance("w1").phase = std::nullopt;  // not looked at by the operator yet
   step();
-  EXPECT_EQ(entry("w1").message, "NodeMaintenance memory-upgrade-w1 created");
+  EXPECT_EQ(entry("w1").message, "NodeMaintenance memory-upgrade-w1-3823f550 created");
   maintenance("w1").phase = Phase::kRunning;
   step();
   EXPECT_EQ(entry("w1").message, "draining");
@@ -236,7 +243,7 @@ TEST_F(RolloutTest, NodeRebootedNeedsANewBootIdAndReadiness) {
   node("w1").ready = false;
   EXPECT_TRUE(step().remove.empty()) << "rebooted but not Ready yet";
   node("w1").ready = true;
-  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
 }
 
 TEST_F(RolloutTest, SoakedIsDoneAfterTheSoakTime) {
@@ -249,7 +256,7 @@ TEST_F(RolloutTest, SoakedIsDoneAfterTheSoakTime) {
   world_.now += minutes{9};
   EXPECT_TRUE(step().remove.empty());
   world_.now += minutes{1};
-  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
 }
 
 TEST_F(RolloutTest, ASoakEndingBeforeTheNextLookIsLookedAtWhenItEnds) {
@@ -261,7 +268,7 @@ TEST_F(RolloutTest, ASoakEndingBeforeTheNextLookIsLookedAtWhenItEnds) {
   world_.now += milliseconds{1500};
   EXPECT_EQ(step().requeue_after, seconds{1});
   world_.now += milliseconds{500};
-  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(step().remove, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
 }
 
 TEST_F(RolloutTest, ALongSoakKeepsTheUsualLook) {
@@ -277,13 +284,13 @@ TEST_F(RolloutTest, MaxUnavailableCountsANodeSomeoneElseCordoned) {
   plan_.spec.max_unavailable = kube::IntOrString::from_int(2);
   node("w3").unschedulable = true;  // cordoned by hand
   Decision decision = step();
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1-3823f550"}}));
   EXPECT_EQ(entry("w2").message, "maxUnavailable 2 reached: 2 nodes of the plan are unavailable");
   EXPECT_EQ(plan_.status.message,
             "w1: draining; next: maxUnavailable 2 reached: 2 nodes of the plan are unavailable");
   node("w3").unschedulable = false;
   decision = step();
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2-3823f850"}}));
 }
 
 TEST_F(RolloutTest, MaxParallelAsAPercentageRoundsDownToAtLeastOne) {
@@ -317,27 +324,84 @@ TEST_F(RolloutTest, AMissingNodeFailsAndTheNextStarts) {
   const Decision decision = step();
   EXPECT_EQ(entry("gone").phase, PlanNodePhase::kFailed);
   EXPECT_EQ(entry("gone").message, "node gone does not exist");
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1-3823f550"}}));
 }
 
-TEST_F(RolloutTest, AFailedMaintenanceGivesTheNodeBackAndPausesThePlan) {
+TEST_F(RolloutTest, AFailedMaintenanceGivesTheNodeBackAndStopsThePlanInItsStatus) {
   step();
   maintenance("w1").phase = Phase::kFailed;
   maintenance("w1").last_error = "drain did not finish within drainTimeout 1h0m0s";
   const Decision decision = step();
-  EXPECT_TRUE(decision.pause);
-  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
   EXPECT_TRUE(decision.create.empty());
+  EXPECT_FALSE(plan_.spec.paused) << "spec is the user's";
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kFailed);
   EXPECT_EQ(entry("w1").message,
-            "NodeMaintenance memory-upgrade-w1 failed: drain did not finish within drainTimeout "
-            "1h0m0s");
+            "NodeMaintenance memory-upgrade-w1-3823f550 failed: drain did not finish within "
+            "drainTimeout 1h0m0s");
   EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
+  ASSERT_NE(stopped(), nullptr);
+  EXPECT_EQ(stopped()->status, kube::ConditionStatus::kTrue);
+  EXPECT_EQ(stopped()->reason, "NodeFailed");
+  EXPECT_EQ(stopped()->message, "node w1: " + entry("w1").message);
+  EXPECT_EQ(plan_.status.stop_token.size(), 16U);
+  EXPECT_EQ(plan_.status.message, "stopped: node w1: " + entry("w1").message +
+                                      " (kubectl maintenance resume memory-upgrade)");
   ASSERT_EQ(reasons(decision), std::vector<std::string>{"NodeFailed"});
   EXPECT_TRUE(decision.events[0].warning);
-  EXPECT_TRUE(step().create.empty()) << "paused";
-  plan_.spec.paused = false;  // the admin goes on
-  EXPECT_EQ(step().create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2"}}));
+  EXPECT_EQ(decision.events[0].message,
+            "node w1: " + entry("w1").message +
+                "; the node is given back and the plan is stopped (kubectl maintenance resume "
+                "memory-upgrade goes on with the next node)");
+  EXPECT_TRUE(step().create.empty()) << "stopped";
+  // What a GitOps tool re-applies (spec.paused false, an old resume token) changes nothing.
+  plan_.spec.paused = false;
+  plan_.meta.annotations.set(std::string(kResumeAnnotation), "0123456789abcdef");
+  EXPECT_TRUE(step().create.empty()) << "stopped";
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
+  resume();
+  const Decision resumed = step();
+  EXPECT_EQ(resumed.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2-3823f850"}}));
+  EXPECT_EQ(reasons(resumed), (std::vector<std::string>{"PlanResumed", "NodeStarted"}));
+  EXPECT_EQ(stopped()->status, kube::ConditionStatus::kFalse);
+  EXPECT_EQ(stopped()->reason, "Resumed");
+  EXPECT_TRUE(plan_.status.stop_token.empty());
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
+}
+
+TEST_F(RolloutTest, AResumeWrittenForAnEarlierStopDoesNotLiftTheNextOne) {
+  plan_.spec.max_parallel = kube::IntOrString::from_int(2);
+  step();
+  maintenance("w1").phase = Phase::kFailed;
+  step();
+  const std::string first = plan_.status.stop_token;
+  resume();
+  step();
+  maintenance("w2").phase = Phase::kFailed;
+  world_.now += seconds{1};
+  step();
+  EXPECT_NE(plan_.status.stop_token, first);
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused) << "the old annotation is still there";
+  EXPECT_TRUE(step().create.empty());
+}
+
+TEST_F(RolloutTest, AStopMidDrainFailsTheNodeAndStopsThePlanBeforeTheNextStarts) {
+  plan_.spec.max_parallel = kube::IntOrString::from_int(2);
+  step();
+  // `kubectl maintenance stop w1`: its NodeMaintenance is being deleted mid-drain.
+  maintenance("w1").deleting = true;
+  Decision decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kFailed);
+  EXPECT_EQ(entry("w1").message,
+            "NodeMaintenance memory-upgrade-w1-3823f550 was deleted by "
+            "someone else before the drain finished");
+  EXPECT_TRUE(decision.create.empty()) << "w3 must not take w1's place";
+  EXPECT_TRUE(decision.remove.empty());
+  EXPECT_EQ(stopped()->reason, "NodeFailed");
+  EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
+  // Gone: still stopped.
+  std::erase_if(world_.maintenances, [](const auto& m) { return m.node == "w1"; });
+  EXPECT_TRUE(step().create.empty());
 }
 
 TEST_F(RolloutTest, AHealthGateThatNeverPassesPausesThePlanWithItsReasonOnce) {
@@ -349,18 +413,25 @@ TEST_F(RolloutTest, AHealthGateThatNeverPassesPausesThePlanWithItsReasonOnce) {
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kHealthCheck);
   world_.now += minutes{20};
   const Decision decision = step();
-  EXPECT_TRUE(decision.pause);
   ASSERT_EQ(reasons(decision), std::vector<std::string>{"HealthGateTimeout"});
   EXPECT_EQ(decision.events[0].message,
             "node w1 is not healthy 20m0s after it was given back (node w1 is not Ready); the "
-            "plan is paused");
+            "plan is stopped (once the node is healthy, kubectl maintenance resume "
+            "memory-upgrade goes on)");
   EXPECT_EQ(plan_.status.phase, PlanPhase::kPaused);
-  EXPECT_EQ(plan_.status.message, "paused (spec.paused); w1: health gate: node w1 is not Ready");
+  EXPECT_EQ(stopped()->reason, "HealthGateTimeout");
+  EXPECT_EQ(plan_.status.message,
+            "stopped: node w1 is not healthy 20m0s after it was given back (node w1 is not "
+            "Ready) (kubectl maintenance resume memory-upgrade); w1: health gate: node w1 is not "
+            "Ready");
+  world_.now += minutes{30};
   EXPECT_TRUE(reasons(step()).empty()) << "announced once";
-  // Resumed: the node gets the whole timeout again.
-  plan_.spec.paused = false;
+  // Resumed, however long after: the node gets the whole timeout again.
+  resume();
+  EXPECT_EQ(reasons(step()), std::vector<std::string>{"PlanResumed"});
   world_.now += minutes{19};
-  EXPECT_FALSE(step().pause);
+  EXPECT_TRUE(reasons(step()).empty());
+  EXPECT_FALSE(plan_stopped(plan_.status));
 }
 
 TEST_F(RolloutTest, TheHealthGateWaitsForMigratedVmsToSettle) {
@@ -401,10 +472,10 @@ TEST_F(RolloutTest, TheHealthGateHoldsOnTheOperatorsNewWarningsUntilAResume) {
             "health gate: Warning FailedUncordon from the operator: could not uncordon node w1: "
             "conflict");
   world_.now += minutes{10};
-  const Decision decision = step();
-  EXPECT_TRUE(decision.pause);
+  step();
+  EXPECT_TRUE(plan_stopped(plan_.status));
   // Resuming accepts the Warnings reported before the gate timed out.
-  plan_.spec.paused = false;
+  resume();
   world_.now += seconds{5};
   step();
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
@@ -423,7 +494,7 @@ TEST_F(RolloutTest, OutsideTheWindowNothingStartsAndTheNextWindowIsNamed) {
   EXPECT_EQ(decision.requeue_after, kIdlePoll);
   world_.now += hours{24};
   decision = step();
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1-3823f550"}}));
   EXPECT_FALSE(plan_.status.next_window.has_value());
 }
 
@@ -435,7 +506,7 @@ TEST_F(RolloutTest, ANodeStartedInsideTheWindowFinishesAfterIt) {
   step();
   maintenance("w1").done_marked = true;
   Decision decision = step();
-  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
   decision = step();
   EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
   EXPECT_TRUE(decision.create.empty());
@@ -456,7 +527,7 @@ TEST_F(RolloutTest, WithOnWindowClosePauseADrainIsHeldUntilTheNextWindow) {
   Decision decision = step();
   const std::string text =
       "MaintenancePlan memory-upgrade is outside its maintenance windows until Sun 14:00 UTC";
-  EXPECT_EQ(decision.hold, (std::vector<HoldNode>{{"memory-upgrade-w2", text}}));
+  EXPECT_EQ(decision.hold, (std::vector<HoldNode>{{"memory-upgrade-w2-3823f850", text}}));
   EXPECT_EQ(reasons(decision), std::vector<std::string>{"NodeHeld"});
   EXPECT_EQ(decision.events[0].message,
             "node w2: drain held until the next window (Sun 14:00 UTC); the node stays cordoned "
@@ -486,9 +557,9 @@ TEST_F(RolloutTest, WithOnWindowClosePauseADrainIsHeldUntilTheNextWindow) {
   // Sunday 14:00: the drain goes on.
   world_.now = kSaturday + hours{24};
   decision = step();
-  EXPECT_EQ(decision.unhold, std::vector<std::string>{"memory-upgrade-w2"});
+  EXPECT_EQ(decision.unhold, std::vector<std::string>{"memory-upgrade-w2-3823f850"});
   EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeStarted", "NodeResumed"}));
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w3", "memory-upgrade-w3"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w3", "memory-upgrade-w3-3823f750"}}));
   EXPECT_EQ(entry("w2").message, "draining: 3 pods left");
   EXPECT_EQ(plan_.status.phase, PlanPhase::kRunning);
 }
@@ -519,7 +590,7 @@ TEST_F(RolloutTest, AControlPlaneNodeGoesLastAndAlone) {
     drain_and_finish(name);
   }
   decision = step();
-  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"cp1", "all-cp1"}}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"cp1", maintenance_name("all", "cp1")}}));
 }
 
 TEST_F(RolloutTest, ByZoneTakesOneZoneAfterTheOther) {
@@ -536,7 +607,7 @@ TEST_F(RolloutTest, ByZoneTakesOneZoneAfterTheOther) {
 
 TEST_F(RolloutTest, AMaintenanceCreatedBeforeARestartIsAdoptedNotCreatedAgain) {
   MaintenanceFacts mine;
-  mine.name = "memory-upgrade-w1";
+  mine.name = "memory-upgrade-w1-3823f550";
   mine.node = "w1";
   mine.owned = true;
   mine.phase = Phase::kSucceeded;
@@ -548,6 +619,39 @@ TEST_F(RolloutTest, AMaintenanceCreatedBeforeARestartIsAdoptedNotCreatedAgain) {
   EXPECT_EQ(entry("w2").phase, PlanNodePhase::kWaiting);
 }
 
+TEST_F(RolloutTest, AMaintenanceOfThePlansNameThatIsNotItsOwnIsNeverAdopted) {
+  // Somebody's NodeMaintenance with the name the plan wants for w1, on another node; and one
+  // with the plan's uid but the wrong node.
+  MaintenanceFacts users;
+  users.name = maintenance_name("memory-upgrade", "w1");
+  users.node = "elsewhere";
+  users.phase = Phase::kSucceeded;
+  world_.maintenances.push_back(users);
+  plan_.status.nodes = {{.name = "w1"}, {.name = "w2"}, {.name = "w3"}};
+  Decision decision = step();
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kWaiting);
+  const std::string waits = "NodeMaintenance " + users.name +
+                            " exists and is not this plan's (it carries no "
+                            "nodemaintenance.medik8s.io/plan-uid of this plan); the node waits "
+                            "until it is gone";
+  EXPECT_EQ(entry("w1").message, waits);
+  EXPECT_EQ(plan_.status.message, "next node: " + waits);
+  ASSERT_EQ(reasons(decision), std::vector<std::string>{"NameCollision"});
+  EXPECT_TRUE(decision.events[0].warning);
+  EXPECT_EQ(decision.requeue_after, kProgressPoll) << "its deletion wakes no watch of the plan";
+  EXPECT_TRUE(reasons(step()).empty()) << "announced once";
+
+  world_.maintenances[0].owned = true;  // the plan's uid, but not the node expected
+  step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kWaiting);
+  EXPECT_EQ(entry("w1").message, "NodeMaintenance " + users.name +
+                                     " exists and is not this plan's (it names node "
+                                     "elsewhere); the node waits until it is gone");
+  world_.maintenances.clear();  // gone: the plan creates its own
+  EXPECT_EQ(step().create, (std::vector<StartNode>{{"w1", users.name}}));
+}
+
 TEST_F(RolloutTest, DeletingThePlanStopsDrainsAndLeavesDrainedNodesToTheAdmin) {
   plan_.spec.max_parallel = kube::IntOrString::from_int(2);
   step();
@@ -555,14 +659,14 @@ TEST_F(RolloutTest, DeletingThePlanStopsDrainsAndLeavesDrainedNodesToTheAdmin) {
   step();
   plan_.meta.deletion_timestamp = world_.now;
   const Decision decision = decide(plan_, world_);
-  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w2"});
-  EXPECT_EQ(decision.release, std::vector<std::string>{"memory-upgrade-w1"});
+  EXPECT_EQ(decision.remove, std::vector<std::string>{"memory-upgrade-w2-3823f850"});
+  EXPECT_EQ(decision.release, std::vector<std::string>{"memory-upgrade-w1-3823f550"});
   EXPECT_TRUE(decision.remove_finalizer);
   EXPECT_TRUE(decision.create.empty());
   ASSERT_EQ(reasons(decision), std::vector<std::string>{"PlanDeleted"});
   EXPECT_EQ(decision.events[0].message,
             "plan deleted; drain stopped and node given back: w2; left drained, delete when the "
-            "work is done: NodeMaintenance memory-upgrade-w1");
+            "work is done: NodeMaintenance memory-upgrade-w1-3823f550");
 }
 
 TEST_F(RolloutTest, AnInvalidSpecFailsThePlanWithTheFieldNamed) {
@@ -588,14 +692,27 @@ TEST_F(RolloutTest, AnInvalidSpecFailsThePlanWithTheFieldNamed) {
             "spec.healthGateTimeout: invalid duration \"1d\"");
 }
 
-TEST(MaintenanceNameTest, PlanAndNodeOrAHashWhenTooLong) {
-  EXPECT_EQ(maintenance_name("memory-upgrade", "node-worker-01"), "memory-upgrade-node-worker-01");
-  const std::string long_node(250, 'n');
-  const std::string name = maintenance_name("memory-upgrade", long_node);
-  EXPECT_LE(name.size(), 253U);
-  EXPECT_EQ(name.rfind("memory-upgrade-", 0), 0U);
-  EXPECT_EQ(name, maintenance_name("memory-upgrade", long_node)) << "stable";
-  EXPECT_NE(name, maintenance_name("memory-upgrade", std::string(250, 'm')));
+TEST(MaintenanceNameTest, PlanNodeAndAHashOfBoth) {
+  EXPECT_EQ(maintenance_name("memory-upgrade", "node-worker-01"),
+            "memory-upgrade-node-worker-01-9b1d380e");
+  // Once "<plan>-<node>" alone was ambiguous; the hash tells the two apart.
+  EXPECT_EQ(maintenance_name("a", "b-c"), "a-b-c-9eece1bc");
+  EXPECT_EQ(maintenance_name("a-b", "c"), "a-b-c-bc4051af");
+}
+
+TEST(MaintenanceNameTest, ALongNodeNameIsCutToFitAndStillDiffers) {
+  const std::string plan(63, 'p');
+  const std::string long_node = std::string(240, 'n') + ".example.com";
+  const std::string name = maintenance_name(plan, long_node);
+  EXPECT_EQ(name.size(), 253U);
+  EXPECT_EQ(name.rfind(plan + "-nnn", 0), 0U);
+  EXPECT_EQ(name, maintenance_name(plan, long_node)) << "stable";
+  EXPECT_NE(name, maintenance_name(plan, std::string(240, 'n') + ".example.org"));
+  // A cut that would end in '-' or '.' is trimmed: the name stays a DNS subdomain.
+  const std::string dotted =
+      maintenance_name(plan, std::string(179, 'n') + ".x" + std::string(60, 'y'));
+  EXPECT_EQ(dotted.find(".-"), std::string::npos) << dotted;
+  EXPECT_LE(dotted.size(), 253U);
 }
 
 }  // namespace

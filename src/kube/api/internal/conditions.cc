@@ -1,4 +1,5 @@
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -8,6 +9,35 @@
 #include "kube/api/internal/decoders.h"
 
 namespace nmo::kube::internal {
+
+Result<Condition> decode_condition_at(const boost::json::value& value, const FieldPath& path) {
+  const boost::json::object* object = value.if_object();
+  if (object == nullptr) {
+    return type_error(path, "an object", value);
+  }
+  Condition condition;
+  NMO_TRY_ASSIGN(condition.type, get_string(*object, "type", path));
+  NMO_TRY_ASSIGN(const std::string status, get_string(*object, "status", path));
+  if (status.empty()) {
+    return field_error(path.field("status"), "required");
+  }
+  Result<ConditionStatus> parsed = parse_condition_status(status);
+  if (!parsed.has_value()) {
+    return field_error(path.field("status"), parsed.error().message);
+  }
+  condition.status = *parsed;
+  NMO_TRY_ASSIGN(condition.observed_generation,
+                 get_int<std::int64_t>(*object, "observedGeneration", path));
+  NMO_TRY_ASSIGN(const std::optional<Time> transition,
+                 get_optional_time(*object, "lastTransitionTime", path));
+  if (!transition.has_value()) {
+    return field_error(path.field("lastTransitionTime"), "required");
+  }
+  condition.last_transition_time = *transition;
+  NMO_TRY_ASSIGN(condition.reason, get_string(*object, "reason", path));
+  NMO_TRY_ASSIGN(condition.message, get_string(*object, "message", path));
+  return condition;
+}
 
 Result<std::optional<ConditionEntry>> find_condition_entry(const boost::json::object& status,
                                                            std::string_view type,

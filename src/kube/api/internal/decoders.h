@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "base/result.h"
+#include "kube/api/condition.h"
 #include "kube/api/int_or_string.h"
 #include "kube/api/internal/json_fields.h"
 #include "kube/api/label_selector.h"
@@ -26,6 +27,10 @@ namespace nmo::kube::internal {
 // decode_int_or_string() for the value at `path`.
 [[nodiscard]] Result<IntOrString> decode_int_or_string_at(const boost::json::value& value,
                                                           const FieldPath& path);
+
+// One metav1.Condition at `path`; type, status and lastTransitionTime required.
+[[nodiscard]] Result<Condition> decode_condition_at(const boost::json::value& value,
+                                                    const FieldPath& path);
 
 // The entry of `status.conditions` whose `type` is `type`, as far as decoders need it.
 struct ConditionEntry {

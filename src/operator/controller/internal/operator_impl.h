@@ -4,7 +4,7 @@
 //                    machine (state_machine.h), and executes the actions it decides
 //   admission.cc     the facts behind the gates of a Pending maintenance
 //   drain.cc         the pods that must leave, and the evictions (answers through the inbox)
-//   node_changes.cc  the node patches (cordon and taint, restore)
+//   node_changes.cc  the node patches (cordon and taint, restore, lifecycle conditions)
 //   leases.cc        the node lease, the budget slots and housekeeping
 //   status.cc        the per-maintenance state, the believed status, the coalesced status
 //                    writes and the Events they announce
@@ -46,6 +46,7 @@
 #include "operator/drain/ledger.h"
 #include "operator/drain/status_coalescer.h"
 #include "operator/gates/etcd_quorum.h"
+#include "operator/node/lifecycle_conditions.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/reflector.h"
@@ -118,6 +119,8 @@ struct Maintenance {
     Clock::time_point read_at{};
   };
   MigrationsRead migrations;
+  // Another writer's node conditions of our types were logged (once per maintenance).
+  bool said_foreign_conditions = false;
 };
 
 // The caches of one node: the Node itself, and its pods while a maintenance drains it.
@@ -215,7 +218,18 @@ class OperatorImpl {
   asio::awaitable<Result<bool>> apply_node_changes(NodeMaintenance nm);
   // Undoes apply_node_changes() when the node carries this maintenance's prior-state
   // annotation (or upstream's taint without one); true when the node was really uncordoned.
+  // Also removes our node lifecycle conditions first.
   asio::awaitable<Result<bool>> restore_node(NodeMaintenance nm, bool* left_cordoned);
+  // Makes the node's lifecycle conditions say what `nm` with believed `status` is (docs/design.md
+  // §2.10): the cached node decides whether anything is to do, then a fresh read and a
+  // resourceVersion-guarded patch of nodes/status; a conflict comes back as an error.
+  asio::awaitable<Result<void>> sync_lifecycle_conditions(NodeMaintenance nm,
+                                                          NodeMaintenanceStatus status);
+  // Writes the patch lifecycle_patch() gives for `current` (read fresh), if any; the node as
+  // patched, or std::nullopt when nothing was written (nothing to do, or nodes/status patch is
+  // forbidden: said once, and the maintenance goes on without the conditions).
+  asio::awaitable<Result<std::optional<kube::Node>>> write_lifecycle_conditions(
+      const NodeMaintenance& nm, const kube::Node& current, const LifecycleIntent& intent);
 
   // ---- status.cc ----
   // The one Maintenance of `nm` (a fresh one for a new object under an old name).
@@ -315,6 +329,7 @@ class OperatorImpl {
   // Set while node leases cannot be taken because the lease namespace is missing.
   std::optional<std::string> lease_problem_;
   bool said_lease_delete_forbidden_ = false;
+  bool said_node_status_forbidden_ = false;
 };
 
 }  // namespace nmo::op::internal

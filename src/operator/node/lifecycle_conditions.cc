@@ -1,0 +1,133 @@
+#include "operator/node/lifecycle_conditions.h"
+
+#include <array>
+#include <chrono>
+#include <utility>
+
+#include <boost/json/array.hpp>
+
+#include "operator/node/node_patch.h"
+
+namespace nmo::op {
+namespace {
+
+// One condition as we want it on the node.
+struct Wanted {
+  std::string_view status;  // "True" or "False"
+  std::string reason;
+  std::string message;
+};
+
+// Our three types, in table order, with what `intent` wants of each (std::nullopt: absent).
+std::array<std::pair<std::string_view, std::optional<Wanted>>, 3> wanted_of(
+    const LifecycleIntent& intent) {
+  std::array<std::pair<std::string_view, std::optional<Wanted>>, 3> wanted{{
+      {kMaintenanceInProgressCondition, std::nullopt},
+      {kDrainInProgressCondition, std::nullopt},
+      {kDrainedNodeCondition, std::nullopt},
+  }};
+  if (intent.stage == NodeLifecycle::kNotHeld) return wanted;
+  const std::string cr = std::string(kLifecycleReasonPrefix) + " " + intent.cr_name;
+  wanted[0].second = Wanted{.status = "True",
+                            .reason = std::string(kLifecycleReasonPrefix),
+                            .message = intent.reason.empty() ? cr : cr + ": " + intent.reason};
+  const std::string prefix(kLifecycleReasonPrefix);
+  if (intent.stage == NodeLifecycle::kDraining) {
+    wanted[1].second =
+        intent.drain_timed_out
+            ? Wanted{.status = "True",
+                     .reason = prefix + "DrainTimeout",
+                     .message = cr + " passed its drain timeout; the pods left are still evicted"}
+            : Wanted{.status = "True",
+                     .reason = prefix + "Draining",
+                     .message = cr + " is evicting the pods that must leave"};
+  } else {
+    const std::string drained = cr + " drained the node: every pod that must leave is gone";
+    wanted[1].second = Wanted{.status = "False", .reason = prefix + "Drained", .message = drained};
+    wanted[2].second = Wanted{.status = "True", .reason = prefix + "Drained", .message = drained};
+  }
+  return wanted;
+}
+
+// Another NodeMaintenance holds the node (its prior-state annotation names it).
+bool held_by_other(const kube::Node& node, std::string_view cr_uid) {
+  const std::optional<PriorState> prior = prior_state_of(node);
+  return prior.has_value() && prior->cr_uid != cr_uid;
+}
+
+}  // namespace
+
+LifecycleIntent lifecycle_intent(const NodeMaintenance& nm, const NodeMaintenanceStatus& status,
+                                 bool drain_timed_out, bool enabled) {
+  LifecycleIntent intent{.stage = NodeLifecycle::kNotHeld,
+                         .cr_name = nm.meta.name,
+                         .cr_uid = nm.meta.uid,
+                         .reason = nm.spec.reason,
+                         .drain_timed_out = false};
+  if (!enabled || nm.meta.deletion_timestamp.has_value() || !status.phase) return intent;
+  switch (*status.phase) {
+    case Phase::kPending:
+      break;
+    case Phase::kRunning:
+      intent.stage = NodeLifecycle::kDraining;
+      break;
+    case Phase::kSucceeded:
+      intent.stage = NodeLifecycle::kDrained;
+      break;
+    case Phase::kFailed:
+      if (drain_timed_out) {
+        intent.stage = NodeLifecycle::kDraining;
+        intent.drain_timed_out = true;
+      }
+      break;
+  }
+  return intent;
+}
+
+bool is_our_lifecycle_condition(const kube::NodeCondition& condition) noexcept {
+  const bool our_type = condition.type == kMaintenanceInProgressCondition ||
+                        condition.type == kDrainInProgressCondition ||
+                        condition.type == kDrainedNodeCondition;
+  return our_type && condition.reason.starts_with(kLifecycleReasonPrefix);
+}
+
+LifecyclePatch lifecycle_patch(const kube::Node& node, const LifecycleIntent& intent,
+                               kube::Time now) {
+  LifecyclePatch out;
+  if (intent.stage == NodeLifecycle::kNotHeld && held_by_other(node, intent.cr_uid)) return out;
+  const std::string stamp = kube::format_time(std::chrono::floor<std::chrono::seconds>(now));
+  boost::json::array conditions;
+  for (const auto& [type, wanted] : wanted_of(intent)) {
+    const kube::NodeCondition* existing = node.condition(type);
+    if (existing != nullptr && !is_our_lifecycle_condition(*existing)) {
+      if (wanted) out.foreign.emplace_back(type);
+      continue;
+    }
+    if (!wanted) {
+      if (existing != nullptr) conditions.push_back({{"type", type}, {"$patch", "delete"}});
+      continue;
+    }
+    if (existing != nullptr && existing->status == wanted->status &&
+        existing->reason == wanted->reason && existing->message == wanted->message) {
+      continue;
+    }
+    const bool transition = existing == nullptr || existing->status != wanted->status ||
+                            !existing->last_transition_time.has_value();
+    conditions.push_back(
+        {{"type", type},
+         {"status", wanted->status},
+         {"reason", wanted->reason},
+         {"message", wanted->message},
+         {"lastHeartbeatTime", stamp},
+         {"lastTransitionTime",
+          transition ? stamp : kube::format_time(*existing->last_transition_time)}});
+  }
+  if (conditions.empty()) return out;
+  out.patch = boost::json::object{
+      {"metadata", {{"resourceVersion", node.meta.resource_version}}},
+      {"status", {{"conditions", std::move(conditions)}}},
+  };
+  return out;
+}
+
+}  // namespace nmo::op
