@@ -9,16 +9,23 @@
 // tests play its part by making the node Ready again, after which NHC deletes its remediation and
 // gives the Lease back.
 //
-// The two scenarios run one after the other, each with its own NHC: the operator's budget of one
-// node down at a time counts NHC's Lease as a slot (docs/design.md §2.2), so a maintenance of one
-// scenario would hold the other's.
+// The scenarios run one after the other, each with its own NHC: the operator's budget of one node
+// down at a time counts NHC's Lease as a slot (docs/design.md §2.2), so a maintenance of one
+// scenario would hold the other's. Throughout, the tests sample that no node is ever held by both:
+// a remediation never exists under the operator's Lease or exclude label (or, once NHC has been
+// killed, no remediation but the one it left).
+#include <signal.h>
+#include <stdlib.h>  // mkdtemp
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -27,6 +34,9 @@
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/nhc_process.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/serving_certificate.h"
+#include "test/e2e/support/subprocess.h"
+#include "test/e2e/support/upstream_fixture.h"
 
 namespace nmo::e2e {
 namespace {
@@ -59,6 +69,16 @@ std::string utc_now() {
   return text;
 }
 
+// Now plus `offset` as a Lease writes its times: RFC 3339 with microseconds.
+std::string lease_time_from_now(std::chrono::seconds offset) {
+  const std::time_t at = std::time(nullptr) + offset.count();
+  std::tm utc{};
+  gmtime_r(&at, &utc);
+  char text[40];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S.000000Z", &utc);
+  return text;
+}
+
 std::int64_t seconds_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count();
 }
@@ -87,7 +107,7 @@ class NodeHealthCheckTest : public OperatorFixture {
     uid_ = uid_of(*nhc);
     nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc", namespace_->name());
     ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
-    start_operator(kOperatorFlags);
+    operator_ = &start_operator(kOperatorFlags);
   }
 
   void TearDown() override {
@@ -104,7 +124,7 @@ class NodeHealthCheckTest : public OperatorFixture {
     // collector then removes), then NHC stops, and the Leases it held on the test's nodes go, so
     // that none fills the next test's budget.
     (void)kubectl_.run({"delete", "nodehealthcheck", name_, "--ignore-not-found", "--timeout=60s"});
-    if (nhc_ != nullptr) {
+    if (nhc_ != nullptr && nhc_->running()) {
       EXPECT_EQ(nhc_->stop(), 0) << "NHC did not exit cleanly on SIGTERM";
     }
     for (const auto& node : nodes_) {
@@ -179,6 +199,37 @@ class NodeHealthCheckTest : public OperatorFixture {
     EXPECT_EQ(string_at(*taken, "/metadata/ownerReferences/0/name"), node);
   }
 
+  // The rule of chapter 6, sampled (docs/design.md §3.1): a node is never held by both. A
+  // remediation of `node` exists only while the node lease is not the operator's and the node
+  // does not carry the maintenance's exclude label.
+  void expect_not_held_by_both(const std::string& node) {
+    if (!remediation(node)) return;
+    EXPECT_NE(lease_holder(node), kNodeLeaseHolder) << node << " is remediated under our Lease";
+    auto n = get_node(node);
+    ASSERT_TRUE(n);
+    EXPECT_NE(label(*n, kExcludeFromRemediationLabel), "true")
+        << node << " is remediated under maintenance: " << describe_node(*n);
+  }
+
+  // The remediation of `node`, if any, is the one with `uid`: no other is created.
+  void expect_only_remediation(const std::string& node, const std::string& uid) {
+    auto r = remediation(node);
+    if (r) {
+      EXPECT_EQ(uid_of(*r), uid) << "a second remediation of " << node;
+    }
+  }
+
+  // NHC's Events saying it found the node lease of `node` taken.
+  std::vector<Event> lease_taken_events(const std::string& node) {
+    std::vector<Event> out;
+    for (auto& e : nhc_events(kRemediationSkipped, node)) {
+      if (e.message.find("lease is already taken") != std::string::npos) {
+        out.push_back(std::move(e));
+      }
+    }
+    return out;
+  }
+
   static std::string describe(const std::vector<Event>& events) {
     std::string out;
     for (const auto& e : events) {
@@ -192,6 +243,7 @@ class NodeHealthCheckTest : public OperatorFixture {
   std::string selector_value_;
   std::unique_ptr<TestNamespace> namespace_;
   std::unique_ptr<NhcProcess> nhc_;
+  OperatorProcess* operator_ = nullptr;
   std::vector<std::string> nodes_;
   bool started_ = false;
 };
@@ -363,6 +415,375 @@ TEST_F(NodeHealthCheckTest, NodeRemediatedByNhcHoldsMaintenances) {
   ASSERT_TRUE(wait_gone(cr_sick, kReact));
   ASSERT_TRUE(wait_phase(cr_other, {"Succeeded"}, kDrain));
   EXPECT_EQ(lease_holder(other), kNodeLeaseHolder);
+  RecordProperty("seconds", std::to_string(seconds_since(began)));
+}
+
+// Scenario 4a: the operator dies (SIGKILL) holding the node lease of a maintenance that has
+// succeeded, and the node then goes NotReady. Nothing renews the Lease, but it stays valid for
+// its hour (docs/design.md §3.1) and the node keeps the exclude label: NHC skips the node for
+// the label. Then, on top, the label goes while the operator is still down: NHC wakes at once,
+// asks for the Lease, finds it held and skips again; no remediation. The operator comes back,
+// puts the label back and keeps the node; only when the maintenance is deleted does NHC take
+// the node, at once.
+TEST_F(NodeHealthCheckTest, OperatorKilledHoldingTheLeaseKeepsTheNode) {
+  const auto began = Clock::now();
+  const std::string node = selected_nodes("nhc-opkill", 1).front();
+  const std::string cr = unique_name("nhc-opkill");
+  ASSERT_FALSE(create(cr, node, "memory upgrade").empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  auto ours = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(ours);
+  ASSERT_EQ(string_at(*ours, "/spec/holderIdentity"), kNodeLeaseHolder);
+  EXPECT_EQ(int_at(*ours, "/spec/leaseDurationSeconds"), 3600);
+  const std::string renewed = string_at(*ours, "/spec/renewTime");
+
+  EXPECT_EQ(operator_->kill(), 128 + SIGKILL);
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, node, kReact));
+  std::vector<Event> skipped;
+  ASSERT_TRUE(wait_until(
+      "NHC to skip " + node + " for its exclude label", kNhcReact,
+      [&] {
+        expect_not_held_by_both(node);
+        skipped = nhc_events(kRemediationSkipped, node);
+        return !skipped.empty();
+      },
+      [&] { return describe(skipped); }));
+  EXPECT_EQ(skipped.front().message, "[remediation] Remediation skipped on node " + node +
+                                         ": node has Exclude from Remediation label");
+
+  // The label goes while the operator is down (by hand, or a tool that resets labels): only
+  // the Lease guards the node now.
+  const auto unlabelled = Clock::now();
+  kubectl_.must({"label", "node", node, std::string(kExcludeFromRemediationLabel) + "-"});
+  std::vector<Event> taken;
+  ASSERT_TRUE(wait_until(
+      "NHC to find the node lease of " + node + " taken", kNhcReact,
+      [&] {
+        expect_not_held_by_both(node);
+        taken = lease_taken_events(node);
+        return !taken.empty();
+      },
+      [&] { return describe(nhc_events(kRemediationSkipped, node)); }));
+  RecordProperty("seconds_to_lease_check", std::to_string(seconds_since(unlabelled)));
+  EXPECT_EQ(taken.front().type, "Warning");
+  EXPECT_EQ(taken.front().message, "[remediation] Skipped remediation of node: " + node +
+                                       ", because node lease is already taken");
+  EXPECT_FALSE(remediation(node)) << "NHC remediates a node whose Lease we hold";
+  auto untouched = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(untouched);
+  EXPECT_EQ(string_at(*untouched, "/spec/holderIdentity"), kNodeLeaseHolder);
+  EXPECT_EQ(string_at(*untouched, "/spec/renewTime"), renewed) << "someone wrote our Lease";
+
+  // The operator comes back: the maintenance is Succeeded, the label is put back (a node
+  // under maintenance that lost part of it, docs/design.md §2.5), the Lease stays ours.
+  operator_ = &start_operator(kOperatorFlags);
+  std::string exclude;
+  ASSERT_TRUE(wait_until(
+      "the operator to put the exclude label back on " + node, kReact,
+      [&] {
+        expect_not_held_by_both(node);
+        auto n = get_node(node);
+        exclude = n ? label(*n, kExcludeFromRemediationLabel) : std::string();
+        return exclude == "true";
+      },
+      [&] { return "label [" + exclude + "]"; }));
+  auto held = get_node_maintenance(cr);
+  ASSERT_TRUE(held);
+  EXPECT_EQ(phase_of(*held), "Succeeded");
+  EXPECT_EQ(lease_holder(node), kNodeLeaseHolder);
+  EXPECT_FALSE(remediation(node));
+
+  // The maintenance ends with the node still down: NHC takes it, and nothing of ours is left.
+  const auto deleted = Clock::now();
+  remove(cr);
+  ASSERT_TRUE(wait_gone(cr, kReact));
+  ASSERT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  std::string holder;
+  ASSERT_TRUE(wait_until(
+      "NHC to take the node lease of " + node + " and remediate", kNhcReact,
+      [&] {
+        expect_not_held_by_both(node);
+        holder = lease_holder(node);
+        return holder == nhc_lease_holder(name_) && remediation(node).has_value();
+      },
+      [&] { return "lease holder [" + holder + "]"; }));
+  RecordProperty("seconds_to_remediation", std::to_string(seconds_since(deleted)));
+  expect_nhc_lease(node);
+
+  make_ready(node);
+  ASSERT_TRUE(wait_node_ready(node));
+  ASSERT_TRUE(wait_until(
+      "NHC to end the remediation of " + node + " and delete its Lease", kNhcReact,
+      [&] { return !remediation(node) && !lease(kLeaseNamespace, "node-" + node); },
+      [&] { return "lease holder [" + lease_holder(node) + "]"; }));
+  RecordProperty("seconds", std::to_string(seconds_since(began)));
+}
+
+// Scenario 4b: NHC dies (SIGKILL) while it remediates a node. Its Lease (660 s) outlives it: a
+// maintenance of the node waits, Pending, while the Lease is valid. Rather than wait the 660 s
+// out, the Lease's renewTime is moved back so that it expires a few seconds later by time alone,
+// with no write to wake anyone: the operator must notice the expiry itself, then takes the
+// Lease over (medik8s' rule: an expired lease may be taken) and the maintenance proceeds. The
+// remediation the killed NHC left stays (nothing deletes it); NHC restarted leaves it and the
+// node alone while the maintenance lasts, and ends it once the node is Ready again.
+TEST_F(NodeHealthCheckTest, NhcKilledHoldingTheLeaseHoldsTheMaintenanceUntilItExpires) {
+  const auto began = Clock::now();
+  const std::string node = selected_nodes("nhc-nhckill", 1).front();
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, node, kReact));
+  std::string holder;
+  ASSERT_TRUE(wait_until(
+      "NHC to take the node lease of " + node + " and remediate", kNhcReact,
+      [&] {
+        holder = lease_holder(node);
+        return holder == nhc_lease_holder(name_) && remediation(node).has_value();
+      },
+      [&] { return "lease holder [" + holder + "]"; }));
+  expect_nhc_lease(node);
+  auto snr = remediation(node);
+  ASSERT_TRUE(snr);
+  const std::string snr_uid = uid_of(*snr);
+  EXPECT_EQ(nhc_->kill(), 128 + SIGKILL);
+
+  const std::string cr = unique_name("nhc-after-crash");
+  const std::string uid = create(cr, node, "replace the mainboard");
+  ASSERT_FALSE(uid.empty());
+  auto blocked = wait_event(uid, kBlockedByNhc, std::string(kWaitingForLease), kReact);
+  ASSERT_TRUE(blocked);
+
+  // NHC's Lease expires kExpiresIn from now.
+  constexpr std::chrono::seconds kExpiresIn{12};
+  const auto expires = Clock::now() + kExpiresIn;
+  kubectl_.must({"patch", "lease", "-n", kLeaseNamespace, "node-" + node, "--type=merge", "-p",
+                 R"({"spec":{"renewTime":")" +
+                     lease_time_from_now(kExpiresIn - std::chrono::seconds(660)) + R"("}})"});
+  // Valid until then (a second's margin for the clock): the maintenance waits, the node is
+  // untouched, the Lease stays NHC's.
+  std::string phase;
+  ASSERT_TRUE(wait_until("NHC's Lease of " + node + " to run out", kExpiresIn + 5s, [&] {
+    if (Clock::now() >= expires - 1s) return true;
+    expect_only_remediation(node, snr_uid);
+    auto nm = get_node_maintenance(cr);
+    EXPECT_TRUE(nm);
+    if (nm) {
+      EXPECT_EQ(phase_of(*nm), "Pending");
+    }
+    EXPECT_EQ(lease_holder(node), nhc_lease_holder(name_));
+    auto n = get_node(node);
+    if (n) {
+      EXPECT_FALSE(drain_tainted(*n)) << describe_node(*n);
+    }
+    return false;
+  }));
+
+  // Expired by time: the operator takes the Lease over and the maintenance goes.
+  const auto expired = Clock::now();
+  ASSERT_TRUE(wait_until(
+      "the operator to take the expired Lease of " + node, kReact,
+      [&] {
+        expect_only_remediation(node, snr_uid);
+        auto nm = get_node_maintenance(cr);
+        phase = nm ? phase_of(*nm) : "gone";
+        return phase == "Running" || phase == "Succeeded";
+      },
+      [&] { return cr + "=" + phase + "; lease holder [" + lease_holder(node) + "]"; }));
+  RecordProperty("seconds_to_take_over", std::to_string(seconds_since(expired)));
+  auto taken = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(string_at(*taken, "/spec/holderIdentity"), kNodeLeaseHolder);
+  EXPECT_EQ(int_at(*taken, "/spec/leaseDurationSeconds"), 3600);
+  EXPECT_EQ(int_at(*taken, "/spec/leaseTransitions"), 1);
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+
+  // What the killed NHC left: its remediation (nothing deleted it), now under our Lease and
+  // label. A restarted NHC finds the node excluded, says so and leaves both alone: it does not
+  // delete the remediation, creates no other, and asks for no Lease.
+  nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc.2", namespace_->name());
+  ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
+  std::vector<Event> skipped;
+  ASSERT_TRUE(wait_until(
+      "the restarted NHC to skip " + node + " for its exclude label", kNhcReact,
+      [&] {
+        expect_only_remediation(node, snr_uid);
+        skipped = nhc_events(kRemediationSkipped, node);
+        return !skipped.empty();
+      },
+      [&] { return describe(skipped); }));
+  EXPECT_EQ(lease_holder(node), kNodeLeaseHolder);
+  expect_only_remediation(node, snr_uid);
+  EXPECT_TRUE(remediation(node)) << "the restarted NHC deleted its remediation";
+
+  // The maintenance ends with the node still down: the node and the Lease are given back. NHC
+  // carries on with the remediation it has without taking the Lease again (it asks for one only
+  // before it creates a remediation); the node coming back ends it.
+  remove(cr);
+  ASSERT_TRUE(wait_gone(cr, kReact));
+  ASSERT_TRUE(wait_node_restored(node, /*stays_cordoned=*/false, kReact));
+  EXPECT_FALSE(lease(kLeaseNamespace, "node-" + node));
+  make_ready(node);
+  ASSERT_TRUE(wait_node_ready(node));
+  ASSERT_TRUE(wait_until(
+      "NHC to end the remediation of " + node, kNhcReact,
+      [&] {
+        expect_only_remediation(node, snr_uid);
+        return !remediation(node);
+      },
+      [&] { return "lease holder [" + lease_holder(node) + "]"; }));
+  RecordProperty("seconds", std::to_string(seconds_since(began)));
+}
+
+// Upstream medik8s NMO's manager, run as upstream_upgrade_test.cc runs it (its fixture's
+// manager.xz unpacked into a temporary directory, a throwaway serving certificate, the admin
+// kubeconfig, no leader election); started and stopped at will.
+class UpstreamNmo {
+ public:
+  UpstreamNmo() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "nmo-e2e-upstream-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp failed";
+      return;
+    }
+    work_ = pattern;
+    const ProcessResult unpacked =
+        run_process({"sh", "-c", "xz -dc \"$0\" > \"$1\" && chmod +x \"$1\"",
+                     (upstream_fixture() / "manager.xz").string(), (work_ / "manager").string()});
+    if (!unpacked.ok()) ADD_FAILURE() << "unpacking upstream's manager.xz failed: " << unpacked.err;
+    std::error_code ec;
+    std::filesystem::create_directories(work_ / "tmp/k8s-webhook-server", ec);
+    std::filesystem::create_symlink(certificate_.dir(),
+                                    work_ / "tmp/k8s-webhook-server/serving-certs", ec);
+    if (ec) ADD_FAILURE() << "cannot link upstream's serving certificate: " << ec.message();
+  }
+  UpstreamNmo(const UpstreamNmo&) = delete;
+  UpstreamNmo& operator=(const UpstreamNmo&) = delete;
+  ~UpstreamNmo() {
+    stop();
+    std::error_code ignored;
+    if (!work_.empty()) std::filesystem::remove_all(work_, ignored);
+  }
+
+  // Returns once its controller runs its worker.
+  void start(const std::string& log_name) {
+    const char* kubeconfig = std::getenv("KUBECONFIG");
+    process_ = std::make_unique<OperatorProcess>(
+        ForeignOperator{.binary = work_ / "manager",
+                        .args = {"--kubeconfig", kubeconfig != nullptr ? kubeconfig : "",
+                                 "--metrics-bind-address=0", "--health-probe-bind-address=0"},
+                        .env = {"TMPDIR=" + (work_ / "tmp").string()}},
+        log_name);
+    EXPECT_TRUE(process_->wait_for_log("Starting workers", 60s))
+        << "upstream's manager did not start; log:\n"
+        << process_->log_tail(40);
+  }
+
+  void stop() {
+    if (process_ != nullptr && process_->running()) {
+      EXPECT_EQ(process_->stop(), 0) << "upstream did not exit cleanly on SIGTERM";
+    }
+  }
+
+ private:
+  std::filesystem::path work_;
+  ServingCertificate certificate_;
+  std::unique_ptr<OperatorProcess> process_;
+};
+
+// Scenario 5: scenario 1 with upstream medik8s NMO instead of the operator, so that a user moving
+// from upstream knows what changes. Upstream and NHC both serve their webhooks on port 9443, fixed
+// in both (no flag), so they cannot run at once here: they take turns, each started on the state
+// the other left. That proves what each writes and how the other reads it (both are
+// level-triggered: a manager's first reconcile looks at everything), not how fast NHC reacts to
+// a change, which scenario 1 measures with the operator.
+TEST_F(NodeHealthCheckTest, UpstreamNmoNodeUnderMaintenanceGoingNotReadyIsNotRemediated) {
+  if (!std::filesystem::exists(upstream_fixture() / "manager.xz")) {
+    GTEST_SKIP() << "upstream medik8s NMO's fixture (manager.xz) not found in "
+                 << upstream_fixture() << "; set NMO_UPSTREAM_NMO_DIR";
+  }
+  const auto began = Clock::now();
+  // Neither the operator nor NHC run while upstream does (SetUp started both a moment ago: how
+  // they exit while still starting does not matter here).
+  (void)operator_->stop();
+  (void)nhc_->stop();
+  UpstreamNmo upstream;
+  ASSERT_FALSE(HasFailure());
+  const std::string log = test_name() + ".upstream";
+
+  const std::string node = selected_nodes("nhc-upstream", 1).front();
+  const std::string cr = unique_name("nhc-upstream-memory-upgrade");
+  upstream.start(log + ".1");
+  ASSERT_FALSE(create(cr, node, "memory upgrade").empty());
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  upstream.stop();
+  auto l = lease(kLeaseNamespace, "node-" + node);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(string_at(*l, "/spec/holderIdentity"), kNodeLeaseHolder);
+  EXPECT_EQ(int_at(*l, "/spec/leaseDurationSeconds"), 3600);
+  auto n = get_node(node);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(label(*n, kExcludeFromRemediationLabel), "true") << describe_node(*n);
+
+  // The node goes NotReady under upstream's maintenance; NHC skips it for the label.
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, node, kReact));
+  nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc.2", namespace_->name());
+  ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
+  std::vector<Event> skipped;
+  ASSERT_TRUE(wait_until(
+      "NHC to skip " + node + " under upstream's maintenance", kNhcReact,
+      [&] {
+        expect_not_held_by_both(node);
+        skipped = nhc_events(kRemediationSkipped, node);
+        return !skipped.empty();
+      },
+      [&] { return describe(skipped); }));
+  EXPECT_EQ(skipped.front().message, "[remediation] Remediation skipped on node " + node +
+                                         ": node has Exclude from Remediation label");
+  // NHC does not requeue after that skip (scenario 1 watches two of its retry periods): a few
+  // seconds show nothing follows.
+  const auto skip_seen = Clock::now();
+  ASSERT_TRUE(wait_until("a few seconds after NHC skipped " + node, 10s, [&] {
+    expect_not_held_by_both(node);
+    EXPECT_FALSE(remediation(node)) << "NHC remediates a node under upstream's maintenance";
+    return Clock::now() - skip_seen >= 5s;
+  }));
+  EXPECT_EQ(lease_holder(node), kNodeLeaseHolder);
+  (void)nhc_->stop();
+
+  // Upstream ends the maintenance with the node still down.
+  upstream.start(log + ".2");
+  remove(cr);
+  ASSERT_TRUE(wait_gone(cr, kReact));
+  std::string exclude = "true";
+  ASSERT_TRUE(wait_until(
+      "upstream to give " + node + " back", kReact,
+      [&] {
+        auto now = get_node(node);
+        exclude = now ? label(*now, kExcludeFromRemediationLabel) : "?";
+        return now && exclude.empty() && !unschedulable(*now) && !drain_tainted(*now);
+      },
+      [&] { return "exclude label [" + exclude + "]"; }));
+  upstream.stop();
+  auto freed = lease(kLeaseNamespace, "node-" + node);
+  const std::string freed_as = freed ? json::serialize(freed->at("spec")) : std::string("deleted");
+  RecordProperty("upstream_freed_lease", freed_as);
+  EXPECT_EQ(freed ? lease_holder(node) : std::string(), "") << freed_as;
+
+  // NHC back: it takes the Lease upstream freed and remediates.
+  nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc.3", namespace_->name());
+  ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
+  std::string holder;
+  ASSERT_TRUE(wait_until(
+      "NHC to take the node lease of " + node + " and remediate", kNhcReact,
+      [&] {
+        holder = lease_holder(node);
+        return holder == nhc_lease_holder(name_) && remediation(node).has_value();
+      },
+      [&] { return "lease holder [" + holder + "]"; }));
+  expect_nhc_lease(node);
+  make_ready(node);
+  ASSERT_TRUE(wait_node_ready(node));
+  ASSERT_TRUE(wait_until(
+      "NHC to end the remediation of " + node, kNhcReact, [&] { return !remediation(node); },
+      [&] { return "lease holder [" + lease_holder(node) + "]"; }));
   RecordProperty("seconds", std::to_string(seconds_since(began)));
 }
 

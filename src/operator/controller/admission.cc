@@ -126,6 +126,10 @@ GateFacts OperatorImpl::gate_facts(const NodeMaintenance& nm, const NodeMaintena
   std::vector<ForeignNodeLease> foreign;
   for (const auto& l : node_leases_->list()) {
     if (classify_node_lease(*l, now) != NodeLeaseState::kHeldByOther) continue;
+    if (const std::optional<kube::Time> expiry = lease_expiry(*l);
+        expiry && (!facts.foreign_lease_expiry || *expiry < *facts.foreign_lease_expiry)) {
+      facts.foreign_lease_expiry = expiry;
+    }
     const std::optional<std::string> node_name = lease_node(*l);
     if (!node_name) continue;
     foreign.push_back(ForeignNodeLease{.node = *node_name, .holder = lease_holder(*l)});

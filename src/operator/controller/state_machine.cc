@@ -23,6 +23,9 @@ constexpr std::chrono::seconds kTerminatingRecheck{5};
 // A drain held back by the bound across maintenances looks again after this, should no freed
 // slot wake it first.
 constexpr std::chrono::seconds kTotalBoundRecheck{1};
+// A maintenance waiting for another holder's node lease looks again this long after the Lease
+// runs out (a Lease is valid up to and including renewTime + leaseDurationSeconds).
+constexpr std::chrono::seconds kForeignLeaseExpiryMargin{1};
 
 Condition condition(std::string_view type, bool status, std::string reason, std::string message) {
   return Condition{.type = std::string(type),
@@ -708,6 +711,14 @@ void admit(const Inputs& in, Step& step) {
                  {"node_lease", to_string(gates.lease)}});
     }
     step.write();
+    // A holder that died leaves its Lease to expire by time (docs/design.md §3.1): look again
+    // just after that, when it may be taken over and no longer fills the budget.
+    if (gates.foreign_lease_expiry) {
+      step.requeue(
+          in.now.tick +
+          std::chrono::duration_cast<Clock::duration>(*gates.foreign_lease_expiry - in.now.wall) +
+          kForeignLeaseExpiryMargin);
+    }
     return;
   }
 

@@ -133,6 +133,9 @@ struct GateFacts {
   bool holds_slot = false;  // its slot Lease exists (an earlier run took it)
   int slots_used = 0;
   std::string slots_in_use;  // "holder (node n), ..." for the log
+  // When the first valid node lease of another holder (this node's, or one that fills the
+  // budget) runs out by time; nothing writes the Lease then, so nothing else wakes a waiter.
+  std::optional<kube::Time> foreign_lease_expiry;
 };
 
 // The pods of the node under maintenance (its pod cache is synced).

@@ -335,6 +335,17 @@ TEST_F(StateMachineTest, PendingWaitsForASlotOrTheNodeLeaseAndAnnouncesItOnce) {
   EXPECT_THAT(actions(run()), ElementsAre("WriteStatus(Pending)"));
 }
 
+TEST_F(StateMachineTest, PendingLooksAgainJustAfterAForeignNodeLeaseRunsOut) {
+  pending(GateFacts{.lease = NodeLeaseState::kHeldByOther,
+                    .admitted = false,
+                    .slots_used = 1,
+                    .foreign_lease_expiry = in_.now.wall + seconds(12)});
+  EXPECT_THAT(
+      actions(run()),
+      ElementsAre("Log(waiting for a maintenance slot or the node lease)", "WriteStatus(Pending)",
+                  "Announce(BlockedByNodeHealthCheck)", "Requeue(+13000ms)"));
+}
+
 TEST_F(StateMachineTest, AnAdmittedMaintenanceTakesTheSlotThenTheLeaseAndAnnouncesTheLease) {
   pending(GateFacts{.admitted = true});
   const Decision d = run();

@@ -142,6 +142,8 @@ bool NhcProcess::running() { return process_ != nullptr && process_->running(); 
 
 int NhcProcess::stop() { return process_ == nullptr ? -1 : process_->stop(); }
 
+int NhcProcess::kill() { return process_ == nullptr ? -1 : process_->kill(); }
+
 std::string NhcProcess::log_tail(std::size_t lines) const {
   return process_ == nullptr ? std::string() : process_->log_tail(lines);
 }

@@ -75,6 +75,8 @@ class NhcProcess {
   [[nodiscard]] bool running();
   /// SIGTERM, as its Deployment would be stopped; returns the exit status.
   int stop();
+  /// SIGKILL, as a crash or a node failure ends its pod: nothing is cleaned up.
+  int kill();
   [[nodiscard]] std::string log_tail(std::size_t lines) const;
   [[nodiscard]] std::filesystem::path log_path() const;
 
