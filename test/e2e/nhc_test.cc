@@ -158,6 +158,16 @@ class NodeHealthCheckTest : public OperatorFixture {
     kubectl_.must({"label", "node", node, std::string(kNotReadyLabel) + "-"});
   }
 
+  // SNR's part: the node comes back Ready; NHC then deletes its remediation and its Lease.
+  [[nodiscard]] bool recover_and_wait_for_nhc_release(const std::string& node) {
+    make_ready(node);
+    return wait_node_ready(node) &&
+           wait_until(
+               "NHC to end the remediation of " + node + " and delete its Lease", kNhcReact,
+               [&] { return !remediation(node) && !lease(kLeaseNamespace, "node-" + node); },
+               [&] { return "lease holder [" + lease_holder(node) + "]"; });
+  }
+
   std::string lease_holder(const std::string& node) {
     auto l = lease(kLeaseNamespace, "node-" + node);
     return l ? string_at(*l, "/spec/holderIdentity") : std::string();
@@ -316,12 +326,7 @@ TEST_F(NodeHealthCheckTest, NodeUnderMaintenanceGoingNotReadyIsNotRemediated) {
 
   // SNR's part: the node comes back. NHC deletes its remediation and gives the Lease back by
   // deleting it.
-  make_ready(node);
-  ASSERT_TRUE(wait_node_ready(node));
-  ASSERT_TRUE(wait_until(
-      "NHC to end the remediation of " + node + " and delete its Lease", kNhcReact,
-      [&] { return !remediation(node) && !lease(kLeaseNamespace, "node-" + node); },
-      [&] { return "lease holder [" + lease_holder(node) + "]"; }));
+  ASSERT_TRUE(recover_and_wait_for_nhc_release(node));
   RecordProperty("seconds", std::to_string(seconds_since(began)));
 }
 
@@ -510,12 +515,7 @@ TEST_F(NodeHealthCheckTest, OperatorKilledHoldingTheLeaseKeepsTheNode) {
   RecordProperty("seconds_to_remediation", std::to_string(seconds_since(deleted)));
   expect_nhc_lease(node);
 
-  make_ready(node);
-  ASSERT_TRUE(wait_node_ready(node));
-  ASSERT_TRUE(wait_until(
-      "NHC to end the remediation of " + node + " and delete its Lease", kNhcReact,
-      [&] { return !remediation(node) && !lease(kLeaseNamespace, "node-" + node); },
-      [&] { return "lease holder [" + lease_holder(node) + "]"; }));
+  ASSERT_TRUE(recover_and_wait_for_nhc_release(node));
   RecordProperty("seconds", std::to_string(seconds_since(began)));
 }
 
