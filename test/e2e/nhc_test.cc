@@ -1,6 +1,8 @@
 // The story's chapter 6 proven against medik8s Node Health Check itself (docs/design.md §3.1): the
 // operator and NHC take the same per-node Lease, so a node under maintenance is never remediated
-// by NHC, and a node NHC remediates is never taken down for maintenance, nor another one beside it.
+// by NHC, and a node NHC remediates is never taken down for maintenance, nor another one beside it;
+// a MaintenancePlan counts that node as unavailable and does not take it as healthy while NHC has
+// it.
 //
 // NHC's real manager runs beside the operator (test/e2e/support/nhc_process.h; the tests skip
 // without its fixture), with a NodeHealthCheck that selects only the kwok nodes each test creates
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -31,9 +34,12 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "operator/api/maintenance_plan.h"
+#include "operator/fleet/rollout.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/nhc_process.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/plans.h"
 #include "test/e2e/support/serving_certificate.h"
 #include "test/e2e/support/subprocess.h"
 #include "test/e2e/support/upstream_fixture.h"
@@ -58,6 +64,14 @@ constexpr std::chrono::seconds kUnhealthyAfter{5};
 constexpr std::chrono::seconds kNhcRetry{60};
 // NHC notices a node once its conditions change, or at its next retry.
 constexpr std::chrono::seconds kNhcReact = kNhcRetry + std::chrono::seconds(30);
+
+// The operator's flags here: a MaintenancePlan waiting on something no watch of its own reports
+// (maxUnavailable) looks again every second rather than every 5 s.
+const std::vector<std::string> kNhcOperatorFlags = [] {
+  std::vector<std::string> flags = kOperatorFlags;
+  flags.insert(flags.end(), {"--test-hook-plan-poll", "1"});
+  return flags;
+}();
 
 // Now as an RFC 3339 timestamp in seconds, as the API server writes creationTimestamp.
 std::string utc_now() {
@@ -107,7 +121,7 @@ class NodeHealthCheckTest : public OperatorFixture {
     uid_ = uid_of(*nhc);
     nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc", namespace_->name());
     ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
-    operator_ = &start_operator(kOperatorFlags);
+    operator_ = &start_operator(kNhcOperatorFlags);
   }
 
   void TearDown() override {
@@ -239,6 +253,70 @@ class NodeHealthCheckTest : public OperatorFixture {
     }
     return out;
   }
+
+  // NHC finds `node` unhealthy, takes its Lease and creates a remediation.
+  [[nodiscard]] bool wait_nhc_remediates(const std::string& node) {
+    std::string holder;
+    return wait_until(
+        "NHC to take the node lease of " + node + " and remediate", kNhcReact,
+        [&] {
+          holder = lease_holder(node);
+          return holder == nhc_lease_holder(name_) && remediation(node).has_value();
+        },
+        [&] { return "lease holder [" + holder + "]"; });
+  }
+
+  // A MaintenancePlan over `nodes` (as listed) with `spec`; deleted at the end, and the
+  // NodeMaintenances it may have left with it.
+  void create_plan(const std::string& plan, const std::vector<std::string>& nodes,
+                   json::object spec) {
+    std::vector<std::string> names{"delete", "nodemaintenance", "--ignore-not-found", "--wait=true",
+                                   "--timeout=60s"};
+    json::array listed;
+    for (const auto& node : nodes) {
+      listed.emplace_back(node);
+      names.push_back(op::fleet::maintenance_name(plan, node));
+    }
+    defer([this, plan, names] {
+      (void)kubectl_.run({"delete", "maintenanceplan", plan, "--ignore-not-found", "--wait=true",
+                          "--timeout=60s"});
+      (void)kubectl_.run(names);
+    });
+    spec["nodes"] = std::move(listed);
+    apply_plan(kubectl_, plan, std::move(spec));
+  }
+
+  std::optional<op::MaintenancePlan> get_plan(const std::string& plan) {
+    return e2e::get_plan(kubectl_, plan);
+  }
+
+  std::optional<op::MaintenancePlan> wait_plan(
+      const std::string& plan, const std::string& what, std::chrono::milliseconds timeout,
+      const std::function<bool(const op::MaintenancePlan&)>& check) {
+    return e2e::wait_plan(kubectl_, plan, what, timeout, check);
+  }
+
+  // The plan's entry for `node` ("" phase when it has none).
+  static op::PlanNodeStatus plan_entry(const op::MaintenancePlan& plan, const std::string& node) {
+    for (const op::PlanNodeStatus& entry : plan.status.nodes) {
+      if (entry.name == node) return entry;
+    }
+    return {};
+  }
+
+  static bool node_phase_is(const op::MaintenancePlan& plan, const std::string& node,
+                            op::PlanNodePhase phase) {
+    const op::PlanNodeStatus entry = plan_entry(plan, node);
+    return entry.name == node && entry.phase == phase;
+  }
+
+  // The technician's word, as `kubectl maintenance done` writes it.
+  void mark_done(const std::string& plan, const std::string& node) {
+    kubectl_.must({"annotate", "nodemaintenance", op::fleet::maintenance_name(plan, node),
+                   std::string(op::kDoneAnnotation) + "=" + utc_now(), "--overwrite"});
+  }
+
+  static std::string describe(const op::MaintenancePlan& plan) { return describe_plan(plan); }
 
   static std::string describe(const std::vector<Event>& events) {
     std::string out;
@@ -481,7 +559,7 @@ TEST_F(NodeHealthCheckTest, OperatorKilledHoldingTheLeaseKeepsTheNode) {
 
   // The operator comes back: the maintenance is Succeeded, the label is put back (a node
   // under maintenance that lost part of it, docs/design.md §2.5), the Lease stays ours.
-  operator_ = &start_operator(kOperatorFlags);
+  operator_ = &start_operator(kNhcOperatorFlags);
   std::string exclude;
   ASSERT_TRUE(wait_until(
       "the operator to put the exclude label back on " + node, kReact,
@@ -628,6 +706,142 @@ TEST_F(NodeHealthCheckTest, NhcKilledHoldingTheLeaseHoldsTheMaintenanceUntilItEx
         return !remediation(node);
       },
       [&] { return "lease holder [" + lease_holder(node) + "]"; }));
+  RecordProperty("seconds", std::to_string(seconds_since(began)));
+}
+
+// Scenario 3a: NHC remediates the last node of a plan with maxUnavailable 1. That node is the
+// one the plan may have down: the plan starts none, and its status says why. Once the node is
+// Ready and NHC has given its Lease back, the plan goes on by itself, the remediated node last.
+TEST_F(NodeHealthCheckTest, MaintenancePlanCountsTheNodeNhcRemediatesAsUnavailable) {
+  const auto began = Clock::now();
+  const std::vector<std::string> nodes = selected_nodes("nhc-plan", 3);
+  const std::string& sick = nodes[2];
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, sick, kReact));
+  ASSERT_TRUE(wait_nhc_remediates(sick));
+
+  const std::string plan = unique_name("nhc-plan");
+  create_plan(plan, nodes, {{"maxUnavailable", 1}, {"doneWhen", "Soaked"}, {"soakTime", "1s"}});
+  const std::string reached =
+      "next node: maxUnavailable 1 reached: 1 nodes of the plan are unavailable";
+  ASSERT_TRUE(wait_plan(plan, "held by maxUnavailable", kReact,
+                        [&](const auto& p) { return p.status.message == reached; }));
+  // A few of the plan's looks: nothing starts while NHC remediates.
+  const auto held = Clock::now();
+  ASSERT_TRUE(wait_until("a few looks of plan " + plan, 10s, [&] {
+    auto p = get_plan(plan);
+    EXPECT_TRUE(p);
+    if (p) {
+      EXPECT_EQ(p->status.message, reached);
+      for (const auto& node : nodes) {
+        EXPECT_TRUE(node_phase_is(*p, node, op::PlanNodePhase::kWaiting)) << describe(*p);
+        EXPECT_FALSE(get_node_maintenance(op::fleet::maintenance_name(plan, node))) << node;
+      }
+    }
+    EXPECT_EQ(lease_holder(sick), nhc_lease_holder(name_));
+    return Clock::now() - held >= 3s;
+  }));
+
+  // SNR's part: the node comes back and NHC lets it go; the plan takes its nodes in order.
+  const auto released = Clock::now();
+  ASSERT_TRUE(recover_and_wait_for_nhc_release(sick));
+  ASSERT_TRUE(wait_plan(plan, "the first node started", kReact, [&](const auto& p) {
+    return !node_phase_is(p, nodes[0], op::PlanNodePhase::kWaiting);
+  }));
+  RecordProperty("seconds_to_first_node", std::to_string(seconds_since(released)));
+  ASSERT_TRUE(wait_plan(plan, "Succeeded", kDrain, [&](const auto& p) {
+    expect_not_held_by_both(sick);
+    return p.status.phase == op::PlanPhase::kSucceeded;
+  }));
+  EXPECT_FALSE(remediation(sick));
+  RecordProperty("seconds", std::to_string(seconds_since(began)));
+}
+
+// Scenario 3b: the plan's health gate does not hand a node back as healthy while NHC holds its
+// Lease. The memory upgrade reboots the plan's first node (NotReady under maintenance: NHC skips
+// it); the work is marked done with the node still down, so the plan gives it back NotReady and
+// NHC takes it at once. NHC then dies mid-remediation and the node comes back Ready: nothing
+// but NHC's Lease (valid 660 s) says the node is still being remediated, and the gate waits on
+// it (no maxUnavailable: the gate reads the Lease itself). Rather than wait the 660 s out, the
+// Lease's renewTime is moved back so that it runs out seconds later by time alone; then the
+// gate passes and the plan goes on.
+TEST_F(NodeHealthCheckTest, PlanHealthGateWaitsWhileNhcHoldsTheNodeLease) {
+  const auto began = Clock::now();
+  const std::vector<std::string> nodes = selected_nodes("nhc-gate", 2);
+  const std::string& first = nodes[0];
+  const std::string plan = unique_name("nhc-gate");
+  create_plan(plan, nodes, {{"healthGateTimeout", "10m"}});
+  ASSERT_TRUE(wait_plan(plan, first + " drained", kDrain, [&](const auto& p) {
+    return node_phase_is(p, first, op::PlanNodePhase::kInMaintenance);
+  }));
+  ASSERT_TRUE(make_not_ready_and_wait(kubectl_, first, kReact));
+  std::vector<Event> skipped;
+  ASSERT_TRUE(wait_until(
+      "NHC to skip " + first + " for its exclude label", kNhcReact,
+      [&] {
+        expect_not_held_by_both(first);
+        skipped = nhc_events(kRemediationSkipped, first);
+        return !skipped.empty();
+      },
+      [&] { return describe(skipped); }));
+
+  // Given back while still NotReady: NHC takes the node, and the gate waits for it to be Ready.
+  mark_done(plan, first);
+  ASSERT_TRUE(wait_nhc_remediates(first));
+  ASSERT_TRUE(wait_node_restored(first, /*stays_cordoned=*/false, kReact));
+  auto gate = wait_plan(plan, first + " in the health gate", kReact, [&](const auto& p) {
+    return node_phase_is(p, first, op::PlanNodePhase::kHealthCheck);
+  });
+  ASSERT_TRUE(gate);
+  EXPECT_NE(plan_entry(*gate, first).message.find("node " + first + " is not Ready"),
+            std::string::npos)
+      << describe(*gate);
+  auto snr = remediation(first);
+  ASSERT_TRUE(snr);
+  const std::string snr_uid = uid_of(*snr);
+  EXPECT_EQ(nhc_->kill(), 128 + SIGKILL);
+
+  // SNR's part: the node is back. NHC is not there to end its remediation: its Lease stays.
+  make_ready(first);
+  ASSERT_TRUE(wait_node_ready(first));
+  const std::string held_by =
+      "health gate: node " + first + ": its node lease is held by " + nhc_lease_holder(name_);
+  ASSERT_TRUE(wait_plan(plan, "the gate held by NHC's Lease", kReact,
+                        [&](const auto& p) { return plan_entry(p, first).message == held_by; }));
+  const std::string second_maintenance = op::fleet::maintenance_name(plan, nodes[1]);
+  constexpr std::chrono::seconds kExpiresIn{8};
+  const auto expires = Clock::now() + kExpiresIn;
+  kubectl_.must({"patch", "lease", "-n", kLeaseNamespace, "node-" + first, "--type=merge", "-p",
+                 R"({"spec":{"renewTime":")" +
+                     lease_time_from_now(kExpiresIn - std::chrono::seconds(660)) + R"("}})"});
+  // Valid until then (a second's margin for the clock): the gate holds, the next node waits.
+  ASSERT_TRUE(wait_until("NHC's Lease of " + first + " to run out", kExpiresIn + 5s, [&] {
+    if (Clock::now() >= expires - 1s) return true;
+    expect_only_remediation(first, snr_uid);
+    auto p = get_plan(plan);
+    EXPECT_TRUE(p);
+    if (p) {
+      EXPECT_EQ(plan_entry(*p, first).message, held_by) << describe(*p);
+      EXPECT_TRUE(node_phase_is(*p, nodes[1], op::PlanNodePhase::kWaiting)) << describe(*p);
+    }
+    EXPECT_FALSE(get_node_maintenance(second_maintenance)) << "the gate passed under NHC's Lease";
+    return false;
+  }));
+
+  // Run out: the gate passes and the next node starts.
+  const auto expired = Clock::now();
+  ASSERT_TRUE(
+      wait_plan(plan, first + " done and " + nodes[1] + " started", kReact, [&](const auto& p) {
+        return node_phase_is(p, first, op::PlanNodePhase::kDone) &&
+               !node_phase_is(p, nodes[1], op::PlanNodePhase::kWaiting);
+      }));
+  RecordProperty("seconds_to_gate_after_expiry", std::to_string(seconds_since(expired)));
+  ASSERT_TRUE(wait_plan(plan, nodes[1] + " drained", kDrain, [&](const auto& p) {
+    return node_phase_is(p, nodes[1], op::PlanNodePhase::kInMaintenance);
+  }));
+  mark_done(plan, nodes[1]);
+  ASSERT_TRUE(wait_plan(plan, "Succeeded", kReact, [&](const auto& p) {
+    return p.status.phase == op::PlanPhase::kSucceeded;
+  }));
   RecordProperty("seconds", std::to_string(seconds_since(began)));
 }
 

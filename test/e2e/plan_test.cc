@@ -32,6 +32,7 @@
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/kubevirt.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/plans.h"
 #include "test/e2e/support/subprocess.h"
 
 #ifndef NMO_CLI_BIN
@@ -81,49 +82,22 @@ class MaintenancePlanTest : public OperatorFixture {
   // Creates the plan (deleted at the end, and its NodeMaintenances with it).
   void create_plan(const std::string& name, json::object spec) {
     delete_plan_at_end(name);
-    kubectl_.apply(
-        json::serialize(json::object{{"apiVersion", "nodemaintenance.medik8s.io/v1alpha1"},
-                                     {"kind", "MaintenancePlan"},
-                                     {"metadata", {{"name", name}}},
-                                     {"spec", std::move(spec)}}));
+    apply_plan(kubectl_, name, std::move(spec));
   }
 
   json::object selector() const { return {{"matchLabels", {{"fleet", fleet_id_}}}}; }
 
   std::optional<op::MaintenancePlan> plan(const std::string& name) {
-    auto object = kubectl_.get_json({"maintenanceplan", name});
-    if (!object) return std::nullopt;
-    auto decoded = op::decode_maintenance_plan(*object);
-    EXPECT_TRUE(decoded.has_value()) << decoded.error().message;
-    if (!decoded.has_value()) return std::nullopt;
-    return std::move(decoded).value();
+    return get_plan(kubectl_, name);
   }
 
-  // Waits until `check` holds for the plan; returns it as last seen.
   std::optional<op::MaintenancePlan> wait_plan(
       const std::string& name, const std::string& what, std::chrono::milliseconds timeout,
       const std::function<bool(const op::MaintenancePlan&)>& check) {
-    std::optional<op::MaintenancePlan> seen;
-    const bool ok = wait_until(
-        "plan " + name + ": " + what, timeout,
-        [&] {
-          seen = plan(name);
-          return seen && check(*seen);
-        },
-        [&] { return seen ? describe(*seen) : std::string("no plan"); });
-    if (!ok) return std::nullopt;
-    return seen;
+    return e2e::wait_plan(kubectl_, name, what, timeout, check);
   }
 
-  static std::string describe(const op::MaintenancePlan& plan) {
-    std::string out = "phase " +
-                      (plan.status.phase ? std::string(op::to_string(*plan.status.phase)) : "-") +
-                      ", message \"" + plan.status.message + "\", nodes:";
-    for (const op::PlanNodeStatus& node : plan.status.nodes) {
-      out += " " + node.name + "=" + std::string(op::to_string(node.phase));
-    }
-    return out;
-  }
+  static std::string describe(const op::MaintenancePlan& plan) { return describe_plan(plan); }
 
   static const op::PlanNodeStatus* entry(const op::MaintenancePlan& plan, const std::string& node) {
     for (const op::PlanNodeStatus& entry : plan.status.nodes) {

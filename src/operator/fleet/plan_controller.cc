@@ -180,6 +180,7 @@ class PlanControllerImpl {
   asio::awaitable<Result<void>> load_budgets();
   asio::awaitable<Result<void>> read_vms(const MaintenancePlan& plan, World& world);
   asio::awaitable<Result<void>> read_warnings(const MaintenancePlan& plan, World& world);
+  asio::awaitable<Result<void>> read_leases(const MaintenancePlan& plan, World& world);
   asio::awaitable<Result<void>> record_covered(PlanNodeStatus& entry);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
   asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
@@ -310,24 +311,9 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
   if (!warnings.has_value()) {
     co_return warnings.error();
   }
-  if (plan.spec.max_unavailable.has_value()) {
-    auto leases = co_await client_.list_all<kube::Lease>(options_.lease_namespace, every);
-    if (!leases.has_value() && leases.error().code != ErrorCode::kNotFound) {
-      co_return leases.error();
-    }
-    std::map<std::string, const kube::Lease*, std::less<>> by_name;
-    if (leases.has_value()) {
-      for (const kube::Lease& lease : leases->items) {
-        by_name[lease.meta.name] = &lease;
-      }
-    }
-    for (const NodeFacts& node : world.nodes) {
-      const auto lease = by_name.find(node_lease_name(node.name));
-      if (lease != by_name.end() &&
-          classify_node_lease(*lease->second, world.now) == NodeLeaseState::kHeldByOther) {
-        world.leased_by_others.insert(node.name);
-      }
-    }
+  auto leases = co_await read_leases(plan, world);
+  if (!leases.has_value()) {
+    co_return leases.error();
   }
   co_return world;
 }
@@ -430,6 +416,39 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_warnings(const Maintenanc
               {entry.name, std::move(event.reason), std::move(event.message), *event.last_seen});
         }
       }
+    }
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> PlanControllerImpl::read_leases(const MaintenancePlan& plan,
+                                                              World& world) {
+  // maxUnavailable counts every node of the plan whose Lease someone else holds, and the health
+  // gate waits while someone else holds a node's (docs/design.md §10). One LIST: the node lease
+  // Role allows no GET, and the namespace holds a Lease only per node in maintenance or
+  // remediation.
+  const bool needed = plan.spec.max_unavailable.has_value() ||
+                      std::any_of(plan.status.nodes.begin(), plan.status.nodes.end(),
+                                  [](const auto& entry) { return gate_phase(entry.phase); });
+  if (!needed) {
+    co_return Result<void>{};
+  }
+  const kube::ListOptions every;
+  auto leases = co_await client_.list_all<kube::Lease>(options_.lease_namespace, every);
+  if (!leases.has_value() && leases.error().code != ErrorCode::kNotFound) {
+    co_return leases.error();
+  }
+  std::map<std::string, const kube::Lease*, std::less<>> by_name;
+  if (leases.has_value()) {
+    for (const kube::Lease& lease : leases->items) {
+      by_name[lease.meta.name] = &lease;
+    }
+  }
+  for (const NodeFacts& node : world.nodes) {
+    const auto lease = by_name.find(node_lease_name(node.name));
+    if (lease != by_name.end() &&
+        classify_node_lease(*lease->second, world.now) == NodeLeaseState::kHeldByOther) {
+      world.leased_by_others[node.name] = lease_holder(*lease->second);
     }
   }
   co_return Result<void>{};

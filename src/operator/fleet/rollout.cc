@@ -275,6 +275,12 @@ std::vector<std::string> Step::gate_problems(const PlanNodeStatus& entry) const 
   if (facts->unschedulable) {
     problems.push_back("node " + entry.name + " is cordoned");
   }
+  // Ready again is not healthy while Node Health Check still remediates the node (a remediation
+  // not yet ended, or NHC gone with its Lease still valid): docs/design.md §10.
+  if (const auto held = world_.leased_by_others.find(entry.name);
+      held != world_.leased_by_others.end()) {
+    problems.push_back("node " + entry.name + ": its node lease is held by " + held->second);
+  }
   for (const std::string& key : entry.budgets) {
     const auto found = budgets_.find(key);
     if (found == budgets_.end()) {

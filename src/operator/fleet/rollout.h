@@ -25,14 +25,15 @@
 // maxParallel nodes are in progress (Draining to HealthCheck); at most maxUnavailable nodes of
 // the plan are unavailable for any reason (in progress, NotReady, cordoned, under someone else's
 // maintenance, their medik8s lease held by Node Health Check or Self Node Remediation). A
-// control-plane node is always alone in progress.
+// control-plane node is always alone in progress. A node given back passes the health gate only
+// once it is healthy and nobody else (Node Health Check remediating it) holds its node lease.
 //
 // Threading: pure functions over values; safe from any thread.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -121,8 +122,10 @@ struct World {
   // The operator's Warning Events about the nodes in the health gate (or their
   // NodeMaintenances): the gate waits while one is newer than the node's hand-back.
   std::vector<WarningFacts> warnings;
-  // Nodes whose medik8s node lease is held by someone other than the operator.
-  std::set<std::string> leased_by_others;
+  // Nodes whose medik8s node lease is held (and valid) by someone other than the operator, with
+  // the holder ("NodeHealthCheck-<name>"); read when spec.maxUnavailable is set or a node is in
+  // the health gate.
+  std::map<std::string, std::string> leased_by_others;
   // How soon to look again while nodes are in progress (the controller's poll interval).
   std::chrono::seconds progress_poll = kProgressPoll;
 };

@@ -293,6 +293,21 @@ TEST_F(RolloutTest, MaxUnavailableCountsANodeSomeoneElseCordoned) {
   EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2-3823f850"}}));
 }
 
+TEST_F(RolloutTest, MaxUnavailableCountsANodeWhoseLeaseNodeHealthCheckHolds) {
+  plan_.spec.max_unavailable = kube::IntOrString::from_int(1);
+  world_.leased_by_others = {{"w3", "NodeHealthCheck-workers"}};  // Ready, yet remediated
+  Decision decision = step();
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_EQ(reasons(decision), std::vector<std::string>{"PlanStarted"});
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kWaiting);
+  EXPECT_EQ(plan_.status.message,
+            "next node: maxUnavailable 1 reached: 1 nodes of the plan are unavailable");
+  EXPECT_EQ(decision.requeue_after, kProgressPoll);
+  world_.leased_by_others.clear();  // the remediation ended and NHC deleted its Lease
+  decision = step();
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w1", "memory-upgrade-w1-3823f550"}}));
+}
+
 TEST_F(RolloutTest, MaxParallelAsAPercentageRoundsDownToAtLeastOne) {
   EXPECT_EQ(resolve_limit(kube::IntOrString::from_string("10%"), 22, 1, "f").value_or(0), 2);
   EXPECT_EQ(resolve_limit(kube::IntOrString::from_string("1%"), 22, 1, "f").value_or(0), 1);
@@ -432,6 +447,39 @@ TEST_F(RolloutTest, AHealthGateThatNeverPassesPausesThePlanWithItsReasonOnce) {
   world_.now += minutes{19};
   EXPECT_TRUE(reasons(step()).empty());
   EXPECT_FALSE(plan_stopped(plan_.status));
+}
+
+TEST_F(RolloutTest, TheHealthGateWaitsWhileAnotherHolderHasTheNodeLease) {
+  plan_.spec.health_gate_timeout = "10m";
+  step();
+  drain_and_finish("w1");
+  // Handed back Ready and uncordoned, but Node Health Check still holds the node's Lease (it
+  // remediates the node, or died doing so and its Lease has not run out).
+  world_.leased_by_others = {{"w1", "NodeHealthCheck-workers"}};
+  Decision decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kHealthCheck);
+  EXPECT_EQ(plan_.status.message,
+            "w1: health gate: node w1: its node lease is held by NodeHealthCheck-workers");
+  EXPECT_TRUE(decision.create.empty());
+  EXPECT_TRUE(decision.remove.empty());
+  EXPECT_TRUE(reasons(decision).empty());
+  EXPECT_EQ(decision.requeue_after, kGatePoll);
+  // Held past the gate's timeout: the plan stops, naming the holder.
+  world_.now += minutes{10};
+  decision = step();
+  ASSERT_EQ(reasons(decision), std::vector<std::string>{"HealthGateTimeout"});
+  EXPECT_EQ(decision.events[0].message,
+            "node w1 is not healthy 10m0s after it was given back (node w1: its node lease is "
+            "held by NodeHealthCheck-workers); the plan is stopped (once the node is healthy, "
+            "kubectl maintenance resume memory-upgrade goes on)");
+  resume();
+  step();
+  // The Lease gone (deleted, or run out by time): the gate passes and the next node starts.
+  world_.leased_by_others.clear();
+  decision = step();
+  EXPECT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+  EXPECT_EQ(reasons(decision), (std::vector<std::string>{"NodeDone", "NodeStarted"}));
+  EXPECT_EQ(decision.create, (std::vector<StartNode>{{"w2", "memory-upgrade-w2-3823f850"}}));
 }
 
 TEST_F(RolloutTest, TheHealthGateWaitsForMigratedVmsToSettle) {
