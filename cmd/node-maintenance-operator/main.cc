@@ -279,10 +279,12 @@ int run(int argc, char** argv) {
   // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
   auto plans = std::make_unique<op::fleet::PlanController>(
       io.get_executor(), **client,
-      op::fleet::PlanControllerOptions{.lease_namespace = flags.options.lease_namespace,
-                                       .poll = std::chrono::seconds(flags.plan_poll_seconds),
-                                       .identity = flags.options.identity,
-                                       .events_client = flags.options.events_client});
+      op::fleet::PlanControllerOptions{
+          .lease_namespace = flags.options.lease_namespace,
+          .poll = std::chrono::seconds(flags.plan_poll_seconds),
+          .identity = flags.options.identity,
+          .events_client = flags.options.events_client,
+          .node_lifecycle_conditions = flags.options.node_lifecycle_conditions});
   const op::fleet::PlanController& running_plans = *plans;
   plan_metrics.track([&running_plans] { return running_plans.plans(); });
   manager.add("plans", std::move(plans), runtime::RunsOn::kLeader);

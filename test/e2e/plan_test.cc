@@ -8,7 +8,7 @@
 // window, drained and draining, and paused by its gate; a node given back once it rebooted
 // (doneWhen NodeRebooted); a drain held while the window is closed (onWindowClose Pause); and a
 // health gate that holds on a Warning the operator reported about the node, and on a VM that ran on
-// it and is migrating again.
+// it and is migrating again; MaintenancePlanned on the nodes a plan will take, gone with the plan.
 //
 // The tests play the technician: they mark a node's work done with `kubectl maintenance done`
 // (the plugin built beside the operator), make a node NotReady, reboot one (they play its kubelet:
@@ -95,6 +95,37 @@ class MaintenancePlanTest : public OperatorFixture {
       const std::string& name, const std::string& what, std::chrono::milliseconds timeout,
       const std::function<bool(const op::MaintenancePlan&)>& check) {
     return e2e::wait_plan(kubectl_, name, what, timeout, check);
+  }
+
+  // "status/reason/message" of the node's MaintenancePlanned condition, "-" when absent.
+  static std::string planned_condition(const std::optional<json::value>& node) {
+    if (!node) return "no node";
+    boost::system::error_code ec;
+    const json::value* conditions = node->find_pointer("/status/conditions", ec);
+    if (conditions == nullptr || !conditions->is_array()) return "-";
+    for (const json::value& c : conditions->as_array()) {
+      const json::object& o = c.as_object();
+      const auto text = [&](const char* key) {
+        const json::value* v = o.if_contains(key);
+        return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+      };
+      if (text("type") == "MaintenancePlanned") {
+        return text("status") + "/" + text("reason") + "/" + text("message");
+      }
+    }
+    return "-";
+  }
+
+  // Waits until planned_condition() of the node is `expected`.
+  bool wait_planned(const std::string& node, const std::string& expected) {
+    std::optional<json::value> seen;
+    return wait_until(
+        "node " + node + " MaintenancePlanned " + expected, kReact,
+        [&] {
+          seen = get_node(node);
+          return planned_condition(seen) == expected;
+        },
+        [&] { return planned_condition(seen); });
   }
 
   static std::string describe(const op::MaintenancePlan& plan) { return describe_plan(plan); }
@@ -309,6 +340,9 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
   EXPECT_EQ(waiting->status.message, "waiting for window " + later + " 00:00 UTC");
   EXPECT_TRUE(waiting->status.next_window.has_value());
   EXPECT_TRUE(plan_maintenances(name).empty());
+  // Every node is planned, with the window it waits for (docs/design.md §2.10).
+  EXPECT_TRUE(wait_planned(nodes[0], "True/MaintenancePlan/plan " + name +
+                                         ", node 1 of 3, window " + later + " 00:00 UTC"));
   EXPECT_EQ(plan_events(name, "WaitingForWindow").size(), 1U);
   EXPECT_EQ(verdict_of(name), "waiting for window " + later + " 00:00 UTC (" +
                                   kube::format_time(*waiting->status.next_window) +
@@ -323,6 +357,8 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
   });
   ASSERT_TRUE(running);
   EXPECT_TRUE(node_phase_is(*running, nodes[2], op::PlanNodePhase::kWaiting));
+  // The window is open: the queued node's message names no window any more.
+  EXPECT_TRUE(wait_planned(nodes[2], "True/MaintenancePlan/plan " + name + ", node 3 of 3"));
   EXPECT_EQ(entry(*running, nodes[0])->message,
             "drained; waiting for `kubectl maintenance done " + nodes[0] + "`");
   const std::string first = entry(*running, nodes[0])->maintenance;
@@ -1019,6 +1055,35 @@ TEST_F(MaintenancePlanTest, TheSchemaRefusesWhatThePlanCannotUseWithItsMessage) 
   // What the plan may still change: its reason, windows, limits.
   kubectl_.must({"patch", "maintenanceplan", name, "--type=merge", "-p",
                  R"({"spec":{"reason":"memory upgrade","maxParallel":"50%"}})"});
+}
+
+// ---- 14. MaintenancePlanned on the nodes the plan will take -----------------------------------
+
+// While the first of three nodes is drained (maxParallel 1, doneWhen Confirmed), the two queued
+// ones say MaintenancePlanned=True with the plan, their place and the plan's size; the drained
+// one does not (its NodeMaintenance's conditions say it). Once the plan is deleted, no node does.
+TEST_F(MaintenancePlanTest, TheNodesAPlanWillTakeSayMaintenancePlannedUntilThePlanIsDeleted) {
+  const std::vector<std::string> nodes = fleet("planned", 3);
+  const std::string name = unique_name("planned-plan");
+  start();
+  create_plan(name, {{"nodeSelector", selector()}, {"maxParallel", 1}, {"doneWhen", "Confirmed"}});
+  auto drained = wait_plan(name, "the first node drained", 60s, [&](const auto& p) {
+    return node_phase_is(p, nodes[0], op::PlanNodePhase::kInMaintenance);
+  });
+  ASSERT_TRUE(drained) << "no plan";
+  const std::vector<std::string> expected{
+      "-",
+      "True/MaintenancePlan/plan " + name + ", node 2 of 3",
+      "True/MaintenancePlan/plan " + name + ", node 3 of 3",
+  };
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_TRUE(wait_planned(nodes[i], expected[i]));
+  }
+
+  kubectl_.must({"delete", "maintenanceplan", name, "--wait=true", "--timeout=60s"});
+  for (const std::string& node : nodes) {
+    EXPECT_TRUE(wait_planned(node, "-"));
+  }
 }
 
 }  // namespace

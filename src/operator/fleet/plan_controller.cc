@@ -24,6 +24,7 @@
 #include "operator/fleet/rollout.h"
 #include "operator/gates/node_lease.h"
 #include "operator/kubevirt/vm_policy.h"
+#include "operator/node/lifecycle_conditions.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/finalizer.h"
@@ -183,6 +184,7 @@ class PlanControllerImpl {
   asio::awaitable<Result<void>> read_leases(const MaintenancePlan& plan, World& world);
   asio::awaitable<Result<void>> record_covered(PlanNodeStatus& entry);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
+  asio::awaitable<Result<void>> sync_planned(const MaintenancePlan& plan, const Decision& decision);
   asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
   // A JSON merge patch of the NodeMaintenance's metadata; one already gone is no error.
   asio::awaitable<Result<void>> patch_metadata(std::string maintenance,
@@ -207,7 +209,11 @@ class PlanControllerImpl {
   // replaced: until the watch delivers the write, the store still shows that older version, and
   // deciding from it would repeat the last decision's Events (and its finalizer removal).
   std::map<std::string, std::pair<std::string, MaintenancePlan>, std::less<>> written_;
+  // The nodes of the plan in reconcile (one worker), as read_world() listed them, by name: what
+  // MaintenancePlanned is converged from without another read.
+  std::map<std::string, kube::Node, std::less<>> nodes_;
   bool said_events_forbidden_ = false;
+  bool said_node_status_forbidden_ = false;
   bool stopping_ = false;
   bool running_ = false;
   bool started_ = false;
@@ -244,10 +250,13 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
     return facts;
   };
   const bool by_selector = plan.spec.node_selector.has_value();
-  for (const kube::Node& node : nodes->items) {
+  nodes_.clear();
+  for (kube::Node& node : nodes->items) {
     if (by_selector || wanted.contains(node.meta.name)) {
       world.nodes.push_back(facts_of(node));
       wanted.erase(node.meta.name);
+      std::string name = node.meta.name;
+      nodes_.emplace(std::move(name), std::move(node));
     }
   }
   if (by_selector) {
@@ -256,6 +265,7 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
       auto node = co_await client_.get<kube::Node>("", name);
       if (node.has_value()) {
         world.nodes.push_back(facts_of(*node));
+        nodes_.emplace(name, std::move(*node));
       } else if (node.error().code != ErrorCode::kNotFound) {
         co_return node.error();
       }
@@ -550,6 +560,63 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
   }
 }
 
+asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const MaintenancePlan& plan,
+                                                               const Decision& decision) {
+  // MaintenancePlanned on the nodes the plan will take (docs/design.md §2.10), from the status
+  // this reconcile writes: True on its Waiting entries while the plan lives and is not finished,
+  // absent everywhere else. Level-triggered: every reconcile converges every node of the plan.
+  const bool live = options_.node_lifecycle_conditions && !decision.remove_finalizer &&
+                    !plan.meta.deletion_timestamp.has_value() &&
+                    decision.status.phase != PlanPhase::kSucceeded &&
+                    decision.status.phase != PlanPhase::kFailed;
+  const std::string window = plan.spec.windows.empty() ? "" : decision.status.next_window_text;
+  std::map<std::string, std::string, std::less<>> planned;
+  if (live) {
+    const std::size_t total = decision.status.nodes.size();
+    for (std::size_t i = 0; i < total; ++i) {
+      const PlanNodeStatus& entry = decision.status.nodes[i];
+      if (entry.phase == PlanNodePhase::kWaiting) {
+        planned[entry.name] = planned_message(plan.meta.name, i + 1, total, window);
+      }
+    }
+  }
+  for (const auto& [name, cached] : nodes_) {
+    std::optional<std::string> message;
+    if (const auto found = planned.find(name); found != planned.end()) message = found->second;
+    // The listed node decides first (no request while it already says it), then a fresh read:
+    // the list comes from the watch cache and its resourceVersion may be behind.
+    if (!planned_patch(cached, plan.meta.name, message, kube::wall_now())) continue;
+    auto current = co_await client_.get<kube::Node>("", name);
+    if (!current.has_value()) {
+      if (current.error().code == ErrorCode::kNotFound) continue;
+      co_return current.error();
+    }
+    const auto patch = planned_patch(*current, plan.meta.name, message, kube::wall_now());
+    if (!patch) continue;
+    const std::string path = kube::object_path<kube::Node>("", name) + "/status";
+    std::string body = json::serialize(*patch);
+    const kube::WriteOptions write;
+    auto written =
+        co_await client_.patch(path, kube::PatchType::kStrategicMerge, std::move(body), write);
+    if (written.has_value() || written.error().code == ErrorCode::kNotFound) continue;
+    // The node changed since the read (a kubelet's heartbeat): the next look converges it. A
+    // live plan does not hold its nodes back for that; a plan being deleted retries, so that its
+    // conditions go before its finalizer.
+    if (written.error().code == ErrorCode::kConflict && live) continue;
+    if (written.error().code != ErrorCode::kForbidden) co_return written.error();
+    // Roles without nodes/status patch: the plan goes on without the condition.
+    if (!said_node_status_forbidden_) {
+      logger_.warn(
+          "writing MaintenancePlanned is forbidden; the plans go on without it (grant nodes/status "
+          "patch: deploy/rbac, or run with --node-lifecycle-conditions=false)",
+          {{"error", written.error().message}});
+      said_node_status_forbidden_ = true;
+    }
+    co_return Result<void>{};
+  }
+  co_return Result<void>{};
+}
+
 asio::awaitable<Result<void>> PlanControllerImpl::patch_metadata(std::string maintenance,
                                                                  json::object metadata) {
   const json::object patch{{"metadata", std::move(metadata)}};
@@ -661,6 +728,11 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
   }
   world->progress_poll = options_.poll;
   Decision decision = decide(plan, *world);
+  // Before carry_out(): a deleted plan's conditions go before its finalizer does.
+  auto planned = co_await sync_planned(plan, decision);
+  if (!planned.has_value()) {
+    co_return planned.error();
+  }
   auto done = co_await carry_out(plan, decision);
   if (!done.has_value()) {
     co_return done.error();

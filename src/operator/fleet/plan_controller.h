@@ -34,6 +34,9 @@ struct PlanControllerOptions {
   std::string identity = "node-maintenance-operator";
   /// Where Events are written; null: the controller's client. Must outlive the controller.
   kube::Client* events_client = nullptr;
+  /// Write MaintenancePlanned on the nodes a plan will take (--node-lifecycle-conditions,
+  /// docs/design.md §2.10); false: write none, and remove the plan's where it finds them.
+  bool node_lifecycle_conditions = true;
 };
 
 namespace internal {

@@ -85,6 +85,9 @@ LifecycleIntent lifecycle_intent(const NodeMaintenance& nm, const NodeMaintenanc
 }
 
 bool is_our_lifecycle_condition(const kube::NodeCondition& condition) noexcept {
+  if (condition.type == kMaintenancePlannedCondition) {
+    return condition.reason.starts_with(kPlannedReason);
+  }
   const bool our_type = condition.type == kMaintenanceInProgressCondition ||
                         condition.type == kDrainInProgressCondition ||
                         condition.type == kDrainedNodeCondition;
@@ -128,6 +131,50 @@ LifecyclePatch lifecycle_patch(const kube::Node& node, const LifecycleIntent& in
       {"status", {{"conditions", std::move(conditions)}}},
   };
   return out;
+}
+
+std::string planned_message(std::string_view plan, std::size_t place, std::size_t total,
+                            std::string_view window) {
+  std::string message = "plan " + std::string(plan) + ", node " + std::to_string(place) + " of " +
+                        std::to_string(total);
+  if (!window.empty()) message += ", window " + std::string(window);
+  return message;
+}
+
+std::optional<boost::json::object> planned_patch(const kube::Node& node, std::string_view plan,
+                                                 const std::optional<std::string>& message,
+                                                 kube::Time now) {
+  const kube::NodeCondition* existing = node.condition(kMaintenancePlannedCondition);
+  if (existing != nullptr) {
+    const std::string mine = "plan " + std::string(plan) + ", ";
+    if (!is_our_lifecycle_condition(*existing) || !existing->message.starts_with(mine)) {
+      return std::nullopt;  // another writer's, or another plan's
+    }
+  }
+  boost::json::object condition;
+  if (!message) {
+    if (existing == nullptr) return std::nullopt;
+    condition = {{"type", kMaintenancePlannedCondition}, {"$patch", "delete"}};
+  } else {
+    if (existing != nullptr && existing->status == "True" && existing->reason == kPlannedReason &&
+        existing->message == *message) {
+      return std::nullopt;
+    }
+    const std::string stamp = kube::format_time(std::chrono::floor<std::chrono::seconds>(now));
+    const bool transition = existing == nullptr || existing->status != "True" ||
+                            !existing->last_transition_time.has_value();
+    condition = {{"type", kMaintenancePlannedCondition},
+                 {"status", "True"},
+                 {"reason", kPlannedReason},
+                 {"message", *message},
+                 {"lastHeartbeatTime", stamp},
+                 {"lastTransitionTime",
+                  transition ? stamp : kube::format_time(*existing->last_transition_time)}};
+  }
+  return boost::json::object{
+      {"metadata", {{"resourceVersion", node.meta.resource_version}}},
+      {"status", {{"conditions", boost::json::array{std::move(condition)}}}},
+  };
 }
 
 }  // namespace nmo::op

@@ -23,9 +23,16 @@
 // when the node's prior-state annotation names another NodeMaintenance (a winner next to a
 // duplicate), the conditions are that one's.
 //
+// MaintenancePlanned is a MaintenancePlan's (docs/design.md §2.10): True on each node the plan
+// will take (its Waiting entries), reason "MaintenancePlan" (kPlannedReason), message
+// planned_message(); absent otherwise. Ours when its reason starts with "MaintenancePlan"; of
+// ours, a plan touches only its own (the message starts with "plan <name>, "), so two plans
+// naming one node never rewrite each other's: the first one's stays until it goes.
+//
 // Threading: pure functions; safe to call from any thread.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +53,10 @@ inline constexpr std::string_view kDrainInProgressCondition = "DrainInProgress";
 inline constexpr std::string_view kDrainedNodeCondition = "Drained";
 // Every reason we write starts with this; the MaintenanceInProgress reason is exactly this.
 inline constexpr std::string_view kLifecycleReasonPrefix = "NodeMaintenance";
+// A MaintenancePlan's condition on the nodes it will take, and its reason (also the prefix that
+// tells ours apart).
+inline constexpr std::string_view kMaintenancePlannedCondition = "MaintenancePlanned";
+inline constexpr std::string_view kPlannedReason = "MaintenancePlan";
 
 // What the node should say about the maintenance.
 enum class NodeLifecycle {
@@ -86,5 +97,19 @@ struct LifecyclePatch {
 // `now` on every condition written.
 [[nodiscard]] LifecyclePatch lifecycle_patch(const kube::Node& node, const LifecycleIntent& intent,
                                              kube::Time now);
+
+// The MaintenancePlanned message of plan `plan` on its `place`th node (1-based) of `total`, with
+// the window when one is named ("" for none): "plan memory-upgrade, node 7 of 22, window Sat
+// 22:00 Asia/Taipei".
+[[nodiscard]] std::string planned_message(std::string_view plan, std::size_t place,
+                                          std::size_t total, std::string_view window);
+
+// The strategic-merge patch of nodes/status that makes `node` carry plan `plan`'s
+// MaintenancePlanned with `message`, or none of that plan's when `message` is std::nullopt; or
+// std::nullopt when the node already says so, or when another writer's (or another plan's)
+// MaintenancePlanned is there. Carries the node's resourceVersion, as lifecycle_patch().
+[[nodiscard]] std::optional<boost::json::object> planned_patch(
+    const kube::Node& node, std::string_view plan, const std::optional<std::string>& message,
+    kube::Time now);
 
 }  // namespace nmo::op

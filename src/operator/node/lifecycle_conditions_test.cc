@@ -225,6 +225,69 @@ TEST(LifecyclePatchTest, OwnershipIsTypeAndReasonPrefix) {
   EXPECT_FALSE(is_our_lifecycle_condition(ours("Ready", "True", "NodeMaintenance", "")));
   EXPECT_FALSE(is_our_lifecycle_condition(
       ours("GracefulNodeShutdownInProgress", "True", "NodeMaintenance", "")));
+  EXPECT_TRUE(
+      is_our_lifecycle_condition(ours("MaintenancePlanned", "True", "MaintenancePlan", "")));
+  EXPECT_FALSE(
+      is_our_lifecycle_condition(ours("MaintenancePlanned", "True", "NodeMaintenance", "")));
+  EXPECT_FALSE(is_our_lifecycle_condition(ours("MaintenancePlanned", "True", "Scheduled", "")));
+}
+
+const std::string kPlanned = "plan memory-upgrade, node 7 of 22, window Sat 22:00 Asia/Taipei";
+
+std::string planned_of(const kube::Node& node, const std::optional<std::string>& message) {
+  const auto patch = planned_patch(node, "memory-upgrade", message, kNow);
+  return patch ? json::serialize(*patch) : "none";
+}
+
+TEST(PlannedTest, MessageNamesThePlanThePlaceAndTheWindow) {
+  EXPECT_EQ(planned_message("memory-upgrade", 7, 22, "Sat 22:00 Asia/Taipei"), kPlanned);
+  EXPECT_EQ(planned_message("memory-upgrade", 2, 3, ""), "plan memory-upgrade, node 2 of 3");
+}
+
+TEST(PlannedTest, PlannedAddsTheConditionWithTheNodesVersion) {
+  EXPECT_EQ(planned_of(node_with({}), kPlanned),
+            expected(R"([{"type":"MaintenancePlanned","status":"True","reason":"MaintenancePlan",)"
+                     R"("message":")" +
+                     kPlanned + R"(","lastHeartbeatTime":")" + kStamp +
+                     R"(","lastTransitionTime":")" + kStamp + R"("}])"));
+}
+
+TEST(PlannedTest, NothingWhenTheNodeAlreadySaysItOrHasNone) {
+  EXPECT_EQ(planned_of(node_with({ours("MaintenancePlanned", "True", "MaintenancePlan", kPlanned)}),
+                       kPlanned),
+            "none");
+  EXPECT_EQ(planned_of(node_with({}), std::nullopt), "none");
+}
+
+TEST(PlannedTest, NewMessageKeepsTheTransitionTime) {
+  const std::string now = "plan memory-upgrade, node 7 of 22";
+  EXPECT_EQ(
+      planned_of(node_with({ours("MaintenancePlanned", "True", "MaintenancePlan", kPlanned)}), now),
+      expected(R"([{"type":"MaintenancePlanned","status":"True","reason":"MaintenancePlan",)"
+               R"("message":")" +
+               now + R"(","lastHeartbeatTime":")" + kStamp + R"(","lastTransitionTime":")" +
+               kEarlier + R"("}])"));
+}
+
+TEST(PlannedTest, NotPlannedRemovesThePlansOwn) {
+  EXPECT_EQ(planned_of(node_with({ours("MaintenancePlanned", "True", "MaintenancePlan", kPlanned)}),
+                       std::nullopt),
+            expected(R"([{"type":"MaintenancePlanned","$patch":"delete"}])"));
+}
+
+TEST(PlannedTest, AnotherWritersOrAnotherPlansIsLeft) {
+  const kube::Node foreign =
+      node_with({ours("MaintenancePlanned", "True", "ClusterUpgrade", "planned by the admin")});
+  EXPECT_EQ(planned_of(foreign, kPlanned), "none");
+  EXPECT_EQ(planned_of(foreign, std::nullopt), "none");
+  const kube::Node other_plan = node_with(
+      {ours("MaintenancePlanned", "True", "MaintenancePlan", "plan kernel-upgrade, node 1 of 3")});
+  EXPECT_EQ(planned_of(other_plan, kPlanned), "none");
+  EXPECT_EQ(planned_of(other_plan, std::nullopt), "none");
+  // A plan whose name starts with this one's is another plan.
+  const kube::Node longer = node_with({ours("MaintenancePlanned", "True", "MaintenancePlan",
+                                            "plan memory-upgrade-2, node 1 of 3")});
+  EXPECT_EQ(planned_of(longer, std::nullopt), "none");
 }
 
 }  // namespace
