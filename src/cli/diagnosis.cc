@@ -263,7 +263,7 @@ std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events
   } else {
     out += fmt::format("  schedulable:  {}\n", input.node->unschedulable ? "no (cordoned)" : "yes");
     out += fmt::format("  ready:        {}\n",
-                       input.node->ready_status.empty() ? "unknown" : input.node->ready_status);
+                       input.node->ready_status().empty() ? "unknown" : input.node->ready_status());
     std::string taints;
     for (const auto& t : input.node->taints) {
       taints += (taints.empty() ? "" : ", ") + t.key + (t.value.empty() ? "" : "=" + t.value) +
@@ -321,7 +321,7 @@ boost::json::value diagnosis_to_json(const DiagnosisInput& input) {
           boost::json::object{{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
     }
     node["unschedulable"] = input.node->unschedulable;
-    node["ready"] = input.node->ready_status;
+    node["ready"] = input.node->ready_status();
     node["taints"] = std::move(taints);
   }
   boost::json::array pods;

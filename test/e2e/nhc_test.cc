@@ -182,6 +182,22 @@ class NodeHealthCheckTest : public OperatorFixture {
                [&] { return "lease holder [" + lease_holder(node) + "]"; });
   }
 
+  // Waits until NHC says it skipped `node` (its RemediationSkipped Events, oldest first), with
+  // `check` at every look; empty when the deadline passed (the wait has failed the test).
+  std::vector<Event> wait_nhc_skipped(const std::string& node, const std::string& what,
+                                      const std::function<void()>& check) {
+    std::vector<Event> skipped;
+    const bool seen = wait_until(
+        what, kNhcReact,
+        [&] {
+          check();
+          skipped = nhc_events(kRemediationSkipped, node);
+          return !skipped.empty();
+        },
+        [&] { return describe(skipped); });
+    return seen ? skipped : std::vector<Event>{};
+  }
+
   std::string lease_holder(const std::string& node) {
     auto l = lease(kLeaseNamespace, "node-" + node);
     return l ? string_at(*l, "/spec/holderIdentity") : std::string();
@@ -522,15 +538,10 @@ TEST_F(NodeHealthCheckTest, OperatorKilledHoldingTheLeaseKeepsTheNode) {
 
   EXPECT_EQ(operator_->kill(), 128 + SIGKILL);
   ASSERT_TRUE(make_not_ready_and_wait(kubectl_, node, kReact));
-  std::vector<Event> skipped;
-  ASSERT_TRUE(wait_until(
-      "NHC to skip " + node + " for its exclude label", kNhcReact,
-      [&] {
-        expect_not_held_by_both(node);
-        skipped = nhc_events(kRemediationSkipped, node);
-        return !skipped.empty();
-      },
-      [&] { return describe(skipped); }));
+  const std::vector<Event> skipped =
+      wait_nhc_skipped(node, "NHC to skip " + node + " for its exclude label",
+                       [&] { expect_not_held_by_both(node); });
+  ASSERT_FALSE(skipped.empty());
   EXPECT_EQ(skipped.front().message, "[remediation] Remediation skipped on node " + node +
                                          ": node has Exclude from Remediation label");
 
@@ -677,15 +688,10 @@ TEST_F(NodeHealthCheckTest, NhcKilledHoldingTheLeaseHoldsTheMaintenanceUntilItEx
   // delete the remediation, creates no other, and asks for no Lease.
   nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc.2", namespace_->name());
   ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
-  std::vector<Event> skipped;
-  ASSERT_TRUE(wait_until(
-      "the restarted NHC to skip " + node + " for its exclude label", kNhcReact,
-      [&] {
-        expect_only_remediation(node, snr_uid);
-        skipped = nhc_events(kRemediationSkipped, node);
-        return !skipped.empty();
-      },
-      [&] { return describe(skipped); }));
+  const std::vector<Event> skipped =
+      wait_nhc_skipped(node, "the restarted NHC to skip " + node + " for its exclude label",
+                       [&] { expect_only_remediation(node, snr_uid); });
+  ASSERT_FALSE(skipped.empty());
   EXPECT_EQ(lease_holder(node), kNodeLeaseHolder);
   expect_only_remediation(node, snr_uid);
   EXPECT_TRUE(remediation(node)) << "the restarted NHC deleted its remediation";
@@ -774,15 +780,10 @@ TEST_F(NodeHealthCheckTest, PlanHealthGateWaitsWhileNhcHoldsTheNodeLease) {
     return node_phase_is(p, first, op::PlanNodePhase::kInMaintenance);
   }));
   ASSERT_TRUE(make_not_ready_and_wait(kubectl_, first, kReact));
-  std::vector<Event> skipped;
-  ASSERT_TRUE(wait_until(
-      "NHC to skip " + first + " for its exclude label", kNhcReact,
-      [&] {
-        expect_not_held_by_both(first);
-        skipped = nhc_events(kRemediationSkipped, first);
-        return !skipped.empty();
-      },
-      [&] { return describe(skipped); }));
+  const std::vector<Event> skipped =
+      wait_nhc_skipped(first, "NHC to skip " + first + " for its exclude label",
+                       [&] { expect_not_held_by_both(first); });
+  ASSERT_FALSE(skipped.empty());
 
   // Given back while still NotReady: NHC takes the node, and the gate waits for it to be Ready.
   mark_done(plan, first);
@@ -940,15 +941,10 @@ TEST_F(NodeHealthCheckTest, UpstreamNmoNodeUnderMaintenanceGoingNotReadyIsNotRem
   ASSERT_TRUE(make_not_ready_and_wait(kubectl_, node, kReact));
   nhc_ = std::make_unique<NhcProcess>(test_name() + ".nhc.2", namespace_->name());
   ASSERT_TRUE(nhc_->running()) << "NHC exited; log " << nhc_->log_path();
-  std::vector<Event> skipped;
-  ASSERT_TRUE(wait_until(
-      "NHC to skip " + node + " under upstream's maintenance", kNhcReact,
-      [&] {
-        expect_not_held_by_both(node);
-        skipped = nhc_events(kRemediationSkipped, node);
-        return !skipped.empty();
-      },
-      [&] { return describe(skipped); }));
+  const std::vector<Event> skipped =
+      wait_nhc_skipped(node, "NHC to skip " + node + " under upstream's maintenance",
+                       [&] { expect_not_held_by_both(node); });
+  ASSERT_FALSE(skipped.empty());
   EXPECT_EQ(skipped.front().message, "[remediation] Remediation skipped on node " + node +
                                          ": node has Exclude from Remediation label");
   // NHC does not requeue after that skip (scenario 1 watches two of its retry periods): a few

@@ -868,17 +868,7 @@ TEST_F(MaintenancePlanTest, TwoPlansWhoseOldNamesCollidedAndAUsersMaintenanceOfT
   const std::string third_plan = unique_name("clash-user");
   const std::string third_node = unique_name("edge-clash-third");
   const std::string users_node = unique_name("edge-clash-user");
-  const std::vector<std::string> names{x, n_x, third_node, users_node};
-  json::array items;
-  for (const std::string& node : names) items.push_back(json::parse(node_manifest(node)));
-  defer([this, names] {
-    std::vector<std::string> args{"delete", "node", "--ignore-not-found", "--timeout=60s"};
-    args.insert(args.end(), names.begin(), names.end());
-    (void)kubectl_.run(args);
-  });
-  kubectl_.apply(json::serialize(
-      json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
-  for (const std::string& node : names) ASSERT_TRUE(wait_node_ready(node));
+  ASSERT_TRUE(create_nodes({x, n_x, third_node, users_node}));
 
   const std::string users = op::fleet::maintenance_name(third_plan, third_node);
   ASSERT_TRUE(create_node_maintenance(users, users_node, "the user's own"));

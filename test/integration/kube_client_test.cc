@@ -358,7 +358,7 @@ TEST_F(KubeClientTest, StatusSubresourcePatch) {
   ASSERT_TRUE(patched) << patched.error().describe();
   auto read = run(io_, [&](auto) { return client_->get<Node>("", node); });
   ASSERT_TRUE(read) << read.error().describe();
-  EXPECT_EQ(read->ready_status, "False");
+  EXPECT_EQ(read->ready_status(), "False");
   kubectl_.must({"delete", "node", node});
 }
 

@@ -53,6 +53,11 @@ const NodeCondition* Node::condition(std::string_view type) const noexcept {
   return nullptr;
 }
 
+std::string_view Node::ready_status() const noexcept {
+  const NodeCondition* ready = condition("Ready");
+  return ready == nullptr ? std::string_view() : std::string_view(ready->status);
+}
+
 Result<Node> decode_node(const boost::json::value& object) {
   NMO_TRY_ASSIGN(const boost::json::object* top, internal::object_of_kind(object, "Node"));
   const FieldPath root;
@@ -76,7 +81,6 @@ Result<Node> decode_node(const boost::json::value& object) {
   NMO_TRY_ASSIGN(const boost::json::object* status, internal::get_object(*top, "status", root));
   if (status != nullptr) {
     const FieldPath status_path = root.field("status");
-    NMO_TRY_ASSIGN(node.ready_status, internal::condition_status(*status, "Ready", status_path));
     NMO_TRY_ASSIGN(const boost::json::array* conditions,
                    internal::get_array(*status, "conditions", status_path));
     if (conditions != nullptr) {

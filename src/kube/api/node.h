@@ -46,18 +46,18 @@ struct Node {
   ObjectMeta meta;
   bool unschedulable = false;  // spec.unschedulable: cordoned
   std::vector<Taint> taints;
-  // status of the Ready condition: "True", "False", "Unknown", or "" when the condition is absent
-  // (a node whose kubelet never reported).
-  std::string ready_status;
   // status.conditions in the API's order.
   std::vector<NodeCondition> conditions;
   // status.nodeInfo.bootID: changes when the machine reboots; "" when not reported.
   std::string boot_id;
 
-  // True when the Ready condition is "True".
-  [[nodiscard]] bool is_ready() const noexcept { return ready_status == "True"; }
   // The condition of this type, or null.
   [[nodiscard]] const NodeCondition* condition(std::string_view type) const noexcept;
+  // Status of the Ready condition: "True", "False", "Unknown", or "" when the condition is absent
+  // (a node whose kubelet never reported).
+  [[nodiscard]] std::string_view ready_status() const noexcept;
+  // True when the Ready condition is "True".
+  [[nodiscard]] bool is_ready() const noexcept { return ready_status() == "True"; }
 
   friend bool operator==(const Node&, const Node&) = default;
 };

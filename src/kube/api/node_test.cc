@@ -82,7 +82,7 @@ TEST(DecodeNodeTest, CordonedUnreachableControlPlaneNode) {
                           {"node.kubernetes.io/unreachable", "", "NoExecute",
                            t0 + minutes{1} + std::chrono::seconds{30}},
                           {"maintenance", "planned", "NoSchedule", std::nullopt}}));
-  EXPECT_EQ(node.ready_status, "Unknown");
+  EXPECT_EQ(node.ready_status(), "Unknown");
   EXPECT_FALSE(node.is_ready());
   ASSERT_EQ(node.conditions.size(), 2U);
   EXPECT_EQ(node.conditions[0],
@@ -103,7 +103,7 @@ TEST(DecodeNodeTest, ReadyWorker) {
                "nodeInfo": {"bootID": "6a1f-77"}}})")));
   EXPECT_FALSE(node.unschedulable);
   EXPECT_TRUE(node.taints.empty());
-  EXPECT_EQ(node.ready_status, "True");
+  EXPECT_EQ(node.ready_status(), "True");
   EXPECT_TRUE(node.is_ready());
   EXPECT_EQ(node.boot_id, "6a1f-77");
 }
@@ -111,7 +111,7 @@ TEST(DecodeNodeTest, ReadyWorker) {
 TEST(DecodeNodeTest, NoReadyConditionIsEmptyStatus) {
   ASSERT_OK_AND_ASSIGN(const Node node,
                        decode_node(boost::json::parse(R"({"metadata": {"name": "new"}})")));
-  EXPECT_EQ(node.ready_status, "");
+  EXPECT_EQ(node.ready_status(), "");
   EXPECT_FALSE(node.is_ready());
 }
 

@@ -121,7 +121,7 @@ kube::Node maintained_node() {
   kube::Node node;
   node.meta.name = std::string(kNode);
   node.meta.uid = "node-uid";
-  node.ready_status = "True";
+  node.conditions = {{.type = "Ready", .status = "True"}};
   node.unschedulable = true;
   node.taints = {{.key = std::string(kUnschedulableTaintKey), .effect = "NoSchedule"},
                  {.key = std::string(kDrainTaintKey),
@@ -166,7 +166,7 @@ class StateMachineTest : public ::testing::Test {
     kube::Node node;
     node.meta.name = std::string(kNode);
     node.meta.uid = "node-uid";
-    node.ready_status = "True";
+    node.conditions = {{.type = "Ready", .status = "True"}};
     in_.node = node;
     in_.node_lease_ref = std::string(kLeaseRef);
     sync_clock();

@@ -27,7 +27,7 @@ kube::Node node_with(std::vector<kube::NodeCondition> conditions) {
   kube::Node node;
   node.meta.name = "node-worker-01";
   node.meta.resource_version = "4711";
-  node.ready_status = "True";
+  node.conditions = {{.type = "Ready", .status = "True"}};
   node.conditions.push_back(kube::NodeCondition{.type = "Ready",
                                                 .status = "True",
                                                 .reason = "KubeletReady",

@@ -310,11 +310,14 @@ std::string OperatorFixture::create(const std::string& name, const std::string& 
 std::vector<std::string> OperatorFixture::fresh_nodes(const std::string& prefix,
                                                       std::size_t count) {
   std::vector<std::string> names;
+  for (std::size_t i = 0; i < count; ++i) names.push_back(unique_name("edge-" + prefix));
+  EXPECT_TRUE(create_nodes(names));
+  return names;
+}
+
+bool OperatorFixture::create_nodes(const std::vector<std::string>& names) {
   json::array items;
-  for (std::size_t i = 0; i < count; ++i) {
-    names.push_back(unique_name("edge-" + prefix));
-    items.push_back(json::parse(node_manifest(names.back())));
-  }
+  for (const std::string& name : names) items.push_back(json::parse(node_manifest(name)));
   defer([this, names] {
     std::vector<std::string> args{"delete", "node", "--ignore-not-found", "--timeout=60s"};
     args.insert(args.end(), names.begin(), names.end());
@@ -322,8 +325,9 @@ std::vector<std::string> OperatorFixture::fresh_nodes(const std::string& prefix,
   });
   kubectl_.apply(json::serialize(
       json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}));
-  for (const auto& n : names) EXPECT_TRUE(wait_node_ready(n));
-  return names;
+  bool ready = true;
+  for (const auto& n : names) ready = wait_node_ready(n) && ready;
+  return ready;
 }
 
 bool OperatorFixture::wait_node_ready(const std::string& node) {

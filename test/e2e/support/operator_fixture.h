@@ -182,6 +182,8 @@ class OperatorFixture : public ClusterTest {
   /// they are deleted at the end, after the test's NodeMaintenances are gone.
   std::vector<std::string> fresh_nodes(const std::string& prefix, std::size_t count);
   std::string fresh_node(const std::string& prefix) { return fresh_nodes(prefix, 1).front(); }
+  /// Creates kwok nodes of these names, deleted like fresh_nodes(); true once all are Ready.
+  bool create_nodes(const std::vector<std::string>& names);
 
   /// Waits (60 s) until the node's Ready condition is True.
   bool wait_node_ready(const std::string& node);
