@@ -55,6 +55,43 @@ bool held_by_other(const kube::Node& node, std::string_view cr_uid) {
   return prior.has_value() && prior->cr_uid != cr_uid;
 }
 
+// The patch entry that makes the node's `existing` condition of `type` what is `wanted` (absent
+// when std::nullopt); std::nullopt when it already is. The transition time moves only with the
+// status.
+std::optional<boost::json::object> condition_entry(std::string_view type,
+                                                   const kube::NodeCondition* existing,
+                                                   const std::optional<Wanted>& wanted,
+                                                   kube::Time now) {
+  if (!wanted) {
+    if (existing == nullptr) return std::nullopt;
+    return boost::json::object{{"type", type}, {"$patch", "delete"}};
+  }
+  if (existing != nullptr && existing->status == wanted->status &&
+      existing->reason == wanted->reason && existing->message == wanted->message) {
+    return std::nullopt;
+  }
+  const std::string stamp = kube::format_time(std::chrono::floor<std::chrono::seconds>(now));
+  const bool transition = existing == nullptr || existing->status != wanted->status ||
+                          !existing->last_transition_time.has_value();
+  return boost::json::object{
+      {"type", type},
+      {"status", wanted->status},
+      {"reason", wanted->reason},
+      {"message", wanted->message},
+      {"lastHeartbeatTime", stamp},
+      {"lastTransitionTime",
+       transition ? stamp : kube::format_time(*existing->last_transition_time)}};
+}
+
+// A nodes/status strategic-merge patch of these condition entries, guarded by the node's
+// resourceVersion.
+boost::json::object status_patch(const kube::Node& node, boost::json::array conditions) {
+  return boost::json::object{
+      {"metadata", {{"resourceVersion", node.meta.resource_version}}},
+      {"status", {{"conditions", std::move(conditions)}}},
+  };
+}
+
 }  // namespace
 
 LifecycleIntent lifecycle_intent(const NodeMaintenance& nm, const NodeMaintenanceStatus& status,
@@ -98,7 +135,6 @@ LifecyclePatch lifecycle_patch(const kube::Node& node, const LifecycleIntent& in
                                kube::Time now) {
   LifecyclePatch out;
   if (intent.stage == NodeLifecycle::kNotHeld && held_by_other(node, intent.cr_uid)) return out;
-  const std::string stamp = kube::format_time(std::chrono::floor<std::chrono::seconds>(now));
   boost::json::array conditions;
   for (const auto& [type, wanted] : wanted_of(intent)) {
     const kube::NodeCondition* existing = node.condition(type);
@@ -106,30 +142,12 @@ LifecyclePatch lifecycle_patch(const kube::Node& node, const LifecycleIntent& in
       if (wanted) out.foreign.emplace_back(type);
       continue;
     }
-    if (!wanted) {
-      if (existing != nullptr) conditions.push_back({{"type", type}, {"$patch", "delete"}});
-      continue;
+    if (auto entry = condition_entry(type, existing, wanted, now)) {
+      conditions.push_back(std::move(*entry));
     }
-    if (existing != nullptr && existing->status == wanted->status &&
-        existing->reason == wanted->reason && existing->message == wanted->message) {
-      continue;
-    }
-    const bool transition = existing == nullptr || existing->status != wanted->status ||
-                            !existing->last_transition_time.has_value();
-    conditions.push_back(
-        {{"type", type},
-         {"status", wanted->status},
-         {"reason", wanted->reason},
-         {"message", wanted->message},
-         {"lastHeartbeatTime", stamp},
-         {"lastTransitionTime",
-          transition ? stamp : kube::format_time(*existing->last_transition_time)}});
   }
   if (conditions.empty()) return out;
-  out.patch = boost::json::object{
-      {"metadata", {{"resourceVersion", node.meta.resource_version}}},
-      {"status", {{"conditions", std::move(conditions)}}},
-  };
+  out.patch = status_patch(node, std::move(conditions));
   return out;
 }
 
@@ -151,30 +169,13 @@ std::optional<boost::json::object> planned_patch(const kube::Node& node, std::st
       return std::nullopt;  // another writer's, or another plan's
     }
   }
-  boost::json::object condition;
-  if (!message) {
-    if (existing == nullptr) return std::nullopt;
-    condition = {{"type", kMaintenancePlannedCondition}, {"$patch", "delete"}};
-  } else {
-    if (existing != nullptr && existing->status == "True" && existing->reason == kPlannedReason &&
-        existing->message == *message) {
-      return std::nullopt;
-    }
-    const std::string stamp = kube::format_time(std::chrono::floor<std::chrono::seconds>(now));
-    const bool transition = existing == nullptr || existing->status != "True" ||
-                            !existing->last_transition_time.has_value();
-    condition = {{"type", kMaintenancePlannedCondition},
-                 {"status", "True"},
-                 {"reason", kPlannedReason},
-                 {"message", *message},
-                 {"lastHeartbeatTime", stamp},
-                 {"lastTransitionTime",
-                  transition ? stamp : kube::format_time(*existing->last_transition_time)}};
+  std::optional<Wanted> wanted;
+  if (message) {
+    wanted = Wanted{.status = "True", .reason = std::string(kPlannedReason), .message = *message};
   }
-  return boost::json::object{
-      {"metadata", {{"resourceVersion", node.meta.resource_version}}},
-      {"status", {{"conditions", boost::json::array{std::move(condition)}}}},
-  };
+  auto entry = condition_entry(kMaintenancePlannedCondition, existing, wanted, now);
+  if (!entry) return std::nullopt;
+  return status_patch(node, boost::json::array{std::move(*entry)});
 }
 
 }  // namespace nmo::op
