@@ -121,8 +121,13 @@ wait_for etcd 60 bash -c "curl -sf http://127.0.0.1:${etcd_port}/health | grep -
 log "starting kube-apiserver"
 # Before 1.28, SelfSubjectReview ("who am I", which the client tests ask) is a beta API, and new
 # beta APIs are off by default.
+minor="$(testenv_minor)"
 extra_apiserver_flags=()
-testenv_default_version || extra_apiserver_flags+=(--runtime-config=authentication.k8s.io/v1beta1=true)
+((minor >= 28)) || extra_apiserver_flags+=(--runtime-config=authentication.k8s.io/v1beta1=true)
+# From 1.37 on, the well-known node lifecycle conditions (MaintenanceInProgress, DrainInProgress,
+# Drained, MaintenancePlanned) are an alpha feature: on, as a cluster that wants them runs it.
+feature_gates=()
+((minor < 37)) || feature_gates=(--feature-gates=NodeLifecycleConditions=true)
 # ConfigMaps bypass the watch cache so that, once etcd is compacted, a watch from an old
 # version is answered 410 at once instead of from the cache's history (the fault tests use it).
 start kube-apiserver "${bin}/kube-apiserver" \
@@ -138,14 +143,15 @@ start kube-apiserver "${bin}/kube-apiserver" \
   --service-account-signing-key-file="${dir}/pki/sa.key" --service-account-key-file="${dir}/pki/sa.pub" \
   --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
   --default-not-ready-toleration-seconds=300 --default-unreachable-toleration-seconds=300 \
-  --watch-cache-sizes=configmaps#0 --profiling=false --v=1 "${extra_apiserver_flags[@]}"
+  --watch-cache-sizes=configmaps#0 --profiling=false --v=1 "${extra_apiserver_flags[@]}" \
+  "${feature_gates[@]}"
 wait_for kube-apiserver 120 curl -sf --cacert "${dir}/pki/ca.crt" "https://127.0.0.1:${api_port}/readyz"
 
 # --- controller-manager, scheduler, kwok ------------------------------------------------
 log "starting kube-controller-manager, kube-scheduler and kwok"
 # Without the volume, autoscaling and resource-claim controllers (nothing here needs them);
 # Kubernetes 1.28 renamed them all to <name>-controller.
-if testenv_default_version; then
+if ((minor >= 28)); then
   controllers='*,-horizontal-pod-autoscaler-controller,-persistentvolume-binder-controller,-persistentvolume-expander-controller,-persistentvolume-attach-detach-controller,-ephemeral-volume-controller,-resourceclaim-controller'
 else
   controllers='*,-horizontalpodautoscaling,-persistentvolume-binder,-persistentvolume-expander,-attachdetach,-ephemeral-volume'
@@ -157,11 +163,11 @@ start kube-controller-manager "${bin}/kube-controller-manager" \
   --service-account-private-key-file="${dir}/pki/sa.key" \
   --controllers="${controllers}" \
   --node-monitor-grace-period=50s --kube-api-qps=100 --kube-api-burst=200 --concurrent-gc-syncs=5 \
-  --profiling=false --v=1
+  --profiling=false --v=1 "${feature_gates[@]}"
 start kube-scheduler "${bin}/kube-scheduler" \
   --kubeconfig="${kubeconfig}" --authentication-kubeconfig="${kubeconfig}" \
   --authorization-kubeconfig="${kubeconfig}" --bind-address=127.0.0.1 --secure-port="${sched_port}" \
-  --leader-elect=false --profiling=false --v=1
+  --leader-elect=false --profiling=false --v=1 "${feature_gates[@]}"
 "${root}/hack/testenv/kwok-config.sh" >"${dir}/kwok.yaml" || die "cannot write the kwok configuration"
 start kwok "${bin}/kwok" --kubeconfig="${kubeconfig}" --config="${dir}/kwok.yaml" \
   --manage-all-nodes=false --manage-nodes-with-label-selector='!node-maintenance.test/real-kubelet' \

@@ -61,7 +61,7 @@ fi
 [[ "${mode}" == all ]] || exit 0
 
 # Go builds the control plane from modules (testenv/); it is not a Debian package here
-# because bookworm's Go is too old for Kubernetes 1.34.
-command -v go >/dev/null || die "Go >= 1.24 is required to build the local control plane"
+# because bookworm's Go is too old for Kubernetes 1.37 (its go.mod asks for Go 1.26.0).
+command -v go >/dev/null || die "Go >= 1.26 is required to build the local control plane"
 go_minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
-((go_minor >= 24)) || die "Go >= 1.24 is required (found $(go env GOVERSION))"
+((go_minor >= 26)) || die "Go >= 1.26 is required (found $(go env GOVERSION))"

@@ -12,7 +12,7 @@ testenv_cache_root() {
 
 # The Kubernetes minors the tests run against, the default (newest) first. Each has its own
 # module in testenv/k8s-<minor>; etcd and kwok are shared.
-testenv_versions() { echo "1.34 1.27"; }
+testenv_versions() { echo "1.37 1.34 1.27"; }
 testenv_newest_version() { testenv_versions | awk '{print $1}'; }
 testenv_oldest_version() { testenv_versions | awk '{print $NF}'; }
 
@@ -30,6 +30,24 @@ testenv_kube_version() {
 }
 
 testenv_default_version() { [[ "$(testenv_kube_version)" == "$(testenv_newest_version)" ]]; }
+
+# The selected minor as a number (1.27: 27), for what differs between API server versions.
+testenv_minor() {
+  local v
+  v="$(testenv_kube_version)" || return 1
+  echo "${v#1.}"
+}
+
+# The selected version's place in testenv_versions (the newest: 0), for its own ports and cluster.
+testenv_version_index() {
+  local want i=0 v
+  want="$(testenv_kube_version)" || return 1
+  for v in $(testenv_versions); do
+    [[ "${v}" == "${want}" ]] && break
+    i=$((i + 1))
+  done
+  echo "${i}"
+}
 
 # The selected version's Kubernetes module directory.
 testenv_k8s_dir() {
@@ -58,9 +76,9 @@ testenv_key() {
 # deploy/'s CRD kustomization for the selected version: servers before 1.31 take the variant
 # without selectableFields (deploy/before-1.31).
 testenv_crd_kustomization() {
-  local v
-  v="$(testenv_kube_version)" || return 1
-  if ((${v#1.} < 31)); then echo deploy/before-1.31/crd; else echo deploy/crd; fi
+  local minor
+  minor="$(testenv_minor)" || return 1
+  if ((minor < 31)); then echo deploy/before-1.31/crd; else echo deploy/crd; fi
 }
 
 testenv_bin_dir() {
@@ -124,17 +142,18 @@ cluster_dir() {
 }
 
 # A port base derived from the checkout path, so two checkouts on one machine pick different
-# ports, and 100 higher for a non-default Kubernetes version; override with NMO_CLUSTER_PORT_BASE.
+# ports, and 100 higher for each Kubernetes version after the newest in testenv_versions (1.34:
+# 100, 1.27: 200); override with NMO_CLUSTER_PORT_BASE.
 # Every port lies below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 by
 # default): a port inside it may be the local end of any client connection at that moment (the
 # API server's to etcd), and a server that binds it later fails with "Address already in use".
 default_port_base() {
   local sum offset=0 ephemeral slots
   sum="$(printf '%s' "$(repo_root)" | cksum | cut -d' ' -f1)"
-  testenv_default_version || offset=100
+  offset=$(($(testenv_version_index) * 100))
   ephemeral="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
-  # Bases 20 apart, each with its 100-higher twin and 20 ports, all below `ephemeral`.
-  slots=$(((ephemeral - 20000 - 120) / 20))
+  # Bases 20 apart, each with its twins 100 and 200 higher and 20 ports, all below `ephemeral`.
+  slots=$(((ephemeral - 20000 - 220) / 20))
   ((slots >= 1)) || slots=1
   echo $((20000 + (sum % slots) * 20 + offset))
 }

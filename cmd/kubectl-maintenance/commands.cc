@@ -165,8 +165,22 @@ asio::awaitable<int> run_list(Session& session, CommandOptions options) {
   }
   const kube::Time now = wall_now();
   const bool wide = options.output.format == OutputFormat::kWide;
+  // -o wide shows each node's lifecycle conditions: one GET per node named, not a list of every
+  // node of the cluster.
+  std::map<std::string, std::optional<kube::Node>, std::less<>> nodes;
+  if (wide) {
+    for (const auto& nm : all->items) {
+      if (nodes.contains(nm.spec.node_name)) continue;
+      auto node = co_await find_node(session, nm.spec.node_name);
+      if (!node) co_return report(node.failure());
+      nodes.emplace(nm.spec.node_name, std::move(*node));
+    }
+  }
   std::vector<std::vector<std::string>> rows;
-  for (const auto& nm : all->items) rows.push_back(list_row(nm, now, wide));
+  for (const auto& nm : all->items) {
+    const auto node = nodes.find(nm.spec.node_name);
+    rows.push_back(list_row(nm, now, wide, node == nodes.end() ? std::nullopt : node->second));
+  }
   print(format_table(list_header(wide), rows, !options.no_headers));
   co_return kExitOk;
 }
@@ -179,7 +193,9 @@ asio::awaitable<int> run_status(Session& session, std::string name, CommandOptio
   } else if (options.output.format == OutputFormat::kName) {
     print(resource_name(found->nm.meta.name) + "\n");
   } else if (options.output.format == OutputFormat::kWide) {
-    print(format_table(list_header(true), {list_row(found->nm, wall_now(), true)},
+    auto node = co_await find_node(session, found->nm.spec.node_name);
+    if (!node) co_return report(node.failure());
+    print(format_table(list_header(true), {list_row(found->nm, wall_now(), true, *node)},
                        !options.no_headers));
   } else {
     print(status_report(found->nm, wall_now()));

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "operator/api/server_support.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/node_lease.h"
+#include "operator/node/lifecycle_conditions.h"
 
 namespace nmo::cli {
 
@@ -274,6 +276,16 @@ std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events
         !has_taint(*input.node, "medik8s.io/drain")) {
       out += "  note:         the maintenance taint medik8s.io/drain is missing\n";
     }
+    const std::vector<kube::NodeCondition> lifecycle =
+        op::well_known_lifecycle_conditions(*input.node);
+    if (lifecycle.empty()) out += "  lifecycle:    none\n";
+    for (std::size_t i = 0; i < lifecycle.size(); ++i) {
+      const kube::NodeCondition& c = lifecycle[i];
+      out += fmt::format("{}{}={} {}{}{}\n", i == 0 ? "  lifecycle:    " : "                ",
+                         c.type, c.status, c.reason,
+                         op::is_our_lifecycle_condition(c) ? "" : " (another writer's)",
+                         c.message.empty() ? "" : ": " + c.message);
+    }
   }
   out += "\nLeases:\n";
   out += "  node lease:   " + input.lease_ref + ": " + lease_state(input) + "\n";
@@ -323,6 +335,15 @@ boost::json::value diagnosis_to_json(const DiagnosisInput& input) {
     node["unschedulable"] = input.node->unschedulable;
     node["ready"] = input.node->ready_status();
     node["taints"] = std::move(taints);
+    boost::json::array lifecycle;
+    for (const kube::NodeCondition& c : op::well_known_lifecycle_conditions(*input.node)) {
+      lifecycle.push_back(boost::json::object{{"type", c.type},
+                                              {"status", c.status},
+                                              {"reason", c.reason},
+                                              {"message", c.message},
+                                              {"ours", op::is_our_lifecycle_condition(c)}});
+    }
+    node["lifecycleConditions"] = std::move(lifecycle);
   }
   boost::json::array pods;
   for (const auto& pod : input.pods) {

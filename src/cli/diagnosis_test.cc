@@ -177,7 +177,7 @@ TEST(DiagnosisReport, NamesAnUntestedServerAndWhatItLacks) {
   input.server = kube::ServerVersion{.major = 1, .minor = 26, .git_version = "v1.26.15"};
   const std::string report = diagnosis_report(input, 10);
   for (const char* expected :
-       {"\nAPI server: Kubernetes v1.26.15 (tested: 1.27 to 1.34)\n",
+       {"\nAPI server: Kubernetes v1.26.15 (tested: 1.27 to 1.37)\n",
         "  warning: Kubernetes v1.26.15 is older than 1.27, the oldest version this operator is "
         "tested on; it works as far as the server's API allows\n",
         "  lacks matchConditions in admission webhooks (1.28+): the API server calls the webhook",
@@ -188,6 +188,39 @@ TEST(DiagnosisReport, NamesAnUntestedServerAndWhatItLacks) {
   const boost::json::value json = diagnosis_to_json(input);
   EXPECT_EQ(json.at("apiServer").at("version"), "v1.26.15");
   EXPECT_EQ(json.at("apiServer").at("lacks").as_array().size(), 2U);
+}
+
+TEST(DiagnosisReport, ShowsTheNodesLifecycleConditionsAndWhoseTheyAre) {
+  DiagnosisInput input = blocked_input();
+  EXPECT_NE(diagnosis_report(input, 10).find("  lifecycle:    none\n"), std::string::npos);
+  input.node->conditions = {
+      {.type = "Ready", .status = "True", .reason = "KubeletReady"},
+      {.type = "DrainInProgress",
+       .status = "True",
+       .reason = "NodeMaintenanceDraining",
+       .message = "NodeMaintenance m1 is evicting the pods that must leave"},
+      {.type = "MaintenanceInProgress",
+       .status = "True",
+       .reason = "NodeMaintenance",
+       .message = "NodeMaintenance m1: memory upgrade"},
+      {.type = "GracefulNodeShutdownInProgress", .status = "False", .reason = "NoShutdown"},
+  };
+  const std::string report = diagnosis_report(input, 10);
+  EXPECT_NE(
+      report.find("  lifecycle:    MaintenanceInProgress=True NodeMaintenance: NodeMaintenance "
+                  "m1: memory upgrade\n"
+                  "                DrainInProgress=True NodeMaintenanceDraining: "
+                  "NodeMaintenance m1 is evicting the pods that must leave\n"
+                  "                GracefulNodeShutdownInProgress=False NoShutdown (another "
+                  "writer's)\n"),
+      std::string::npos)
+      << report;
+  const boost::json::value json = diagnosis_to_json(input);
+  const boost::json::array& lifecycle = json.at("nodeState").at("lifecycleConditions").as_array();
+  ASSERT_EQ(lifecycle.size(), 3U);
+  EXPECT_EQ(lifecycle[0].at("type"), "MaintenanceInProgress");
+  EXPECT_EQ(lifecycle[0].at("ours"), true);
+  EXPECT_EQ(lifecycle[2].at("ours"), false);
 }
 
 TEST(DiagnosisJson, CarriesTheFacts) {

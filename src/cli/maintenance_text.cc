@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/text.h"
+#include "operator/node/lifecycle_conditions.h"
 
 namespace nmo::cli {
 
@@ -68,11 +69,20 @@ std::string blocking_summary(const op::NodeMaintenance& nm) {
 std::vector<std::string> list_header(bool wide) {
   std::vector<std::string> header{"NAME",    "NODE", "PHASE",   "PROGRESS",
                                   "PENDING", "AGE",  "BLOCKING"};
-  if (wide) header.insert(header.end(), {"EVICTED", "REASON"});
+  if (wide) header.insert(header.end(), {"EVICTED", "CONDITIONS", "REASON"});
   return header;
 }
 
-std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now, bool wide) {
+std::string node_lifecycle_summary(const kube::Node& node) {
+  std::string out;
+  for (const kube::NodeCondition& c : op::well_known_lifecycle_conditions(node)) {
+    if (c.status == "True") out += (out.empty() ? "" : ",") + c.type;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now, bool wide,
+                                  const std::optional<kube::Node>& node) {
   const bool started = nm.status.phase && *nm.status.phase != op::Phase::kPending;
   std::vector<std::string> row{
       nm.meta.name,
@@ -86,6 +96,7 @@ std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now,
   if (wide) {
     row.push_back(started ? fmt::format("{}/{}", nm.status.eviction_pods, nm.status.total_pods)
                           : "-");
+    row.push_back(node ? node_lifecycle_summary(*node) : "-");
     row.push_back(nm.spec.reason.empty() ? "-" : nm.spec.reason);
   }
   return row;

@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kube/api/node.h"
 #include "kube/api/time.h"
 #include "operator/api/node_maintenance.h"
 
@@ -27,10 +29,16 @@ namespace nmo::cli {
 [[nodiscard]] std::string blocking_summary(const op::NodeMaintenance& nm);
 
 // The `list` table header and one row: NAME, NODE, PHASE, PROGRESS ("75%"), PENDING (count),
-// AGE, BLOCKING; -o wide adds EVICTED ("3/4") and REASON (spec.reason).
+// AGE, BLOCKING; -o wide adds EVICTED ("3/4"), CONDITIONS (node_lifecycle_summary() of `node`,
+// the maintenance's node as read, "-" without it) and REASON (spec.reason).
 [[nodiscard]] std::vector<std::string> list_header(bool wide = false);
 [[nodiscard]] std::vector<std::string> list_row(const op::NodeMaintenance& nm, kube::Time now,
-                                                bool wide = false);
+                                                bool wide = false,
+                                                const std::optional<kube::Node>& node = {});
+
+// The well-known node lifecycle conditions that are True on `node`, comma-separated in the order
+// of their life ("MaintenanceInProgress,DrainInProgress"), or "-".
+[[nodiscard]] std::string node_lifecycle_summary(const kube::Node& node);
 
 // The `status` report: name, node, reason, drain timeout, phase, progress, pending pods with
 // their reason and message, last error, last update, conditions; lines ending in '\n'.

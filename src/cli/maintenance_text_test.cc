@@ -53,8 +53,24 @@ TEST(ListRow, HasEveryColumn) {
   ASSERT_EQ(wide.size(), list_header(true).size());
   EXPECT_EQ(list_header(true).back(), "REASON");
   EXPECT_EQ(wide[7], "6/8");
-  EXPECT_EQ(wide[8], "memory upgrade");
+  EXPECT_EQ(wide[8], "-");
+  EXPECT_EQ(wide[9], "memory upgrade");
   EXPECT_EQ(list_row(fresh, at("2024-05-01T10:05:30Z"), true).back(), "-");
+  kube::Node node;
+  node.conditions = {{.type = "Ready", .status = "True"},
+                     {.type = "DrainInProgress", .status = "True"},
+                     {.type = "Drained", .status = "False"},
+                     {.type = "MaintenanceInProgress", .status = "True"}};
+  EXPECT_EQ(list_row(decode(kRunning), at("2024-05-01T10:05:30Z"), true, node)[8],
+            "MaintenanceInProgress,DrainInProgress");
+}
+
+TEST(NodeLifecycleSummary, NamesTheTrueOnesOrADash) {
+  kube::Node node;
+  EXPECT_EQ(node_lifecycle_summary(node), "-");
+  node.conditions = {{.type = "MaintenancePlanned", .status = "True"},
+                     {.type = "GracefulNodeShutdownInProgress", .status = "Unknown"}};
+  EXPECT_EQ(node_lifecycle_summary(node), "MaintenancePlanned");
 }
 
 TEST(StatusReport, ReadsLikeTheStory) {

@@ -1,9 +1,10 @@
 // The node lifecycle conditions a NodeMaintenance writes on its node (docs/design.md §2.10)
 // against the real API server and kwok: a maintenance's whole life (Pending: none; Running:
 // MaintenanceInProgress and DrainInProgress while a PDB holds a pod; Succeeded: Drained; deleted:
-// none), an operator killed mid-drain and restarted, kwok rewriting the node's status while ours
-// are on it, another writer's conditions (another type, and one of our types with its own reason)
-// left as they are, and --node-lifecycle-conditions=false.
+// none), shown by `kubectl maintenance list -o wide` and `diagnose`, an operator killed mid-drain
+// and restarted, kwok rewriting the node's status while ours are on it, another writer's
+// conditions (another type, and one of our types with its own reason) left as they are, and
+// --node-lifecycle-conditions=false.
 //
 // Each test runs on a fresh kwok node of its own, deleted at the end.
 #include <chrono>
@@ -16,6 +17,11 @@
 
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/operator_fixture.h"
+#include "test/e2e/support/subprocess.h"
+
+#ifndef NMO_CLI_BIN
+#error "NMO_CLI_BIN must be defined by the build (test/CMakeLists.txt)"
+#endif
 
 namespace nmo::e2e {
 namespace {
@@ -163,6 +169,21 @@ TEST_F(NodeLifecycleConditionsTest, AMaintenancesWholeLifeSurvivingAKillMidDrain
   auto nm = get_node_maintenance(cr);
   ASSERT_TRUE(nm);
   EXPECT_EQ(phase_of(*nm), "Running");
+  // The plugin shows them: list -o wide's CONDITIONS column, diagnose's lifecycle lines.
+  const ProcessResult list = run_process({NMO_CLI_BIN, "list", "-o", "wide"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  const std::size_t row = list.out.find("\n" + cr + " ");
+  ASSERT_NE(row, std::string::npos) << list.out;
+  const std::string line = list.out.substr(row + 1, list.out.find('\n', row + 1) - row - 1);
+  EXPECT_NE(line.find(" MaintenanceInProgress,DrainInProgress "), std::string::npos) << list.out;
+  const ProcessResult diagnose = run_process({NMO_CLI_BIN, "diagnose", cr});
+  EXPECT_NE(diagnose.out.find("  lifecycle:    MaintenanceInProgress=True NodeMaintenance: "
+                              "NodeMaintenance " +
+                              cr +
+                              ": memory upgrade\n"
+                              "                DrainInProgress=True NodeMaintenanceDraining: "),
+            std::string::npos)
+      << diagnose.out << diagnose.err;
 
   // A crash mid-drain; the admin relaxes the PDB while no operator runs.
   process->kill();

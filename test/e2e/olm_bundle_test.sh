@@ -5,7 +5,7 @@
 #      files: the bundle is deploy/'s RBAC, Deployment and webhook, not a hand-kept copy.
 #   2. The Operator Framework's own validators (test/tools/olmcheck validate: the default bundle
 #      validators, OperatorHub v2, capabilities, categories, good practices, deprecated APIs for
-#      1.34, objects) find no error; their warnings are printed. A bundle broken on purpose (an
+#      1.37, objects) find no error; their warnings are printed. A bundle broken on purpose (an
 #      invalid minKubeVersion) is refused, so the check can fail.
 #   3. The CSV says what it must: minKubeVersion 1.27.0, the suggested namespace, AllNamespaces
 #      only, the project's version, the owned CRDs (every one deploy/ renders, each a file of the

@@ -114,7 +114,7 @@ overlay() {
 # those versions: deploy/openshift with the Component before-1.31/component.
 openshift=deploy/openshift
 old=()
-if ! testenv_default_version; then
+if (($(testenv_minor) < 31)); then
   old=(before-1.31/component)
   overlay "${work}/openshift-old" openshift "${old[@]}"
   openshift="${work}/openshift-old"

@@ -1051,7 +1051,8 @@ TEST_F(MaintenancePlanTest, TheSchemaRefusesWhatThePlanCannotUseWithItsMessage) 
 
 // While the first of three nodes is drained (maxParallel 1, doneWhen Confirmed), the two queued
 // ones say MaintenancePlanned=True with the plan, their place and the plan's size; the drained
-// one does not (its NodeMaintenance's conditions say it). Once the plan is deleted, no node does.
+// one does not (its NodeMaintenance's conditions say it). The second node's turn clears its
+// condition. Once the plan is deleted, no node says it.
 TEST_F(MaintenancePlanTest, TheNodesAPlanWillTakeSayMaintenancePlannedUntilThePlanIsDeleted) {
   const std::vector<std::string> nodes = fleet("planned", 3);
   const std::string name = unique_name("planned-plan");
@@ -1069,6 +1070,15 @@ TEST_F(MaintenancePlanTest, TheNodesAPlanWillTakeSayMaintenancePlannedUntilThePl
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     EXPECT_TRUE(wait_planned(nodes[i], expected[i]));
   }
+
+  // The technician is done with the first node: the second one's turn clears its condition, the
+  // third one still waits.
+  mark_done(nodes[0]);
+  ASSERT_TRUE(wait_plan(name, "the second node taken", 60s, [&](const auto& p) {
+    return node_phase_is(p, nodes[1], op::PlanNodePhase::kInMaintenance);
+  }));
+  EXPECT_TRUE(wait_planned(nodes[1], "-"));
+  EXPECT_TRUE(wait_planned(nodes[2], "True/MaintenancePlan/plan " + name + ", node 3 of 3"));
 
   kubectl_.must({"delete", "maintenanceplan", name, "--wait=true", "--timeout=60s"});
   for (const std::string& node : nodes) {

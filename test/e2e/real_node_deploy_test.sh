@@ -527,11 +527,59 @@ still_one_replica() {
     pod_ready "${pod}"
 }
 check "the replica was not evicted: ${pod} is still the one manager pod, Ready" still_one_replica
+# The node lifecycle conditions (docs/design.md §2.10) on a node whose kubelet rewrites its status
+# (every 15 s: hack/real-node.sh): each rewrite carries ours along, Ready's heartbeat advancing.
+lifecycle_ours() {
+  jq -r '[.status.conditions[] | select(.type == "MaintenanceInProgress" or .type == "DrainInProgress"
+    or .type == "Drained") | "\(.type)=\(.status)/\(.reason)"] | sort | join(" ")' <<<"$1"
+}
+expected_ours="DrainInProgress=True/NodeMaintenanceDraining MaintenanceInProgress=True/NodeMaintenance"
+heartbeats=()
+lost=""
+# One look at the node: records Ready's heartbeat time; done after four different ones (three
+# status writes by the kubelet after the first look), or at once when ours are not as expected.
+kubelet_heartbeat_kept_ours() {
+  local node ours heartbeat
+  node="$(kubectl get node "${REAL_NODE_NAME}" -o json)" || return 1
+  ours="$(lifecycle_ours "${node}")"
+  if [[ "${ours}" != "${expected_ours}" ]]; then
+    lost="${ours:-none}"
+    return 0
+  fi
+  heartbeat="$(jq -r '.status.conditions[] | select(.type == "Ready") | .lastHeartbeatTime' <<<"${node}")"
+  [[ " ${heartbeats[*]} " == *" ${heartbeat} "* ]] || heartbeats+=("${heartbeat}")
+  ((${#heartbeats[@]} >= 4))
+}
+ours_on_node() { [[ "$(lifecycle_ours "$(kubectl get node "${REAL_NODE_NAME}" -o json)")" == "${expected_ours}" ]]; }
+check "${REAL_NODE_NAME} says MaintenanceInProgress and DrainInProgress (${expected_ours})" \
+  wait_until 30 ours_on_node
+kept_through_heartbeats() {
+  wait_until 120 kubelet_heartbeat_kept_ours || {
+    echo "the kubelet wrote ${#heartbeats[@]} heartbeat(s) in 120 s: ${heartbeats[*]}"
+    return 1
+  }
+  [[ -z "${lost}" ]] || {
+    echo "after heartbeats ${heartbeats[*]}: ${lost}"
+    return 1
+  }
+  echo "Ready heartbeats ${heartbeats[*]}, conditions kept"
+}
+check "the kubelet rewrote the node's status three times (Ready's heartbeat advancing) and ours stayed" \
+  kept_through_heartbeats
+describe_shows_ours() {
+  local out
+  out="$(kubectl describe node "${REAL_NODE_NAME}")"
+  grep -E '^  MaintenanceInProgress +True .* NodeMaintenance +' <<<"${out}" &&
+    grep -E '^  DrainInProgress +True .* NodeMaintenanceDraining +' <<<"${out}"
+}
+check "kubectl describe node ${REAL_NODE_NAME} lists them under Conditions" describe_shows_ours
 check "the webhook still answers: a maintenance for a missing node is refused with the story's message" \
   refuses_create 'node "node-that-does-not-exist" not found in cluster; invalid nodeName, no node with name node-that-does-not-exist found' "rn-missing3-${suffix}" node-that-does-not-exist
 kubectl delete nm "${self_nm}" --wait --timeout=60s >/dev/null || fail "deleting ${self_nm}"
 real_node_schedulable() { [[ -z "$(kubectl get node "${REAL_NODE_NAME}" -o jsonpath='{.spec.unschedulable}')" ]]; }
 check "deleting it made ${REAL_NODE_NAME} schedulable again" wait_until 60 real_node_schedulable
+no_lifecycle_conditions() { [[ -z "$(lifecycle_ours "$(kubectl get node "${REAL_NODE_NAME}" -o json)")" ]]; }
+check "and removed its node lifecycle conditions" wait_until 30 no_lifecycle_conditions
 
 # --- 8. the cert-manager base ---------------------------------------------------------
 cm_dir="$(module_dir "${cert_manager_module}")"

@@ -13,11 +13,11 @@
 
 namespace nmo::op {
 
-// The oldest and the newest Kubernetes minor the test suite runs on (1.27 and 1.34).
+// The oldest and the newest Kubernetes minor the test suite runs on (1.27 and 1.37).
 inline constexpr int kOldestTestedMinor = 27;
-inline constexpr int kNewestTestedMinor = 34;
+inline constexpr int kNewestTestedMinor = 37;
 
-// "1.27 to 1.34".
+// "1.27 to 1.37".
 [[nodiscard]] std::string tested_range();
 
 // A feature of newer API servers that `version` lacks.

@@ -32,7 +32,7 @@ TEST(MissingFeaturesTest, SaysWhatTheOperatorDoesInstead) {
             "node's NodeMaintenances in a watched cache instead of a filtered list");
 }
 
-TEST(TestedRangeTest, NamesBothEnds) { EXPECT_EQ(tested_range(), "1.27 to 1.34"); }
+TEST(TestedRangeTest, NamesBothEnds) { EXPECT_EQ(tested_range(), "1.27 to 1.37"); }
 
 TEST(UntestedVersionWarningTest, OnlyBelowTheOldestTested) {
   EXPECT_EQ(untested_version_warning({.major = 1, .minor = kOldestTestedMinor}), "");

@@ -131,6 +131,14 @@ bool is_our_lifecycle_condition(const kube::NodeCondition& condition) noexcept {
   return our_type && condition.reason.starts_with(kLifecycleReasonPrefix);
 }
 
+std::vector<kube::NodeCondition> well_known_lifecycle_conditions(const kube::Node& node) {
+  std::vector<kube::NodeCondition> out;
+  for (const std::string_view type : kWellKnownLifecycleConditions) {
+    if (const kube::NodeCondition* found = node.condition(type)) out.push_back(*found);
+  }
+  return out;
+}
+
 LifecyclePatch lifecycle_patch(const kube::Node& node, const LifecycleIntent& intent,
                                kube::Time now) {
   LifecyclePatch out;

@@ -6,7 +6,7 @@
 //   holds the node, pods leaving         True NodeMaintenance   True  ...Draining      -
 //     the same, past spec.drainTimeout   True NodeMaintenance   True  ...DrainTimeout  -
 //   holds the node, every pod gone       True NodeMaintenance   False ...Drained       True
-//   ...Drained anything else                        -                      -                      -
+//   anything else                        -                      -                      -
 //
 // "-" is "absent": ours are removed (`$patch: delete`), never set False, so a node after its
 // maintenance looks like one that never had any. The patch merges by `type`, so the kubelet's
@@ -32,6 +32,7 @@
 // Threading: pure functions; safe to call from any thread.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -57,6 +58,17 @@ inline constexpr std::string_view kLifecycleReasonPrefix = "NodeMaintenance";
 // tells ours apart).
 inline constexpr std::string_view kMaintenancePlannedCondition = "MaintenancePlanned";
 inline constexpr std::string_view kPlannedReason = "MaintenancePlan";
+// The fifth well-known type, which the kubelet's graceful shutdown (or an admin) sets: never ours.
+inline constexpr std::string_view kGracefulNodeShutdownCondition = "GracefulNodeShutdownInProgress";
+// All five, in the order of their life: what `kubectl maintenance list -o wide` and `diagnose`
+// show.
+inline constexpr std::array<std::string_view, 5> kWellKnownLifecycleConditions = {
+    kMaintenancePlannedCondition, kMaintenanceInProgressCondition, kDrainInProgressCondition,
+    kDrainedNodeCondition, kGracefulNodeShutdownCondition};
+
+// The node's conditions of the well-known lifecycle types, in kWellKnownLifecycleConditions order.
+[[nodiscard]] std::vector<kube::NodeCondition> well_known_lifecycle_conditions(
+    const kube::Node& node);
 
 // What the node should say about the maintenance.
 enum class NodeLifecycle {

@@ -27,7 +27,6 @@ kube::Node node_with(std::vector<kube::NodeCondition> conditions) {
   kube::Node node;
   node.meta.name = "node-worker-01";
   node.meta.resource_version = "4711";
-  node.conditions = {{.type = "Ready", .status = "True"}};
   node.conditions.push_back(kube::NodeCondition{.type = "Ready",
                                                 .status = "True",
                                                 .reason = "KubeletReady",
@@ -288,6 +287,23 @@ TEST(PlannedTest, AnotherWritersOrAnotherPlansIsLeft) {
   const kube::Node longer = node_with({ours("MaintenancePlanned", "True", "MaintenancePlan",
                                             "plan memory-upgrade-2, node 1 of 3")});
   EXPECT_EQ(planned_of(longer, std::nullopt), "none");
+}
+
+TEST(WellKnownLifecycleConditionsTest, PicksTheFiveTypesInTheirLifesOrder) {
+  const kube::Node node = node_with({
+      ours("Drained", "True", "NodeMaintenanceDrained", kDrainedMessage),
+      kube::NodeCondition{
+          .type = "KernelDeadlock", .status = "False", .reason = "KernelHasNoDeadlock"},
+      kube::NodeCondition{
+          .type = "GracefulNodeShutdownInProgress", .status = "True", .reason = "Shutdown"},
+      ours("MaintenanceInProgress", "True", "NodeMaintenance", kInProgress),
+  });
+  std::vector<std::string> types;
+  for (const kube::NodeCondition& c : well_known_lifecycle_conditions(node))
+    types.push_back(c.type);
+  EXPECT_EQ(types, (std::vector<std::string>{"MaintenanceInProgress", "Drained",
+                                             "GracefulNodeShutdownInProgress"}));
+  EXPECT_TRUE(well_known_lifecycle_conditions(node_with({})).empty());
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // olmcheck: the OLM bundle of deploy/olm, with the Operator Framework's own library
 // (docs/development.md, "The OLM bundle"):
 //
-//	olmcheck validate [-k8s-version 1.34] <bundle dir>
+//	olmcheck validate [-k8s-version 1.37] <bundle dir>
 //	olmcheck generate -base FILE -version X.Y.Z -out DIR < rendered.yaml   (generate.go)
 //	olmcheck objects -namespace NS <bundle dir>                             (objects.go)
 //	olmcheck csv-crd                                                        (crd.go)
@@ -62,7 +62,7 @@ var errFound = fmt.Errorf("the bundle has errors")
 
 func runValidate(args []string) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	k8sVersion := fs.String("k8s-version", "1.34",
+	k8sVersion := fs.String("k8s-version", "1.37",
 		"the Kubernetes version whose removed APIs are errors (deprecated ones are warnings)")
 	if err := fs.Parse(args); err != nil {
 		return err
