@@ -5,13 +5,15 @@
 #   NMO_BENCH_MIN_TIME   seconds per benchmark (default 1; e.g. 0.05 for a quick look)
 #   NMO_BENCH_FILTER     regular expression passed to --benchmark_filter (default: all)
 #   NMO_BENCH_SCENARIOS  the scenarios on the local cluster to run, in this order (default
-#                        "drain api parallel scale plan"; 0 runs none): drain latency against
+#                        "drain api parallel scale plan cache"; 0 runs none): drain latency against
 #                        kubectl drain, start-up and sizes (hack/bench-drain.sh), API cost per
 #                        maintenance with 5 minutes blocked by a PDB (hack/bench-api.sh), parallel
 #                        maintenances (hack/bench-parallel.sh), memory against cluster size up to
 #                        5,000 nodes (hack/bench-scale.sh), the story's 22 workers as one
-#                        MaintenancePlan against a kubectl drain loop (hack/bench-plan.sh). Each
-#                        prints its table.
+#                        MaintenancePlan against a kubectl drain loop (hack/bench-plan.sh), what
+#                        the controllers' reads cost with 1,000 Pending maintenances and a plan
+#                        in its health gate on 10,000 nodes (hack/bench-cache.sh). Each prints
+#                        its table.
 #   NMO_BENCH_DRAIN_SWEEP  the drain scenario's short sweep of --evictions-in-flight (default
 #                        "4 32 128", one drain each; "" for none; docs/benchmarks.md has the full
 #                        curve)
@@ -74,8 +76,8 @@ jq -rs '
     else empty end' "${out_dir}"/*.json
 
 export NMO_BENCH_DRAIN_SWEEP="${NMO_BENCH_DRAIN_SWEEP-4 32 128}"
-scenarios="${NMO_BENCH_SCENARIOS:-drain api parallel scale plan}"
-[[ "${scenarios}" == 0 || "${scenarios}" == 1 ]] && scenarios="${scenarios/1/drain api parallel scale plan}"
+scenarios="${NMO_BENCH_SCENARIOS:-drain api parallel scale plan cache}"
+[[ "${scenarios}" == 0 || "${scenarios}" == 1 ]] && scenarios="${scenarios/1/drain api parallel scale plan cache}"
 [[ "${scenarios}" == 0 ]] && scenarios=""
 for scenario in ${scenarios}; do
   [[ -x "hack/bench-${scenario}.sh" ]] || { log "unknown scenario ${scenario}"; exit 1; }

@@ -202,13 +202,17 @@ if no_olm; then
 fi
 kubectl create namespace "${scratch}" >/dev/null
 # The dry run can fail: a CSV whose installModes is not a list is refused. The API server
-# applies a new CRD's schema a moment after serving it, so this is asked until it refuses (up to
-# 30 s), and the real CSV is judged after that.
+# applies a new CRD's schema a moment after serving it, and kubectl maps the new kind only once
+# its discovery has caught up (its client-side dry run that turns the CSV into JSON needs that
+# too), so this is asked until it refuses (up to 30 s), and the real CSV is judged after that.
 refuses_broken_csv() {
   local out=""
-  kubectl create --dry-run=client --validate=false -o json -f "${csv}" |
-    jq '.spec.installModes = "AllNamespaces" | del(.metadata.namespace)' >"${work}/broken-csv.json"
   for _ in $(seq 1 60); do
+    if ! out="$(kubectl create --dry-run=client --validate=false -o json -f "${csv}" 2>&1 >"${work}/csv.json")"; then
+      sleep 0.5
+      continue
+    fi
+    jq '.spec.installModes = "AllNamespaces" | del(.metadata.namespace)' "${work}/csv.json" >"${work}/broken-csv.json"
     if ! out="$(kapply --dry-run=server -n "${scratch}" -f "${work}/broken-csv.json" 2>&1)" &&
       [[ "${out}" == *installModes* ]]; then
       echo "${out}"
