@@ -36,10 +36,7 @@ cli="${NMO_CLI_BIN:-${root}/build-release/bin/kubectl-maintenance}"
 ((size >= pending + 2)) || die "NMO_BENCH_CACHE_NODES must be at least NMO_BENCH_CACHE_PENDING + 2"
 [[ -x "${cli}" ]] || die "${cli} not found: build the release preset first (make bench does)"
 
-# The cache cluster: its own directory and lock, ports chosen by cluster-up among the free ones;
-# set before the trap, so that cleanup can only ever stop this cluster.
-export NMO_CLUSTER_DIR="${NMO_BENCH_CACHE_CLUSTER_DIR:-$(cluster_dir)-cache}"
-unset NMO_CLUSTER_PORT_BASE
+bench_own_cluster_select "${NMO_BENCH_CACHE_CLUSTER_DIR:-$(cluster_dir)-cache}"
 work="$(mktemp -d)"
 operator_pid=""
 cleanup() {
@@ -49,9 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-hack/cluster-down.sh >/dev/null
-log "bringing up a cluster of its own in ${NMO_CLUSTER_DIR}"
-hack/cluster-up.sh >/dev/null
+bench_own_cluster_up
 bench_setup
 
 ns="bench-cache-$(date +%s)"
@@ -172,8 +167,9 @@ read -r lists_after bytes_after < <(node_lists)
 requests_by_method >"${work}/gate-after"
 entry_phase "${first}" HealthCheck || die "${first} left its health gate during the window"
 gate_rate="$(per_minute "${work}/gate-before" "${work}/gate-after" "${window}")"
-node_list_rate="$(awk -v l=$((lists_after - lists_before)) -v b="$(awk -v a="${bytes_after}" -v b="${bytes_before}" 'BEGIN { print a - b }')" -v s="${window}" \
-  'BEGIN { printf "%.0f LISTs, %.1f MiB", l * 60 / s, b * 60 / s / 1048576 }')"
+node_list_rate="$(awk -v l="$((lists_after - lists_before))" -v b0="${bytes_before}" \
+  -v b1="${bytes_after}" -v s="${window}" \
+  'BEGIN { printf "%.0f LISTs, %.1f MiB", l * 60 / s, (b1 - b0) * 60 / s / 1048576 }')"
 plan_rss="$(proc_kib "${operator_pid}" VmRSS)"
 kubectl delete maintenanceplan bench-cache --timeout=120s >/dev/null || true
 stop_operator

@@ -30,6 +30,22 @@ bench_setup() {
   flock 9
 }
 
+# A scenario on a cluster of its own (hack/bench-scale.sh, hack/bench-cache.sh), in two steps
+# around the caller's `trap cleanup EXIT`, so that its cleanup can only ever stop this cluster:
+#   bench_own_cluster_select <dir>  exports NMO_CLUSTER_DIR=<dir>, ports chosen by cluster-up
+#                                   among the free ones (its lock is beside it: bench_setup);
+#   bench_own_cluster_up            stops what an interrupted run left there and brings it up.
+# The caller's cleanup stops it with `hack/cluster-down.sh`.
+bench_own_cluster_select() {
+  export NMO_CLUSTER_DIR="$1"
+  unset NMO_CLUSTER_PORT_BASE
+}
+bench_own_cluster_up() {
+  hack/cluster-down.sh >/dev/null
+  log "bringing up a cluster of its own in ${NMO_CLUSTER_DIR}"
+  hack/cluster-up.sh >/dev/null
+}
+
 now() { date +%s.%N; }
 elapsed() { awk -v from="$1" -v to="$2" 'BEGIN { printf "%.3f", to - from }'; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f", m}'; }

@@ -33,11 +33,7 @@ log() { printf '[bench-scale %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 # shellcheck source=hack/bench-lib.sh
 source "${root}/hack/bench-lib.sh"
 
-# The scale cluster: its own directory and lock, ports chosen by cluster-up among the free ones.
-# Stopped on exit, and at the start when an interrupted run left it. Set before the trap, so
-# that cleanup can only ever stop this cluster, never the shared one.
-export NMO_CLUSTER_DIR="${NMO_BENCH_SCALE_CLUSTER_DIR:-$(cluster_dir)-scale}"
-unset NMO_CLUSTER_PORT_BASE
+bench_own_cluster_select "${NMO_BENCH_SCALE_CLUSTER_DIR:-$(cluster_dir)-scale}"
 work="$(mktemp -d)"
 operator_pid=""
 sampler_pid=""
@@ -51,10 +47,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-hack/cluster-down.sh >/dev/null
-log "bringing up a cluster of its own in ${NMO_CLUSTER_DIR}"
 t0="$(now)"
-hack/cluster-up.sh >/dev/null
+bench_own_cluster_up
 up_s="$(elapsed "${t0}" "$(now)")"
 
 read -r -a sizes <<<"${NMO_BENCH_SCALE_SIZES:-100 1000 5000}"

@@ -245,8 +245,8 @@ doc_block() {
 # ours: the discovery role's paths with a trailing slash (1.34 and 1.37, not 1.27), and reading
 # ClusterTrustBundles (system:cluster-trust-bundle-discovery, from 1.37 on here).
 normalise() {
-  sed -E 's/[[:space:]]+/ /g; s/ $//; /^$/d; /^ ?\[\/(\.well-known\/openid-configuration|openid\/v1\/jwks)\/\] /d' |
-    sed -E '/^clustertrustbundles\.certificates\.k8s\.io \[\] \[\] \[get list watch\]$/d' |
+  sed -E 's/[[:space:]]+/ /g; s/ $//; /^$/d; /^ ?\[\/(\.well-known\/openid-configuration|openid\/v1\/jwks)\/\] /d
+    /^clustertrustbundles\.certificates\.k8s\.io \[\] \[\] \[get list watch\]$/d' |
     LC_ALL=C sort
 }
 for namespace in default medik8s-leases "${ns}" kube-node-lease kube-system; do
