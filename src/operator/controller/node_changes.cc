@@ -30,6 +30,12 @@ asio::awaitable<Result<std::optional<kube::Node>>> OperatorImpl::write_lifecycle
   auto written = co_await client_.patch(path, kube::PatchType::kStrategicMerge,
                                         boost::json::serialize(*plan.patch), options);
   if (!written) {
+    if (written.error().code == ErrorCode::kConflict) {
+      // The node changed since the read (a kubelet's or kwok's status write): that change queues
+      // this maintenance again, and its reconcile writes them from a fresh read.
+      log_for(nm).info("the node changed while we wrote its lifecycle conditions");
+      co_return Written();
+    }
     if (written.error().code != ErrorCode::kForbidden) co_return written.error();
     // Roles without nodes/status patch (upstream medik8s NMO's): the maintenance goes on
     // without the conditions.
