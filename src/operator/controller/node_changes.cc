@@ -30,12 +30,6 @@ asio::awaitable<Result<std::optional<kube::Node>>> OperatorImpl::write_lifecycle
   auto written = co_await client_.patch(path, kube::PatchType::kStrategicMerge,
                                         boost::json::serialize(*plan.patch), options);
   if (!written) {
-    if (written.error().code == ErrorCode::kConflict) {
-      // The node changed since the read (a kubelet's or kwok's status write): that change queues
-      // this maintenance again, and its reconcile writes them from a fresh read.
-      log_for(nm).info("the node changed while we wrote its lifecycle conditions");
-      co_return Written();
-    }
     if (written.error().code != ErrorCode::kForbidden) co_return written.error();
     // Roles without nodes/status patch (upstream medik8s NMO's): the maintenance goes on
     // without the conditions.
@@ -66,7 +60,15 @@ asio::awaitable<Result<void>> OperatorImpl::sync_lifecycle_conditions(
     if (current.error().code == ErrorCode::kNotFound) co_return Result<void>();
     co_return current.error();
   }
-  NMO_CO_TRY(co_await write_lifecycle_conditions(nm, *current, intent));
+  auto written = co_await write_lifecycle_conditions(nm, *current, intent);
+  if (!written && written.error().code == ErrorCode::kConflict) {
+    // The node changed since the read (a kubelet's or kwok's status write): that change queues
+    // this maintenance again, and its reconcile writes them from a fresh read. Restoring the node
+    // (restore_node) says the same but fails: its conditions go before the finalizer.
+    log_for(nm).info("the node changed while we wrote its lifecycle conditions");
+    co_return Result<void>();
+  }
+  if (!written) co_return written.error();
   co_return Result<void>();
 }
 
@@ -109,6 +111,9 @@ asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, boo
   auto cleared = co_await write_lifecycle_conditions(nm, *current, none);
   if (!cleared) {
     if (cleared.error().code == ErrorCode::kNotFound) co_return false;
+    if (cleared.error().code == ErrorCode::kConflict) {
+      log_for(nm).info("the node changed while we wrote its lifecycle conditions");
+    }
     co_return cleared.error();
   }
   // The restore patch tests what it read: read after our own write.
