@@ -34,6 +34,7 @@
 #include "operator/fleet/plan_controller.h"
 #include "operator/metrics/plan_metrics.h"
 #include "operator/metrics/prometheus_metrics.h"
+#include "runtime/cache.h"
 #include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
 #include "runtime/manager.h"
@@ -102,8 +103,8 @@ int run(int argc, char** argv) {
   // when run() returns.
   const log::AsyncWriter async_log;
   const log::Logger logger = log::root().with({{"controller", "manager"}});
-  // Every NodeMaintenance holds a watch of its own (docs/operations.md, "Availability of the
-  // operator"): the soft open-file limit goes up to the hard one before any connection opens.
+  // Each watch and each request in flight holds a connection (docs/operations.md, "Availability
+  // of the operator"): the soft open-file limit goes up to the hard one before any opens.
   if (const Result<OpenFileLimit> limit = raise_open_file_limit(); !limit) {
     logger.warn("could not raise the open-file limit", {{"error", limit.error().message}});
   } else if (limit->after != limit->before) {
@@ -239,7 +240,13 @@ int run(int argc, char** argv) {
   // With leader election, every eviction first checks the lease: a leader paused past it must
   // not send the evictions it had queued.
   if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
-  auto controller = std::make_unique<op::Operator>(io.get_executor(), **client, flags.options);
+  // One cache under every controller (runtime/cache.h): started on every replica before the
+  // leader's runnables, so a new leader starts from synced informers.
+  auto cache = std::make_unique<runtime::Cache>(io.get_executor(), **client);
+  runtime::Cache& shared_cache = *cache;
+  manager.add("cache", std::move(cache), runtime::RunsOn::kEveryReplica);
+  auto controller =
+      std::make_unique<op::Operator>(io.get_executor(), **client, shared_cache, flags.options);
   const op::Operator& running = *controller;
   operator_metrics->track([&running] { return running.maintenances(); },
                           [&running] { return running.active_workers(); });
@@ -278,7 +285,7 @@ int run(int argc, char** argv) {
   manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
   // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
   auto plans = std::make_unique<op::fleet::PlanController>(
-      io.get_executor(), **client,
+      io.get_executor(), **client, shared_cache,
       op::fleet::PlanControllerOptions{
           .lease_namespace = flags.options.lease_namespace,
           .poll = std::chrono::seconds(flags.plan_poll_seconds),

@@ -1,13 +1,16 @@
 # nmo_runtime_reflector: list + watch of one collection into a Store of immutable snapshots with
 # secondary indexes (client-go Reflector + thread-safe store, kube-rs watcher + reflector::Store),
-# and the WatchSet a controller declares its reflectors in.
+# and the Cache of a process that shares them between its controllers.
 nmo_cc_library(
   NAME runtime_reflector
   HDRS
+    ${CMAKE_CURRENT_SOURCE_DIR}/cache.h
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/runnable.h
     ${CMAKE_CURRENT_SOURCE_DIR}/store.h
     ${CMAKE_CURRENT_SOURCE_DIR}/watch_set.h
   SRCS
+    ${CMAKE_CURRENT_SOURCE_DIR}/cache.cc
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.cc
     ${CMAKE_CURRENT_SOURCE_DIR}/watch_set.cc
   DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client

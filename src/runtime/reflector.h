@@ -26,7 +26,9 @@
 // once), in event order: for each watch event, and for each difference a list made (new and
 // changed objects, then removed ones). They must not block; they may read the store.
 //
-// Threading: on_change() and the Store's add_index() must be called before start(). start(),
+// Threading: the Store's add_index() must be called before start(); on_change() and subscribe()
+// before start(), or later from the thread that runs the executor when that executor has one
+// thread (the Cache's case: a subscriber added late sees the changes from then on). start(),
 // stop(), wait_synced() and the read-only accessors may be called from any thread or coroutine.
 // The loop runs on a strand of the given executor. stop() cancels the watch and the backoff
 // timer and waits for the loop to end; a list in flight is not interrupted (it ends within the
@@ -38,6 +40,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -172,8 +175,18 @@ class Reflector final : public internal::ReflectorLoop {
   Reflector(const Reflector&) = delete;
   Reflector& operator=(const Reflector&) = delete;
 
-  // Adds a change handler; call before start(). Handlers run in the order they were added.
-  void on_change(ChangeHandler handler) { handlers_.push_back(std::move(handler)); }
+  // Adds a change handler for the reflector's whole life (see the threading note). Handlers run
+  // in the order they were added.
+  void on_change(ChangeHandler handler) { subscribe(std::move(handler)); }
+
+  // Adds a change handler that unsubscribe() removes again (the Cache's handles do when they
+  // are released); returns its id.
+  std::uint64_t subscribe(ChangeHandler handler) {
+    const std::uint64_t id = next_subscription_++;
+    handlers_.emplace(id, std::make_shared<const ChangeHandler>(std::move(handler)));
+    return id;
+  }
+  void unsubscribe(std::uint64_t id) { handlers_.erase(id); }
 
   // The store this reflector fills.
   [[nodiscard]] const std::shared_ptr<Store<T>>& store() const { return store_; }
@@ -203,11 +216,19 @@ class Reflector final : public internal::ReflectorLoop {
   }
 
   void notify(const StoreChange<T>& change) const {
-    for (const ChangeHandler& handler : handlers_) handler(change.before.get(), change.after.get());
+    if (handlers_.empty()) return;
+    // A copy: a handler may subscribe or unsubscribe (a controller acquiring or releasing a
+    // cache handle) while the others wait their turn.
+    std::vector<std::shared_ptr<const ChangeHandler>> now;
+    now.reserve(handlers_.size());
+    for (const auto& [id, handler] : handlers_) now.push_back(handler);
+    for (const auto& handler : now) (*handler)(change.before.get(), change.after.get());
   }
 
   std::shared_ptr<Store<T>> store_;
-  std::vector<ChangeHandler> handlers_;
+  // By subscription id, which grows: the map's order is the order of subscription.
+  std::map<std::uint64_t, std::shared_ptr<const ChangeHandler>> handlers_;
+  std::uint64_t next_subscription_ = 0;
 };
 
 }  // namespace nmo::runtime

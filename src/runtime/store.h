@@ -78,6 +78,13 @@ class Store {
     indexes_[name];
   }
 
+  // Whether the index `name` is registered (a shared store's users register the indexes they
+  // read; the second to name one finds it there).
+  [[nodiscard]] bool has_index(std::string_view name) const {
+    std::shared_lock lock(mutex_);
+    return index_functions_.contains(name);
+  }
+
   // The object stored under `key` ("namespace/name" or "name"), or null.
   [[nodiscard]] Snapshot get(std::string_view key) const {
     std::shared_lock lock(mutex_);

@@ -41,8 +41,8 @@ QuorumStabilityTracker::Verdict OperatorImpl::quorum_verdict(const NodeMaintenan
 
 bool OperatorImpl::quorum_safe(const kube::Node& node) const {
   std::map<std::string, bool> node_ready;  // control-plane nodes
-  for (const auto& store : control_plane_nodes_) {
-    for (const auto& n : store->list()) node_ready[n->meta.name] = n->is_ready();
+  for (const auto& n : nodes_->by_index(kControlPlaneIndex, "true")) {
+    node_ready[n->meta.name] = n->is_ready();
   }
   // Members on nodes other maintenances hold count as down: those nodes are on their way down.
   std::set<std::string> held;

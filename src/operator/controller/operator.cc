@@ -39,16 +39,13 @@ std::string name_of(const NodeMaintenance* before, const NodeMaintenance* after)
 }  // namespace
 
 OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
-                           OperatorOptions options, const Clock& clock)
+                           runtime::Cache& cache, OperatorOptions options, const Clock& clock)
     : executor_(std::move(executor)),
       client_(client),
       options_(std::move(options)),
       clock_(clock),
       logger_(log::root().with({{"controller", "nodemaintenance"}})),
-      maintenances_(std::make_shared<runtime::Store<NodeMaintenance>>()),
-      node_leases_(std::make_shared<runtime::Store<kube::Lease>>()),
-      slots_(std::make_shared<runtime::Store<kube::Lease>>()),
-      etcd_pods_(std::make_shared<runtime::Store<kube::Pod>>()),
+      cache_(cache),
       recorder_(executor_, options_.events_client != nullptr ? *options_.events_client : client_,
                 std::string(kEventComponent), options_.identity, clock_),
       controller_(
@@ -72,70 +69,69 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
       controller_.queue().set_metrics(std::move(hooks));
     }
   }
-  maintenances_->add_index(std::string(kNodeIndex), [](const NodeMaintenance& nm) {
+  // The informers this controller reads, declared in the shared cache (the plan controller
+  // declares the same ones and gets these). The pods of a node come and go with its drain.
+  auto& maintenances = cache_.informer<NodeMaintenance>(std::string(kMaintenanceCache));
+  maintenances_ = maintenances.store();
+  runtime::Cache::add_index(maintenances, std::string(kNodeIndex), [](const NodeMaintenance& nm) {
     return std::vector<std::string>{nm.spec.node_name};
   });
   // The inverse of node_lease_name(), which a hashed lease name cannot be turned back by.
-  maintenances_->add_index(std::string(kLeaseIndex), [](const NodeMaintenance& nm) {
+  runtime::Cache::add_index(maintenances, std::string(kLeaseIndex), [](const NodeMaintenance& nm) {
     return std::vector<std::string>{node_lease_name(nm.spec.node_name)};
   });
-  // The watches this controller declares (the per-node ones come and go with the maintenances).
-  watches_
-      .add("the NodeMaintenance cache (is the CRD installed?)",
-           std::make_unique<runtime::Reflector<NodeMaintenance>>(
-               executor_, client_, "", kube::ListOptions{}, maintenances_, clock_))
-      .on_change([this](const NodeMaintenance* before, const NodeMaintenance* after) {
-        if (after != nullptr && !after->spec.node_name.empty()) watch_node(after->spec.node_name);
-        controller_.enqueue(name_of(before, after));
-        // A new maintenance may be older than a sibling already judged a duplicate.
-        if (before == nullptr && after != nullptr) enqueue_node(after->spec.node_name);
-        // A maintenance that ends or changes phase may free a slot or change who is oldest.
-        if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
-            after->meta.deletion_timestamp.has_value()) {
-          enqueue_waiting();
-        }
-        if (after == nullptr) prune_watches();
-      });
-
-  watches_
-      .add("the Lease cache of namespace " + options_.lease_namespace,
-           std::make_unique<runtime::Reflector<kube::Lease>>(
-               executor_, client_, options_.lease_namespace, kube::ListOptions{}, node_leases_,
-               clock_))
-      .on_change([this](const kube::Lease* before, const kube::Lease* after) {
-        // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones
-        // may go.
-        const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
-        for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
-          controller_.enqueue(nm->meta.name);
-        }
-        enqueue_waiting();
-        controller_.enqueue(std::string(kHousekeepingKey));
-      });
-  watches_
-      .add("the Lease cache of namespace " + options_.namespace_,
-           std::make_unique<runtime::Reflector<kube::Lease>>(
-               executor_, client_, options_.namespace_,
-               kube::ListOptions{.label_selector = std::string(kSlotLabel)}, slots_, clock_))
-      .on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
-
-  if (options_.etcd_quorum_check) {
-    watches_
-        .add("the etcd pod cache",
-             std::make_unique<runtime::Reflector<kube::Pod>>(
-                 executor_, client_, std::string(kEtcdNamespace),
-                 kube::ListOptions{.label_selector = "component=etcd"}, etcd_pods_, clock_))
-        .on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
-    for (std::string_view label : {kControlPlaneLabel, kMasterLabel}) {
-      auto store = std::make_shared<runtime::Store<kube::Node>>();
-      watches_
-          .add("the control-plane node cache (" + std::string(label) + ")",
-               std::make_unique<runtime::Reflector<kube::Node>>(
-                   executor_, client_, "", kube::ListOptions{.label_selector = std::string(label)},
-                   store, clock_))
-          .on_change([this](const kube::Node*, const kube::Node*) { enqueue_waiting(); });
-      control_plane_nodes_.push_back(std::move(store));
+  maintenances.on_change([this](const NodeMaintenance* before, const NodeMaintenance* after) {
+    controller_.enqueue(name_of(before, after));
+    // A new maintenance may be older than a sibling already judged a duplicate.
+    if (before == nullptr && after != nullptr) enqueue_node(after->spec.node_name);
+    // A maintenance that ends or changes phase may free a slot or change who is oldest.
+    if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
+        after->meta.deletion_timestamp.has_value()) {
+      enqueue_waiting();
     }
+    if (after == nullptr) prune_watches();
+  });
+
+  auto& nodes = cache_.informer<kube::Node>(std::string(kNodeCache));
+  nodes_ = nodes.store();
+  runtime::Cache::add_index(nodes, std::string(kControlPlaneIndex), [](const kube::Node& node) {
+    return is_control_plane(node) ? std::vector<std::string>{"true"} : std::vector<std::string>{};
+  });
+  nodes.on_change([this](const kube::Node* before, const kube::Node* after) {
+    const kube::Node& node = after != nullptr ? *after : *before;
+    enqueue_node(node.meta.name);
+    // The etcd quorum gate reads the control-plane nodes' readiness.
+    if (options_.etcd_quorum_check && is_control_plane(node)) enqueue_waiting();
+  });
+
+  auto& node_leases = cache_.informer<kube::Lease>(
+      "the Lease cache of namespace " + options_.lease_namespace, options_.lease_namespace);
+  node_leases_ = node_leases.store();
+  node_leases.on_change([this](const kube::Lease* before, const kube::Lease* after) {
+    // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones
+    // may go.
+    const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
+    for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
+      controller_.enqueue(nm->meta.name);
+    }
+    enqueue_waiting();
+    controller_.enqueue(std::string(kHousekeepingKey));
+  });
+  auto& slots = cache_.informer<kube::Lease>(
+      "the Lease cache of namespace " + options_.namespace_, options_.namespace_,
+      kube::ListOptions{.label_selector = std::string(kSlotLabel)});
+  slots_ = slots.store();
+  slots.on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
+  informers_ = {&maintenances, &nodes, &node_leases, &slots};
+
+  etcd_pods_ = std::make_shared<runtime::Store<kube::Pod>>();
+  if (options_.etcd_quorum_check) {
+    auto& etcd_pods =
+        cache_.informer<kube::Pod>("the etcd pod cache", std::string(kEtcdNamespace),
+                                   kube::ListOptions{.label_selector = "component=etcd"});
+    etcd_pods_ = etcd_pods.store();
+    etcd_pods.on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+    informers_.push_back(&etcd_pods);
   }
 }
 
@@ -150,7 +146,6 @@ asio::awaitable<Result<runtime::ReconcileAction>> OperatorImpl::wedged(std::stri
 }
 
 asio::awaitable<Result<void>> OperatorImpl::start() {
-  watches_.start();
   if (options_.etcd_quorum_check) {
     // OpenShift (config.openshift.io served) reports etcd health through its guard PDB; other
     // clusters through the etcd mirror pods (docs/design.md §2.2).
@@ -168,7 +163,7 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
   recorder_.start();
 
   const std::chrono::milliseconds timeout = kSyncTimeout;
-  NMO_CO_TRY(co_await watches_.wait_synced(timeout));
+  NMO_CO_TRY(co_await cache_.wait_synced(informers_, timeout));
   co_await warn_about_upstream();
   controller_.enqueue(std::string(kHousekeepingKey));
   controller_.start();
@@ -187,11 +182,8 @@ asio::awaitable<void> OperatorImpl::stop() {
   co_await controller_.stop(grace);
   for (auto& [name, state] : maintenances_state_) *state.alive = false;
   co_await recorder_.stop(kEventFlushDeadline);
-  co_await watches_.stop();
-  for (auto& [name, watch] : node_watches_) {
-    co_await watch.node->stop();
-    if (watch.pods) co_await watch.pods->stop();
-  }
+  // The shared informers stop with the cache; the pod informers go when nobody holds them.
+  pod_watches_.clear();
   logger_.info("controller stopped");
 }
 
@@ -241,72 +233,42 @@ asio::awaitable<void> OperatorImpl::warn_about_upstream() {
 
 void OperatorImpl::watch_openshift_guard() {
   const std::string ns(kOpenShiftEtcdNamespace);
-  guard_pdbs_ = std::make_shared<runtime::Store<kube::PodDisruptionBudget>>();
-  guard_pods_ = std::make_shared<runtime::Store<kube::Pod>>();
-  // Added after the set started, so each starts at once: the handler comes first.
-  auto pdbs = std::make_unique<runtime::Reflector<kube::PodDisruptionBudget>>(
-      executor_, client_, ns, kube::ListOptions{}, guard_pdbs_, clock_);
-  pdbs->on_change([this](const kube::PodDisruptionBudget*, const kube::PodDisruptionBudget*) {
+  // Declared after the cache started, so each starts at once: its handler sees the first list
+  // because the executor runs it only after this function returned.
+  auto& pdbs = cache_.informer<kube::PodDisruptionBudget>("the etcd guard PDB cache of " + ns, ns);
+  guard_pdbs_ = pdbs.store();
+  pdbs.on_change([this](const kube::PodDisruptionBudget*, const kube::PodDisruptionBudget*) {
     enqueue_waiting();
   });
-  watches_.add("the etcd guard PDB cache of " + ns, std::move(pdbs));
-  auto pods = std::make_unique<runtime::Reflector<kube::Pod>>(
-      executor_, client_, ns, kube::ListOptions{}, guard_pods_, clock_);
-  pods->on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
-  watches_.add("the etcd guard pod cache of " + ns, std::move(pods));
-}
-
-void OperatorImpl::watch_node(const std::string& node) {
-  if (stopped_ || node_watches_.contains(node)) return;
-  NodeWatch watch;
-  watch.node = std::make_unique<runtime::Reflector<kube::Node>>(
-      executor_, client_, "", kube::ListOptions{.field_selector = "metadata.name=" + node},
-      std::make_shared<runtime::Store<kube::Node>>(), clock_);
-  watch.node->on_change([this, node](const kube::Node*, const kube::Node*) { enqueue_node(node); });
-  watch.node->start();
-  node_watches_.emplace(node, std::move(watch));
+  auto& pods = cache_.informer<kube::Pod>("the etcd guard pod cache of " + ns, ns);
+  guard_pods_ = pods.store();
+  pods.on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
+  informers_.push_back(&pdbs);
+  informers_.push_back(&pods);
 }
 
 asio::awaitable<Result<void>> OperatorImpl::watch_pods(std::string node) {
-  auto found = node_watches_.find(node);
-  if (found == node_watches_.end()) {
-    watch_node(node);
-    found = node_watches_.find(node);
-    if (found == node_watches_.end()) co_return Error(ErrorCode::kCancelled, "stopping");
+  if (stopped_) co_return Error(ErrorCode::kCancelled, "stopping");
+  auto found = pod_watches_.find(node);
+  if (found == pod_watches_.end()) {
+    auto pods = cache_.acquire<kube::Pod>(
+        "the pods of node " + node, "",
+        kube::ListOptions{.field_selector = "spec.nodeName=" + node},
+        [this, node](const kube::Pod*, const kube::Pod*) { enqueue_node(node); });
+    if (!pods) co_return Error(ErrorCode::kCancelled, "stopping");
+    found = pod_watches_.emplace(node, std::move(pods)).first;
   }
-  if (!found->second.pods) {
-    auto pods = std::make_unique<runtime::Reflector<kube::Pod>>(
-        executor_, client_, "", kube::ListOptions{.field_selector = "spec.nodeName=" + node},
-        std::make_shared<runtime::Store<kube::Pod>>(), clock_);
-    pods->on_change([this, node](const kube::Pod*, const kube::Pod*) { enqueue_node(node); });
-    pods->start();
-    found->second.pods = std::move(pods);
-  }
-  runtime::Reflector<kube::Pod>* pods = found->second.pods.get();
   const std::chrono::milliseconds timeout = kSyncTimeout;
-  if (!co_await pods->wait_synced(timeout)) {
+  if (!co_await found->second.wait_synced(timeout)) {
     co_return Error(ErrorCode::kTimeout, "the pods of node " + node + " did not sync");
   }
   co_return Result<void>();
 }
 
 void OperatorImpl::prune_watches() {
-  for (auto it = node_watches_.begin(); it != node_watches_.end();) {
-    if (!maintenances_->by_index(kNodeIndex, it->first).empty()) {
-      ++it;
-      continue;
-    }
-    // Stopping is asynchronous: the reflectors live on in the coroutine until they ended.
-    auto watch = std::make_shared<NodeWatch>(std::move(it->second));
-    it = node_watches_.erase(it);
-    asio::co_spawn(
-        executor_,
-        [watch]() -> asio::awaitable<void> {
-          co_await watch->node->stop();
-          if (watch->pods) co_await watch->pods->stop();
-        },
-        asio::detached);
-  }
+  std::erase_if(pod_watches_, [this](const auto& watch) {
+    return maintenances_->by_index(kNodeIndex, watch.first).empty();
+  });
 }
 
 void OperatorImpl::enqueue_node(const std::string& node) {
@@ -323,20 +285,15 @@ void OperatorImpl::enqueue_waiting() {
 }
 
 std::shared_ptr<const kube::Node> OperatorImpl::node(const std::string& name) const {
-  auto found = node_watches_.find(name);
-  if (found == node_watches_.end()) return nullptr;
-  return found->second.node->store()->get(name);
+  return nodes_->get(name);
 }
 
-bool OperatorImpl::node_synced(const std::string& name) const {
-  auto found = node_watches_.find(name);
-  return found != node_watches_.end() && found->second.node->synced();
-}
+bool OperatorImpl::node_synced(const std::string& /*name*/) const { return nodes_->has_synced(); }
 
 std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::string& node) const {
-  auto found = node_watches_.find(node);
-  if (found == node_watches_.end() || !found->second.pods) return {};
-  return found->second.pods->store()->list();
+  auto found = pod_watches_.find(node);
+  if (found == pod_watches_.end() || !found->second.synced()) return {};
+  return found->second.store().list();
 }
 
 std::string OperatorImpl::node_lease_ref(const std::string& node) const {
@@ -406,9 +363,9 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
 
 }  // namespace internal
 
-Operator::Operator(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
-                   const Clock& clock)
-    : impl_(std::make_unique<internal::OperatorImpl>(std::move(executor), client,
+Operator::Operator(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
+                   OperatorOptions options, const Clock& clock)
+    : impl_(std::make_unique<internal::OperatorImpl>(std::move(executor), client, cache,
                                                      std::move(options), clock)) {}
 
 Operator::~Operator() = default;

@@ -1,9 +1,10 @@
 // Operator: the NodeMaintenance controller with everything it reads and writes.
 //
-// What it watches (docs/design.md §7: memory follows the nodes under maintenance, not the cluster):
+// What it reads, from the process's shared cache (runtime/cache.h, docs/design.md §7):
 //   - every NodeMaintenance;
-//   - for each node named by a NodeMaintenance, that Node alone (field selector metadata.name);
-//   - for each node being drained, the pods bound to it (field selector spec.nodeName);
+//   - every Node (one informer for all maintenances and plans, not a watch per node);
+//   - for each node being drained, the pods bound to it (a scoped informer, field selector
+//     spec.nodeName, held while a NodeMaintenance names the node);
 //   - the Leases of the lease namespace (medik8s node leases) and of the operator namespace
 //     (budget slots);
 //   - for the etcd quorum gate: the etcd mirror pods of kube-system and the control-plane nodes.
@@ -33,6 +34,7 @@
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/gates/node_lease.h"
+#include "runtime/cache.h"
 #include "runtime/controller.h"
 #include "runtime/runnable.h"
 #include "runtime/work_queue_metrics.h"
@@ -128,9 +130,10 @@ class OperatorImpl;
 // A runtime::Runnable: the manager starts it on the leader (docs/design.md §3.2).
 class Operator final : public runtime::Runnable {
  public:
-  /// Everything runs on `executor`; `client` and `clock` must outlive the operator.
-  Operator(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
-           const Clock& clock = system_clock());
+  /// Everything runs on `executor`; `client`, `cache` and `clock` must outlive the operator.
+  /// Declares its informers in `cache` (the process's shared one, started by the Manager).
+  Operator(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
+           OperatorOptions options, const Clock& clock = system_clock());
   ~Operator() override;
 
   Operator(const Operator&) = delete;

@@ -169,9 +169,6 @@ asio::awaitable<std::optional<Result<ReconcileAction>>> OperatorImpl::execute(
         state(nm).finalizer_added_to = nm.meta.resource_version;
         break;
       }
-      case ActionKind::kWatchNode:
-        watch_node(nm.spec.node_name);
-        break;
       case ActionKind::kWriteStatus: {
         auto written = co_await write_status(nm, std::move(action.status));
         if (!written) {

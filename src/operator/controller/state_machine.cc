@@ -791,7 +791,6 @@ Decision decide(Inputs in) {
   }
 
   if (!in.node_synced) {
-    step.add(ActionKind::kWatchNode);
     step.requeue(in.now.tick + kNodeSyncRetry);
     return std::move(step).finish();
   }
@@ -842,7 +841,6 @@ Decision decide_deletion(Inputs in) {
   if (!in.has_finalizer || in.finalized) return std::move(step).finish();
   step.add(ActionKind::kStopEvictions);
   if (!in.node_synced) {
-    step.add(ActionKind::kWatchNode);
     step.requeue(in.now.tick + kNodeSyncRetry);
     return std::move(step).finish();
   }

@@ -204,8 +204,8 @@ struct Inputs {
   // Its finalizer was removed by us already (the cache may still show it).
   bool finalized = false;
   std::vector<Sibling> siblings;
-  bool node_synced = false;
-  std::optional<kube::Node> node;         // std::nullopt: the node does not exist
+  bool node_synced = false;        // the node cache has listed (the node may still be missing)
+  std::optional<kube::Node> node;  // std::nullopt: the node does not exist
   std::optional<kube::Lease> node_lease;  // the node's medik8s node lease, as cached
   bool holds_slot = false;                // its slot Lease is in the cache
   // Gathered on Need::kGates / Need::kPods; borrowed (they outlive the call), null until then.
@@ -229,7 +229,6 @@ enum class Need { kNothing, kGates, kPods };
 
 enum class ActionKind {
   kAddFinalizer,      // our finalizer onto the object; a conflict: again after kConflictRetry
-  kWatchNode,         // start the node's cache (a kRequeue follows)
   kWriteStatus,       // `status` through /status: at once on a phase change, else coalesced
   kBelieve,           // hold `status` as the believed one before it is written
   kAnnounce,          // `event`, once the status of the preceding kWriteStatus is on record

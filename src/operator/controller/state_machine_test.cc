@@ -41,8 +41,6 @@ std::string describe(const Action& a, Clock::time_point tick) {
   switch (a.kind) {
     case ActionKind::kAddFinalizer:
       return "AddFinalizer";
-    case ActionKind::kWatchNode:
-      return "WatchNode";
     case ActionKind::kWriteStatus:
       return "WriteStatus(" + phase_name(a.status) + (a.wake_for_delayed_write ? "" : ", no wake") +
              ")";
@@ -275,10 +273,10 @@ TEST_F(StateMachineTest, FirstSightWritesPendingThenAnnouncesItThenAsksForTheGat
   EXPECT_EQ(d.actions[2].event, events::begin_maintenance(kNode, "kernel update"));
 }
 
-TEST_F(StateMachineTest, AnUnsyncedNodeCacheIsWatchedAndLookedAtAgainSoon) {
+TEST_F(StateMachineTest, AnUnsyncedNodeCacheIsLookedAtAgainSoon) {
   in_.status.phase = Phase::kPending;
   in_.node_synced = false;
-  EXPECT_THAT(actions(run()), ElementsAre("WatchNode", "Requeue(+200ms)"));
+  EXPECT_THAT(actions(run()), ElementsAre("Requeue(+200ms)"));
 }
 
 TEST_F(StateMachineTest, AnInvalidSpecFailsAPendingMaintenanceWithoutTouchingAnything) {
@@ -1159,8 +1157,7 @@ TEST_F(StateMachineTest, DeletionOfADuplicateLeavesTheWinnersLeaseAlone) {
 TEST_F(StateMachineTest, DeletionWaitsForTheNodeCacheAndEndsOnceFinalized) {
   in_.nm.meta.deletion_timestamp = wall_;
   in_.node_synced = false;
-  EXPECT_THAT(actions(run_deletion()),
-              ElementsAre("StopEvictions", "WatchNode", "Requeue(+200ms)"));
+  EXPECT_THAT(actions(run_deletion()), ElementsAre("StopEvictions", "Requeue(+200ms)"));
   in_.finalized = true;
   EXPECT_THAT(actions(run_deletion()), IsEmpty());
   in_.finalized = false;

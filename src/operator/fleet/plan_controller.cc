@@ -25,6 +25,7 @@
 #include "operator/gates/node_lease.h"
 #include "operator/kubevirt/vm_policy.h"
 #include "operator/node/lifecycle_conditions.h"
+#include "runtime/cache.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/finalizer.h"
@@ -40,6 +41,8 @@ namespace json = boost::json;
 
 // How often a cluster without the MaintenancePlan API is asked again.
 constexpr std::chrono::minutes kApiRecheck{1};
+// How long the first sync of the caches, or of a node's pods, is waited for at a time.
+constexpr std::chrono::seconds kSyncTimeout{60};
 // How long stop() lets a reconcile in flight finish, and the Events be written.
 constexpr std::chrono::seconds kStopGrace{10};
 
@@ -63,6 +66,13 @@ bool owner_referenced(const kube::ObjectMeta& meta, const std::string& uid) {
                      [&](const kube::OwnerReference& owner) { return owner.uid == uid; });
 }
 
+// The plan names the node: in spec.nodes, or as an entry of its status.
+bool names_node(const MaintenancePlan& plan, std::string_view node) {
+  return std::find(plan.spec.nodes.begin(), plan.spec.nodes.end(), node) != plan.spec.nodes.end() ||
+         std::any_of(plan.status.nodes.begin(), plan.status.nodes.end(),
+                     [&](const PlanNodeStatus& entry) { return entry.name == node; });
+}
+
 // The NodeMaintenance carries the plan's uid.
 bool carries_uid(const kube::ObjectMeta& meta, const std::string& uid) {
   const std::string* carried = meta.annotations.find(kPlanUidAnnotation);
@@ -73,38 +83,70 @@ bool carries_uid(const kube::ObjectMeta& meta, const std::string& uid) {
 
 class PlanControllerImpl {
  public:
-  PlanControllerImpl(asio::any_io_executor executor, kube::Client& client,
+  PlanControllerImpl(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
                      PlanControllerOptions options)
       : executor_(std::move(executor)),
         client_(client),
+        cache_(cache),
         options_(std::move(options)),
         logger_(log::root().with({{"controller", "maintenanceplan"}})),
-        plans_(std::make_shared<runtime::Store<MaintenancePlan>>()),
-        plan_maintenances_(std::make_shared<runtime::Store<NodeMaintenance>>()),
         recorder_(executor_, options_.events_client != nullptr ? *options_.events_client : client_,
                   std::string(kEventComponent), options_.identity),
         controller_(
             executor_, "maintenanceplan",
             [this](std::string key) { return reconcile(std::move(key)); },
             runtime::ControllerOptions{.workers = 1}),
-        plan_reflector_(executor_, client_, "", {}, plans_),
-        maintenance_reflector_(executor_, client_, "",
-                               kube::ListOptions{.label_selector = std::string(kPlanLabel)},
-                               plan_maintenances_),
         timer_(executor_),
         run_ended_(executor_, asio::steady_timer::time_point::max()) {
-    plan_reflector_.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
-      if (now != nullptr) {
-        controller_.enqueue(now->meta.name);
-      }
+    // What a plan reads, from the process's shared cache (the NodeMaintenance controller
+    // declares the same informers and shares them). The plans themselves are declared once
+    // their API is served (run()).
+    auto& maintenances = cache_.informer<NodeMaintenance>("the NodeMaintenance cache");
+    maintenances_ = maintenances.store();
+    maintenances.on_change([this](const NodeMaintenance* before, const NodeMaintenance* now) {
+      const NodeMaintenance* seen = now != nullptr ? now : before;
+      if (const std::string* plan = seen->meta.labels.find(kPlanLabel)) enqueue(*plan);
     });
-    maintenance_reflector_.on_change(
-        [this](const NodeMaintenance* before, const NodeMaintenance* now) {
-          const NodeMaintenance* seen = now != nullptr ? now : before;
-          if (const std::string* plan = seen->meta.labels.find(kPlanLabel)) {
-            controller_.enqueue(*plan);
+    auto& nodes = cache_.informer<kube::Node>("the node cache");
+    nodes_ = nodes.store();
+    nodes.on_change([this](const kube::Node* before, const kube::Node* now) {
+      // A node of a plan changed (readiness, cordon, boot): its plan looks again. A node that
+      // comes, goes or changes labels may enter or leave a plan's selector.
+      const kube::Node& node = now != nullptr ? *now : *before;
+      const bool membership =
+          before == nullptr || now == nullptr || before->meta.labels != now->meta.labels;
+      for_each_plan([&](const MaintenancePlan& plan) {
+        if ((membership && plan.spec.node_selector.has_value()) ||
+            names_node(plan, node.meta.name)) {
+          enqueue(plan.meta.name);
+        }
+      });
+    });
+    auto& leases = cache_.informer<kube::Lease>(
+        "the Lease cache of namespace " + options_.lease_namespace, options_.lease_namespace);
+    leases_ = leases.store();
+    leases.on_change([this](const kube::Lease*, const kube::Lease*) {
+      // maxUnavailable and the health gate count the nodes someone else holds.
+      for_each_plan([&](const MaintenancePlan& plan) { enqueue(plan.meta.name); });
+    });
+    auto& budgets = cache_.informer<kube::PodDisruptionBudget>("the PodDisruptionBudget cache");
+    budgets_ = budgets.store();
+    budgets.on_change([this](const kube::PodDisruptionBudget* before,
+                             const kube::PodDisruptionBudget* now) {
+      // The health gate of a node waits for the budgets that covered its pods.
+      const kube::PodDisruptionBudget& budget = now != nullptr ? *now : *before;
+      const std::string key = budget.meta.namespace_ + "/" + budget.meta.name;
+      for_each_plan([&](const MaintenancePlan& plan) {
+        for (const PlanNodeStatus& entry : plan.status.nodes) {
+          if (gate_phase(entry.phase) &&
+              std::find(entry.budgets.begin(), entry.budgets.end(), key) != entry.budgets.end()) {
+            enqueue(plan.meta.name);
+            return;
           }
-        });
+        }
+      });
+    });
+    informers_ = {&maintenances, &nodes, &leases, &budgets};
   }
 
   asio::awaitable<void> run() {
@@ -136,11 +178,30 @@ class PlanControllerImpl {
       co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     }
     if (!stopping_) {
+      // Declared now that the API is served; the cache started, so it starts at once, after
+      // this handler is in place.
+      auto& plans = cache_.informer<MaintenancePlan>("the MaintenancePlan cache");
+      plans_ = plans.store();
+      plans.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
+        if (now != nullptr) enqueue(now->meta.name);
+      });
+      informers_.push_back(&plans);
+      const std::chrono::milliseconds timeout = kSyncTimeout;
+      auto synced = co_await cache_.wait_synced(informers_, timeout);
+      if (!synced.has_value()) {
+        // The caches retry by themselves; reconciles wait for them rather than decide blind.
+        logger_.warn("the plans' caches did not sync in time; plans start once they do",
+                     {{"error", synced.error().message}});
+        while (!stopping_ && !synced.has_value()) {
+          synced = co_await cache_.wait_synced(informers_, timeout);
+        }
+      }
+    }
+    if (!stopping_) {
       recorder_.start();
-      plan_reflector_.start();
-      maintenance_reflector_.start();
       controller_.start();
       started_ = true;
+      for (const auto& plan : plans_->list()) controller_.enqueue(plan->meta.name);
       logger_.info("watching MaintenancePlans");
     }
     running_ = false;
@@ -157,8 +218,6 @@ class PlanControllerImpl {
     }
     if (started_) {
       co_await controller_.stop(kStopGrace);
-      co_await plan_reflector_.stop();
-      co_await maintenance_reflector_.stop();
       co_await recorder_.stop(kStopGrace);
       started_ = false;
     }
@@ -168,7 +227,7 @@ class PlanControllerImpl {
 
   std::vector<MaintenancePlan> plans() const {
     std::vector<MaintenancePlan> out;
-    if (!started_) return out;
+    if (!started_ || plans_ == nullptr) return out;
     for (const auto& plan : plans_->list()) out.push_back(*plan);
     return out;
   }
@@ -178,10 +237,19 @@ class PlanControllerImpl {
   asio::awaitable<Result<World>> read_world(const MaintenancePlan& plan);
   asio::awaitable<Result<void>> drop_owner_references(const MaintenancePlan& plan,
                                                       const std::vector<std::string>& names);
-  asio::awaitable<Result<void>> load_budgets();
   asio::awaitable<Result<void>> read_vms(const MaintenancePlan& plan, World& world);
   asio::awaitable<Result<void>> read_warnings(const MaintenancePlan& plan, World& world);
-  asio::awaitable<Result<void>> read_leases(const MaintenancePlan& plan, World& world);
+  void read_leases(const MaintenancePlan& plan, World& world) const;
+  // Runs `visit` on every plan in the cache (none before its API is served).
+  template <typename Visit>
+  void for_each_plan(Visit visit) const {
+    if (plans_ == nullptr) return;
+    for (const auto& plan : plans_->list()) visit(*plan);
+  }
+  // Queues the plan `name`, once the controller runs.
+  void enqueue(const std::string& name) {
+    if (started_) controller_.enqueue(name);
+  }
   asio::awaitable<Result<void>> record_covered(PlanNodeStatus& entry);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
   asio::awaitable<Result<void>> sync_planned(const MaintenancePlan& plan, const Decision& decision);
@@ -192,26 +260,28 @@ class PlanControllerImpl {
 
   asio::any_io_executor executor_;
   kube::Client& client_;
+  runtime::Cache& cache_;
   PlanControllerOptions options_;
   log::Logger logger_;
+  // The stores of the shared cache this controller reads; plans_ is null until the
+  // MaintenancePlan API is served. run() waits for informers_ before the first reconcile.
   std::shared_ptr<runtime::Store<MaintenancePlan>> plans_;
-  std::shared_ptr<runtime::Store<NodeMaintenance>> plan_maintenances_;
+  std::shared_ptr<runtime::Store<NodeMaintenance>> maintenances_;
+  std::shared_ptr<runtime::Store<kube::Node>> nodes_;
+  std::shared_ptr<runtime::Store<kube::Lease>> leases_;
+  std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> budgets_;
+  std::vector<const runtime::internal::ReflectorLoop*> informers_;
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
-  runtime::Reflector<MaintenancePlan> plan_reflector_;
-  runtime::Reflector<NodeMaintenance> maintenance_reflector_;
   asio::steady_timer timer_;
   asio::steady_timer run_ended_;
-  // Every PodDisruptionBudget, listed at most once per reconcile (for the health gate and for the
-  // budgets covering a node that starts); reset when a reconcile begins.
-  std::optional<std::vector<kube::PodDisruptionBudget>> budgets_;
   // The plans as this controller last wrote them, by name, with the resourceVersion each write
   // replaced: until the watch delivers the write, the store still shows that older version, and
   // deciding from it would repeat the last decision's Events (and its finalizer removal).
   std::map<std::string, std::pair<std::string, MaintenancePlan>, std::less<>> written_;
-  // The nodes of the plan in reconcile (one worker), as read_world() listed them, by name: what
-  // MaintenancePlanned is converged from without another read.
-  std::map<std::string, kube::Node, std::less<>> nodes_;
+  // The nodes of the plan in reconcile (one worker), as read_world() found them in the cache, by
+  // name: what MaintenancePlanned is converged from without another read.
+  std::map<std::string, std::shared_ptr<const kube::Node>, std::less<>> plan_nodes_;
   bool said_events_forbidden_ = false;
   bool said_node_status_forbidden_ = false;
   bool stopping_ = false;
@@ -222,20 +292,11 @@ class PlanControllerImpl {
 asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenancePlan& plan) {
   World world;
   world.now = kube::wall_now();
-  // Nodes: by the selector on the server, and whatever else the plan names.
+  // Nodes, from the cache: those the selector matches, and whatever else the plan names (a
+  // node that no longer matches its selector is still the plan's).
   std::set<std::string, std::less<>> wanted(plan.spec.nodes.begin(), plan.spec.nodes.end());
   for (const PlanNodeStatus& entry : plan.status.nodes) {
     wanted.insert(entry.name);
-  }
-  kube::ListOptions node_options;
-  if (plan.spec.node_selector.has_value()) {
-    node_options.label_selector = plan.spec.node_selector->to_query();
-  }
-  // Served from the API server's watch cache: the plan looks every few seconds.
-  node_options.resource_version = "0";
-  auto nodes = co_await client_.list_all<kube::Node>("", node_options);
-  if (!nodes.has_value()) {
-    co_return nodes.error();
   }
   const auto facts_of = [](const kube::Node& node) {
     NodeFacts facts;
@@ -249,49 +310,39 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
     facts.boot_id = node.boot_id;
     return facts;
   };
-  const bool by_selector = plan.spec.node_selector.has_value();
-  nodes_.clear();
-  for (kube::Node& node : nodes->items) {
-    if (by_selector || wanted.contains(node.meta.name)) {
-      world.nodes.push_back(facts_of(node));
-      wanted.erase(node.meta.name);
-      std::string name = node.meta.name;
-      nodes_.emplace(std::move(name), std::move(node));
-    }
-  }
-  if (by_selector) {
-    // Nodes of the plan that no longer match its selector: still the plan's.
-    for (const std::string& name : wanted) {
-      auto node = co_await client_.get<kube::Node>("", name);
-      if (node.has_value()) {
-        world.nodes.push_back(facts_of(*node));
-        nodes_.emplace(name, std::move(*node));
-      } else if (node.error().code != ErrorCode::kNotFound) {
-        co_return node.error();
+  plan_nodes_.clear();
+  if (plan.spec.node_selector.has_value()) {
+    for (const auto& node : nodes_->list()) {
+      if (plan.spec.node_selector->matches(node->meta.labels)) {
+        wanted.erase(node->meta.name);
+        plan_nodes_.emplace(node->meta.name, node);
       }
     }
   }
-  const kube::ListOptions every;
-  auto maintenances = co_await client_.list_all<NodeMaintenance>("", every);
-  if (!maintenances.has_value()) {
-    co_return maintenances.error();
+  for (const std::string& name : wanted) {
+    if (auto node = nodes_->get(name)) {
+      plan_nodes_.emplace(name, std::move(node));
+    }
+  }
+  for (const auto& [name, node] : plan_nodes_) {
+    world.nodes.push_back(facts_of(*node));
   }
   std::vector<std::string> referenced;
-  for (const NodeMaintenance& maintenance : maintenances->items) {
+  for (const auto& maintenance : maintenances_->list()) {
     MaintenanceFacts facts;
-    facts.name = maintenance.meta.name;
-    facts.node = maintenance.spec.node_name;
-    facts.owned = carries_uid(maintenance.meta, plan.meta.uid);
-    if (owner_referenced(maintenance.meta, plan.meta.uid)) {
+    facts.name = maintenance->meta.name;
+    facts.node = maintenance->spec.node_name;
+    facts.owned = carries_uid(maintenance->meta, plan.meta.uid);
+    if (owner_referenced(maintenance->meta, plan.meta.uid)) {
       facts.owned = true;
-      referenced.push_back(maintenance.meta.name);
+      referenced.push_back(maintenance->meta.name);
     }
-    facts.deleting = maintenance.meta.deletion_timestamp.has_value();
-    facts.phase = maintenance.status.phase;
-    facts.last_error = maintenance.status.last_error;
-    facts.pending_pods = static_cast<std::int64_t>(maintenance.status.pending_pods.size());
-    facts.done_marked = maintenance.meta.annotations.contains(kDoneAnnotation);
-    if (const std::string* hold = maintenance.meta.annotations.find(kHoldAnnotation)) {
+    facts.deleting = maintenance->meta.deletion_timestamp.has_value();
+    facts.phase = maintenance->status.phase;
+    facts.last_error = maintenance->status.last_error;
+    facts.pending_pods = static_cast<std::int64_t>(maintenance->status.pending_pods.size());
+    facts.done_marked = maintenance->meta.annotations.contains(kDoneAnnotation);
+    if (const std::string* hold = maintenance->meta.annotations.find(kHoldAnnotation)) {
       facts.hold = *hold;
     }
     world.maintenances.push_back(std::move(facts));
@@ -304,13 +355,9 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
       plan.status.nodes.begin(), plan.status.nodes.end(),
       [](const auto& entry) { return !entry.budgets.empty() && gate_phase(entry.phase); });
   if (gate_needs_budgets) {
-    auto loaded = co_await load_budgets();
-    if (!loaded.has_value()) {
-      co_return loaded.error();
-    }
-    for (const kube::PodDisruptionBudget& budget : *budgets_) {
-      world.budgets.push_back({budget.meta.namespace_ + "/" + budget.meta.name,
-                               budget.current_healthy, budget.desired_healthy});
+    for (const auto& budget : budgets_->list()) {
+      world.budgets.push_back({budget->meta.namespace_ + "/" + budget->meta.name,
+                               budget->current_healthy, budget->desired_healthy});
     }
   }
   auto vms = co_await read_vms(plan, world);
@@ -321,10 +368,7 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
   if (!warnings.has_value()) {
     co_return warnings.error();
   }
-  auto leases = co_await read_leases(plan, world);
-  if (!leases.has_value()) {
-    co_return leases.error();
-  }
+  read_leases(plan, world);
   co_return world;
 }
 
@@ -342,19 +386,6 @@ asio::awaitable<Result<void>> PlanControllerImpl::drop_owner_references(
     logger_.info("took the plan's owner reference off a NodeMaintenance",
                  {{"plan", plan.meta.name}, {"maintenance", name}});
   }
-  co_return Result<void>{};
-}
-
-asio::awaitable<Result<void>> PlanControllerImpl::load_budgets() {
-  if (budgets_.has_value()) {
-    co_return Result<void>{};
-  }
-  const kube::ListOptions every;
-  auto budgets = co_await client_.list_all<kube::PodDisruptionBudget>("", every);
-  if (!budgets.has_value()) {
-    co_return budgets.error();
-  }
-  budgets_ = std::move(budgets->items);
   co_return Result<void>{};
 }
 
@@ -431,64 +462,50 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_warnings(const Maintenanc
   co_return Result<void>{};
 }
 
-asio::awaitable<Result<void>> PlanControllerImpl::read_leases(const MaintenancePlan& plan,
-                                                              World& world) {
+void PlanControllerImpl::read_leases(const MaintenancePlan& plan, World& world) const {
   // maxUnavailable counts every node of the plan whose Lease someone else holds, and the health
-  // gate waits while someone else holds a node's (docs/design.md §10). One LIST: the node lease
-  // Role allows no GET, and the namespace holds a Lease only per node in maintenance or
-  // remediation.
+  // gate waits while someone else holds a node's (docs/design.md §10).
   const bool needed = plan.spec.max_unavailable.has_value() ||
                       std::any_of(plan.status.nodes.begin(), plan.status.nodes.end(),
                                   [](const auto& entry) { return gate_phase(entry.phase); });
   if (!needed) {
-    co_return Result<void>{};
-  }
-  const kube::ListOptions every;
-  auto leases = co_await client_.list_all<kube::Lease>(options_.lease_namespace, every);
-  if (!leases.has_value() && leases.error().code != ErrorCode::kNotFound) {
-    co_return leases.error();
-  }
-  std::map<std::string, const kube::Lease*, std::less<>> by_name;
-  if (leases.has_value()) {
-    for (const kube::Lease& lease : leases->items) {
-      by_name[lease.meta.name] = &lease;
-    }
+    return;
   }
   for (const NodeFacts& node : world.nodes) {
-    const auto lease = by_name.find(node_lease_name(node.name));
-    if (lease != by_name.end() &&
-        classify_node_lease(*lease->second, world.now) == NodeLeaseState::kHeldByOther) {
-      world.leased_by_others[node.name] = lease_holder(*lease->second);
+    const auto lease = leases_->get(options_.lease_namespace + "/" + node_lease_name(node.name));
+    if (lease != nullptr &&
+        classify_node_lease(*lease, world.now) == NodeLeaseState::kHeldByOther) {
+      world.leased_by_others[node.name] = lease_holder(*lease);
     }
   }
-  co_return Result<void>{};
 }
 
 asio::awaitable<Result<void>> PlanControllerImpl::record_covered(PlanNodeStatus& entry) {
-  kube::ListOptions on_node;
-  on_node.field_selector = "spec.nodeName=" + entry.name;
-  auto pods = co_await client_.list_all<kube::Pod>("", on_node);
-  if (!pods.has_value()) {
-    co_return pods.error();
+  // The pods of the node from the cache's scoped informer, the one the NodeMaintenance
+  // controller holds while it drains the node: released here, it lingers until the drain takes
+  // it over, so the node's pods are listed once.
+  auto pods =
+      cache_.acquire<kube::Pod>("the pods of node " + entry.name, "",
+                                kube::ListOptions{.field_selector = "spec.nodeName=" + entry.name});
+  const std::chrono::milliseconds timeout = kSyncTimeout;
+  if (!pods || !co_await pods.wait_synced(timeout)) {
+    co_return Error(ErrorCode::kTimeout, "the pods of node " + entry.name + " did not sync");
   }
-  auto loaded = co_await load_budgets();
-  if (!loaded.has_value()) {
-    co_return loaded.error();
-  }
+  const auto on_node = pods.store().list();
   entry.budgets.clear();
-  for (const kube::PodDisruptionBudget& budget : *budgets_) {
-    const bool covers = std::any_of(pods->items.begin(), pods->items.end(), [&](const auto& pod) {
-      return pod.meta.namespace_ == budget.meta.namespace_ && budget.selects(pod.meta.labels);
+  for (const auto& budget : budgets_->list()) {
+    const bool covers = std::any_of(on_node.begin(), on_node.end(), [&](const auto& pod) {
+      return pod->meta.namespace_ == budget->meta.namespace_ && budget->selects(pod->meta.labels);
     });
     if (covers) {
-      entry.budgets.push_back(budget.meta.namespace_ + "/" + budget.meta.name);
+      entry.budgets.push_back(budget->meta.namespace_ + "/" + budget->meta.name);
     }
   }
   entry.vms.clear();
-  for (const kube::Pod& pod : pods->items) {
-    const std::string vmi = vmi_name(pod);
-    if (is_virt_launcher(pod) && !vmi.empty()) {
-      entry.vms.push_back(pod.meta.namespace_ + "/" + vmi);
+  for (const auto& pod : on_node) {
+    const std::string vmi = vmi_name(*pod);
+    if (is_virt_launcher(*pod) && !vmi.empty()) {
+      entry.vms.push_back(pod->meta.namespace_ + "/" + vmi);
     }
   }
   co_return Result<void>{};
@@ -580,12 +597,12 @@ asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const Maintenance
       }
     }
   }
-  for (const auto& [name, cached] : nodes_) {
+  for (const auto& [name, cached] : plan_nodes_) {
     std::optional<std::string> message;
     if (const auto found = planned.find(name); found != planned.end()) message = found->second;
-    // The listed node decides first (no request while it already says it), then a fresh read:
-    // the list comes from the watch cache and its resourceVersion may be behind.
-    if (!planned_patch(cached, plan.meta.name, message, kube::wall_now())) continue;
+    // The cached node decides first (no request while it already says it), then a fresh read:
+    // the cache may be behind.
+    if (!planned_patch(*cached, plan.meta.name, message, kube::wall_now())) continue;
     auto current = co_await client_.get<kube::Node>("", name);
     if (!current.has_value()) {
       if (current.error().code == ErrorCode::kNotFound) continue;
@@ -721,7 +738,6 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
       !runtime::has_finalizer(plan.meta, kPlanFinalizer)) {
     co_return runtime::ReconcileAction::done();
   }
-  budgets_.reset();
   auto world = co_await read_world(plan);
   if (!world.has_value()) {
     co_return world.error();
@@ -752,8 +768,8 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
 }  // namespace internal
 
 PlanController::PlanController(asio::any_io_executor executor, kube::Client& client,
-                               PlanControllerOptions options)
-    : impl_(std::make_unique<internal::PlanControllerImpl>(std::move(executor), client,
+                               runtime::Cache& cache, PlanControllerOptions options)
+    : impl_(std::make_unique<internal::PlanControllerImpl>(std::move(executor), client, cache,
                                                            std::move(options))) {}
 
 PlanController::~PlanController() = default;

@@ -1,7 +1,7 @@
-// PlanController: carries out the MaintenancePlans (docs/design.md §10). It watches the plans and
-// the NodeMaintenances they created (label kPlanLabel), and for each plan reads what rollout.h's
-// decide() needs (nodes, NodeMaintenances, the budgets its gate names, the medik8s node leases),
-// then creates and deletes NodeMaintenances, writes the plan's status and sends its Events. The
+// PlanController: carries out the MaintenancePlans (docs/design.md §10). For each plan it reads
+// what rollout.h's decide() needs from the shared cache (nodes, NodeMaintenances, the budgets its
+// gate names, the medik8s node leases) and wakes on their changes, then creates and deletes
+// NodeMaintenances, writes the plan's status and sends its Events. The
 // NodeMaintenance controller (operator/controller) does the rest, as for a maintenance an admin
 // created by hand.
 //
@@ -21,6 +21,7 @@
 #include "http/asio.h"
 #include "kube/client/client.h"
 #include "operator/api/maintenance_plan.h"
+#include "runtime/cache.h"
 #include "runtime/runnable.h"
 
 namespace nmo::op::fleet {
@@ -46,8 +47,9 @@ class PlanControllerImpl;
 // A runtime::Runnable, started on the leader only.
 class PlanController final : public runtime::Runnable {
  public:
-  /// Everything runs on `executor`; `client` must outlive the controller.
-  PlanController(asio::any_io_executor executor, kube::Client& client,
+  /// Everything runs on `executor`; `client` and `cache` must outlive the controller. Its
+  /// informers are declared in `cache`, the process's shared one (runtime/cache.h).
+  PlanController(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
                  PlanControllerOptions options);
   ~PlanController() override;
 

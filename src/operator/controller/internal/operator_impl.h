@@ -47,11 +47,11 @@
 #include "operator/drain/status_coalescer.h"
 #include "operator/gates/etcd_quorum.h"
 #include "operator/node/lifecycle_conditions.h"
+#include "runtime/cache.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/reflector.h"
 #include "runtime/store.h"
-#include "runtime/watch_set.h"
 
 namespace nmo::op::internal {
 
@@ -66,9 +66,14 @@ inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
 inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot";
 
 // The indexes of the NodeMaintenance cache: by spec.nodeName, and by the name of that node's
-// node lease.
+// node lease; of the node cache: "true" for a control-plane node (either role label).
 inline constexpr std::string_view kNodeIndex = "node";
 inline constexpr std::string_view kLeaseIndex = "lease";
+inline constexpr std::string_view kControlPlaneIndex = "control-plane";
+// How this controller's informers are named in errors ("... did not sync").
+inline constexpr std::string_view kMaintenanceCache =
+    "the NodeMaintenance cache (is the CRD installed?)";
+inline constexpr std::string_view kNodeCache = "the node cache";
 // KubeVirt's API, and how long its being served (and its default eviction strategy) is trusted
 // before the next drain step that meets a VM asks again; "not served" is asked again every time.
 inline constexpr std::string_view kKubeVirtApiRoot = "/apis/kubevirt.io/v1";
@@ -123,16 +128,10 @@ struct Maintenance {
   bool said_foreign_conditions = false;
 };
 
-// The caches of one node: the Node itself, and its pods while a maintenance drains it.
-struct NodeWatch {
-  std::unique_ptr<runtime::Reflector<kube::Node>> node;
-  std::unique_ptr<runtime::Reflector<kube::Pod>> pods;
-};
-
 class OperatorImpl {
  public:
-  OperatorImpl(asio::any_io_executor executor, kube::Client& client, OperatorOptions options,
-               const Clock& clock);
+  OperatorImpl(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
+               OperatorOptions options, const Clock& clock);
   ~OperatorImpl();
 
   asio::awaitable<Result<void>> start();
@@ -151,10 +150,9 @@ class OperatorImpl {
   void watch_openshift_guard();
   // Logs a warning when upstream medik8s NMO's webhook or Deployment is still present.
   asio::awaitable<void> warn_about_upstream();
-  void watch_node(const std::string& node);
-  // Starts the pod watch of `node` if needed and waits until it is synced.
+  // Holds the pod informer of `node` if needed and waits until it is synced.
   asio::awaitable<Result<void>> watch_pods(std::string node);
-  // Stops the watches of nodes no NodeMaintenance names any more.
+  // Lets go of the pod informers of nodes no NodeMaintenance names any more.
   void prune_watches();
   void enqueue_node(const std::string& node);
   void enqueue_waiting();
@@ -291,18 +289,21 @@ class OperatorImpl {
   const Clock& clock_;
   const log::Logger logger_;
 
-  // Filled by the reflectors of watches_.
+  // The process's shared cache (runtime/cache.h), and the stores of the informers this
+  // controller reads from it; start() waits for those in informers_.
+  runtime::Cache& cache_;
+  std::vector<const runtime::internal::ReflectorLoop*> informers_;
   std::shared_ptr<runtime::Store<NodeMaintenance>> maintenances_;
+  // Every Node: one informer for all maintenances (and the plans), not one watch per node.
+  std::shared_ptr<runtime::Store<kube::Node>> nodes_;
   std::shared_ptr<runtime::Store<kube::Lease>> node_leases_;
   std::shared_ptr<runtime::Store<kube::Lease>> slots_;
   std::shared_ptr<runtime::Store<kube::Pod>> etcd_pods_;
-  // Control-plane nodes, under either role label.
-  std::vector<std::shared_ptr<runtime::Store<kube::Node>>> control_plane_nodes_;
   // OpenShift only (config.openshift.io served): the PDBs and pods of openshift-etcd.
   std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> guard_pdbs_;
   std::shared_ptr<runtime::Store<kube::Pod>> guard_pods_;
-  runtime::WatchSet watches_;
-  std::map<std::string, NodeWatch> node_watches_;
+  // The pods of each node a maintenance drains, while a NodeMaintenance names the node.
+  std::map<std::string, runtime::InformerHandle<kube::Pod>> pod_watches_;
 
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
