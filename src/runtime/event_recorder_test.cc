@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,7 +15,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "kube/api/time.h"
-#include "kube/client/testing/unexpected_client.h"
+#include "kube/client/testing/fake_api_server.h"
 #include "runtime/internal/event_recorder_correlator.h"
 #include "runtime/internal/event_recorder_json.h"
 
@@ -189,41 +190,19 @@ TEST(SpamFilter, RefusalsDoNotBorrowAndTokensCapAtBurst) {
   EXPECT_FALSE(filter.allow("k"));
 }
 
-// ---- the recorder against a fake API client ----
-
-// Records the writes and answers them from a script; completes at once.
-class FakeClient final : public kube::testing::UnexpectedClient {
- public:
-  struct Call {
-    std::string verb;
-    std::string path;
-    json::value body;
-  };
-
-  asio::awaitable<Result<json::value>> create(std::string path, json::value object,
-                                              kube::WriteOptions /*options*/) override {
-    calls.push_back({"create", std::move(path), object});
-    if (fail_creates) co_return Error(ErrorCode::kUnavailable, "connection refused");
-    if (forbid) co_return Error(ErrorCode::kForbidden, "events is forbidden", 403);
-    co_return object;
-  }
-  asio::awaitable<Result<json::value>> patch(std::string path, kube::PatchType type,
-                                             std::string body,
-                                             kube::WriteOptions /*options*/) override {
-    EXPECT_EQ(type, kube::PatchType::kMergePatch);
-    calls.push_back({"patch", std::move(path), json::parse(body)});
-    if (patch_not_found) co_return Error(ErrorCode::kNotFound, "events not found", 404);
-    co_return json::object{};
-  }
-
-  std::vector<Call> calls;
-  bool fail_creates = false;
-  bool forbid = false;
-  bool patch_not_found = false;
-};
+// ---- the recorder against the in-memory API server ----
 
 class EventRecorderTest : public ::testing::Test {
  protected:
+  // The recorder only creates and patches Events.
+  void TearDown() override {
+    for (const kube::testing::FakeRequest& request : server_.requests()) {
+      EXPECT_TRUE((request.verb == "create" || request.verb == "patch") &&
+                  request.path.find("/events") != std::string::npos)
+          << "unexpected " << request.verb << " " << request.path;
+    }
+  }
+
   // Runs `task` on the test's io_context until it completes (everything the fake does
   // completes at once, so polling drains all ready work).
   void await(asio::awaitable<void> task) {
@@ -239,50 +218,68 @@ class EventRecorderTest : public ::testing::Test {
     if (error) std::rethrow_exception(error);
   }
 
+  // The writes the recorder sent (every call is one: it never reads).
+  const std::vector<kube::testing::FakeRequest>& calls() const { return server_.requests(); }
+
+  // The Event as the API server holds it now.
+  std::optional<json::value> stored(const std::string& ns, const json::value& call_body) const {
+    return server_.object("/api/v1/namespaces/" + ns + "/events/" +
+                          std::string(call_body.at("metadata").at("name").as_string()));
+  }
+
   asio::io_context io_;
-  FakeClient client_;
+  kube::testing::FakeApiServer server_{io_.get_executor()};
   FakeClock clock_;
 };
 
 TEST_F(EventRecorderTest, RepeatsPatchTheFirstEvent) {
-  EventRecorder recorder(io_.get_executor(), client_, "nmo", "host-1", clock_);
+  EventRecorder recorder(io_.get_executor(), server_, "nmo", "host-1", clock_);
   recorder.start();
   for (int i = 0; i < 3; ++i) recorder.record(pod_ref(), cordoned());
   await(recorder.flush());
-  ASSERT_EQ(client_.calls.size(), 3U);
-  EXPECT_EQ(client_.calls[0].verb, "create");
-  EXPECT_EQ(client_.calls[0].path, "/api/v1/namespaces/shop/events");
-  const std::string name(client_.calls[0].body.at("metadata").at("name").as_string());
+  ASSERT_EQ(calls().size(), 3U);
+  EXPECT_EQ(calls()[0].verb, "create");
+  EXPECT_EQ(calls()[0].path, "/api/v1/namespaces/shop/events");
+  const std::string name(calls()[0].body.at("metadata").at("name").as_string());
   EXPECT_THAT(name, ::testing::MatchesRegex("web-0\\.[0-9a-f]{16}"));
   for (std::size_t i = 1; i < 3; ++i) {
-    EXPECT_EQ(client_.calls[i].verb, "patch");
-    EXPECT_EQ(client_.calls[i].path, "/api/v1/namespaces/shop/events/" + name);
-    EXPECT_EQ(client_.calls[i].body.at("count"), static_cast<std::int64_t>(i + 1));
-    EXPECT_EQ(client_.calls[i].body.at("message"), "node cordoned");
+    EXPECT_EQ(calls()[i].verb, "patch");
+    EXPECT_EQ(calls()[i].path, "/api/v1/namespaces/shop/events/" + name);
+    EXPECT_EQ(calls()[i].patch_type, kube::PatchType::kMergePatch);
+    EXPECT_EQ(calls()[i].body.at("count"), static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(calls()[i].body.at("message"), "node cordoned");
   }
+  // The API server holds one Event, counted three times.
+  const std::optional<json::value> event = stored("shop", calls()[0].body);
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->at("count"), 3);
+  EXPECT_EQ(server_.objects("/api/v1/namespaces/shop/events").size(), 1U);
   await(recorder.stop(1s));
 }
 
 TEST_F(EventRecorderTest, VanishedEventIsCreatedAgain) {
-  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_);
+  EventRecorder recorder(io_.get_executor(), server_, "nmo", "", clock_);
   recorder.start();
   recorder.record(node_ref(), cordoned());
   await(recorder.flush());
-  client_.patch_not_found = true;
+  // The Event vanishes (its TTL ran out): the next patch finds nothing.
+  ASSERT_TRUE(server_.erase("/api/v1/namespaces/default/events/" +
+                            std::string(calls()[0].body.at("metadata").at("name").as_string())));
   recorder.record(node_ref(), cordoned());
   await(recorder.flush());
-  ASSERT_EQ(client_.calls.size(), 3U);
-  EXPECT_EQ(client_.calls[1].verb, "patch");
-  EXPECT_EQ(client_.calls[2].verb, "create");
-  EXPECT_EQ(client_.calls[2].path, "/api/v1/namespaces/default/events");
-  EXPECT_EQ(client_.calls[2].body.at("count"), 1);
-  EXPECT_NE(client_.calls[2].body.at("metadata").at("name"),
-            client_.calls[0].body.at("metadata").at("name"));
+  ASSERT_EQ(calls().size(), 3U);
+  EXPECT_EQ(calls()[1].verb, "patch");
+  EXPECT_EQ(calls()[1].patch_type, kube::PatchType::kMergePatch);
+  EXPECT_EQ(calls()[2].verb, "create");
+  EXPECT_EQ(calls()[2].path, "/api/v1/namespaces/default/events");
+  EXPECT_EQ(calls()[2].body.at("count"), 1);
+  EXPECT_NE(calls()[2].body.at("metadata").at("name"), calls()[0].body.at("metadata").at("name"));
+  ASSERT_TRUE(stored("default", calls()[2].body).has_value());
   await(recorder.stop(1s));
 }
 
 TEST_F(EventRecorderTest, SpamFilterDropsBeyondTheBurst) {
-  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_,
+  EventRecorder recorder(io_.get_executor(), server_, "nmo", "", clock_,
                          {.spam_burst = 2, .spam_refill = 1min});
   recorder.start();
   for (int i = 0; i < 5; ++i) {
@@ -290,56 +287,57 @@ TEST_F(EventRecorderTest, SpamFilterDropsBeyondTheBurst) {
                     {EventType::kNormal, "Tick", "tick " + std::to_string(i), std::nullopt});
   }
   await(recorder.flush());
-  ASSERT_EQ(client_.calls.size(), 2U);
-  EXPECT_EQ(client_.calls[1].body.at("message"), "tick 1");
+  ASSERT_EQ(calls().size(), 2U);
+  EXPECT_EQ(calls()[1].body.at("message"), "tick 1");
   clock_.advance(1min);
   recorder.record(node_ref(), {EventType::kNormal, "Tick", "tick 5", std::nullopt});
   await(recorder.flush());
-  ASSERT_EQ(client_.calls.size(), 3U);
-  EXPECT_EQ(client_.calls[2].body.at("message"), "tick 5");
+  ASSERT_EQ(calls().size(), 3U);
+  EXPECT_EQ(calls()[2].body.at("message"), "tick 5");
   await(recorder.stop(1s));
 }
 
 TEST_F(EventRecorderTest, FullQueueDrops) {
-  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_, {.queue_capacity = 2});
+  EventRecorder recorder(io_.get_executor(), server_, "nmo", "", clock_, {.queue_capacity = 2});
   for (int i = 0; i < 4; ++i) {
     recorder.record(node_ref(), {EventType::kNormal, "R" + std::to_string(i), "m", std::nullopt});
   }
   recorder.start();  // events recorded before start() are written once it runs
   await(recorder.flush());
-  ASSERT_EQ(client_.calls.size(), 2U);
-  EXPECT_EQ(client_.calls[0].body.at("reason"), "R0");
-  EXPECT_EQ(client_.calls[1].body.at("reason"), "R1");
+  ASSERT_EQ(calls().size(), 2U);
+  EXPECT_EQ(calls()[0].body.at("reason"), "R0");
+  EXPECT_EQ(calls()[1].body.at("reason"), "R1");
   await(recorder.stop(1s));
 }
 
 TEST_F(EventRecorderTest, FailedCreateIsNotCachedAndStopRefusesLaterEvents) {
-  client_.fail_creates = true;
-  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_);
+  server_.fail_next("create", "", Error(ErrorCode::kUnavailable, "connection refused"),
+                    kube::testing::FakeApiServer::kEveryCall);
+  EventRecorder recorder(io_.get_executor(), server_, "nmo", "", clock_);
   recorder.start();
   recorder.record(node_ref(), cordoned());
   recorder.record(node_ref(), cordoned());
   await(recorder.stop(1s));
-  ASSERT_EQ(client_.calls.size(), 2U);
-  EXPECT_EQ(client_.calls[1].verb, "create");  // nothing was cached, so no patch
+  ASSERT_EQ(calls().size(), 2U);
+  EXPECT_EQ(calls()[1].verb, "create");  // nothing was cached, so no patch
   recorder.record(node_ref(), cordoned());
   await(recorder.flush());
-  EXPECT_EQ(client_.calls.size(), 2U);
+  EXPECT_EQ(calls().size(), 2U);
 }
 
 TEST_F(EventRecorderTest, ForbiddenWritesAreSaidOncePerNamespaceAndStillTried) {
   std::vector<std::string> lines;
   log::set_writer([&lines](std::string_view line) { lines.emplace_back(line); });
-  client_.forbid = true;
-  EventRecorder recorder(io_.get_executor(), client_, "nmo", "", clock_);
+  server_.forbid("create", "");
+  EventRecorder recorder(io_.get_executor(), server_, "nmo", "", clock_);
   recorder.start();
   recorder.record(node_ref(), cordoned());
   recorder.record(node_ref(), {EventType::kNormal, "Other", "m", std::nullopt});
   recorder.record(pod_ref(), cordoned());
   await(recorder.flush());
   // Each is still tried (a Role granted later takes effect at once), none is cached.
-  ASSERT_EQ(client_.calls.size(), 3U);
-  EXPECT_EQ(client_.calls[1].verb, "create");
+  ASSERT_EQ(calls().size(), 3U);
+  EXPECT_EQ(calls()[1].verb, "create");
   std::vector<std::string> warnings;
   for (const std::string& line : lines) {
     if (line.find("writing Events is forbidden") != std::string::npos) warnings.push_back(line);
@@ -347,11 +345,11 @@ TEST_F(EventRecorderTest, ForbiddenWritesAreSaidOncePerNamespaceAndStillTried) {
   ASSERT_EQ(warnings.size(), 2U);  // default, then shop
   EXPECT_THAT(warnings[0], ::testing::HasSubstr("namespace=default"));
   EXPECT_THAT(warnings[1], ::testing::HasSubstr("namespace=shop"));
-  client_.forbid = false;
+  server_.allow("create", "");
   recorder.record(node_ref(), cordoned());
   await(recorder.flush());
-  ASSERT_EQ(client_.calls.size(), 4U);
-  EXPECT_EQ(client_.calls[3].verb, "create");
+  ASSERT_EQ(calls().size(), 4U);
+  EXPECT_EQ(calls()[3].verb, "create");
   await(recorder.stop(1s));
   log::set_writer({});
 }

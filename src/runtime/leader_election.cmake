@@ -13,4 +13,4 @@ nmo_cc_library(
 nmo_cc_test(NAME runtime_leader_election_record_test SRCS internal/leader_election_record_test.cc
             DEPS nmo::runtime_leader_election nmo::base_testing)
 nmo_cc_test(NAME runtime_leader_election_test SRCS leader_election_test.cc
-            DEPS nmo::runtime_leader_election nmo::base_testing)
+            DEPS nmo::runtime_leader_election nmo::base_testing nmo::kube_client_testing)

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "base/testing/status_matchers.h"
 #include "kube/api/lease.h"
 #include "kube/api/resource.h"
+#include "kube/client/testing/fake_api_server.h"
 
 namespace nmo::runtime {
 namespace {
@@ -24,101 +26,19 @@ namespace json = boost::json;
 constexpr const char* kNamespace = "nmo-system";
 constexpr const char* kName = "135b1886.medik8s.io";
 
-// An API server holding at most one Lease, with resourceVersion compare-and-swap, enough for the
-// elector's GET / POST / PUT. Everything else is unsupported. Used on the test thread only.
-class FakeLeaseServer final : public kube::Client {
- public:
-  const kube::RestConfig& config() const override { return config_; }
-
-  asio::awaitable<Result<json::value>> get_json(std::string path) override {
-    ++gets;
-    if (fail_all) co_return Error(ErrorCode::kUnavailable, "connection refused");
-    if (path != lease_path() || !lease) {
-      co_return Error(ErrorCode::kNotFound, R"(leases.coordination.k8s.io "x" not found)", 404);
-    }
-    co_return *lease;
-  }
-
-  asio::awaitable<Result<json::value>> create(std::string path, json::value object,
-                                              kube::WriteOptions /*options*/) override {
-    if (fail_all) co_return Error(ErrorCode::kUnavailable, "connection refused");
-    EXPECT_EQ(path, kube::collection_path<kube::Lease>(kNamespace));
-    if (lease) co_return Error(ErrorCode::kAlreadyExists, "already exists", 409);
-    object.as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++version_);
-    lease = object;
-    co_return object;
-  }
-
-  asio::awaitable<Result<json::value>> update(std::string path, json::value object,
-                                              kube::WriteOptions /*options*/) override {
-    ++updates;
-    if (fail_all) co_return Error(ErrorCode::kUnavailable, "connection refused");
-    EXPECT_EQ(path, lease_path());
-    if (!lease) co_return Error(ErrorCode::kNotFound, "not found", 404);
-    if (before_update) std::exchange(before_update, {})();
-    if (object.at_pointer("/metadata/resourceVersion") !=
-        lease->at_pointer("/metadata/resourceVersion")) {
-      co_return Error(ErrorCode::kConflict, "the object has been modified", 409);
-    }
-    object.as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++version_);
-    lease = object;
-    co_return object;
-  }
-
-  asio::awaitable<Result<json::value>> patch(std::string /*path*/, kube::PatchType /*type*/,
-                                             std::string /*body*/,
-                                             kube::WriteOptions /*options*/) override {
-    co_return unsupported();
-  }
-  asio::awaitable<Result<void>> remove(std::string /*path*/,
-                                       kube::DeleteOptions /*options*/) override {
-    co_return unsupported();
-  }
-  asio::awaitable<Result<kube::EvictionResult>> evict(std::string /*namespace_*/,
-                                                      std::string /*name*/,
-                                                      kube::EvictOptions /*options*/) override {
-    co_return unsupported();
-  }
-  asio::awaitable<Result<std::string>> list_raw(std::string /*path*/,
-                                                kube::ListOptions /*options*/) override {
-    co_return unsupported();
-  }
-  asio::awaitable<Result<std::unique_ptr<kube::WatchStream>>> watch(
-      std::string /*path*/, kube::WatchOptions /*options*/) override {
-    co_return unsupported();
-  }
-  void shutdown() override {}
-
-  // Another writer sets the holder (and bumps the version), as `kubectl patch` would.
-  void write_holder(const std::string& holder) {
-    json::object& spec = lease->as_object()["spec"].as_object();
-    spec["holderIdentity"] = holder;
-    lease->as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++version_);
-  }
-
-  [[nodiscard]] kube::Lease decoded() const {
-    auto decoded = kube::decode_lease(*lease);
-    EXPECT_TRUE(decoded) << decoded.error().describe();
-    return decoded ? *decoded : kube::Lease{};
-  }
-
-  static std::string lease_path() { return kube::object_path<kube::Lease>(kNamespace, kName); }
-
-  std::optional<json::value> lease;
-  bool fail_all = false;
-  std::function<void()> before_update;  // runs once, inside the next update
-  int gets = 0;
-  int updates = 0;
-
- private:
-  static Error unsupported() { return Error(ErrorCode::kInternal, "not supported by the fake"); }
-
-  kube::RestConfig config_;
-  int version_ = 0;
-};
-
 class LeaderElectorTest : public ::testing::Test {
  protected:
+  // The electors only read, create and update their Lease.
+  void TearDown() override {
+    for (const kube::testing::FakeRequest& request : server_.requests()) {
+      const bool expected =
+          request.verb == "create"
+              ? request.path == kube::collection_path<kube::Lease>(kNamespace)
+              : (request.verb == "get" || request.verb == "update") && request.path == lease_path();
+      EXPECT_TRUE(expected) << "unexpected " << request.verb << " " << request.path;
+    }
+  }
+
   LeaderElectionConfig config(std::string identity) {
     return LeaderElectionConfig{
         .lease_namespace = kNamespace,
@@ -152,8 +72,30 @@ class LeaderElectorTest : public ::testing::Test {
     return true;
   }
 
+  static std::string lease_path() { return kube::object_path<kube::Lease>(kNamespace, kName); }
+
+  // The Lease as the API server holds it now.
+  [[nodiscard]] kube::Lease decoded() const {
+    const std::optional<json::value> lease = server_.object(lease_path());
+    EXPECT_TRUE(lease.has_value()) << "no Lease at " << lease_path();
+    if (!lease) return kube::Lease{};
+    auto decoded = kube::decode_lease(*lease);
+    EXPECT_TRUE(decoded) << decoded.error().describe();
+    return decoded ? *decoded : kube::Lease{};
+  }
+
+  // Another writer sets the holder (and bumps the version), as `kubectl patch` would.
+  void write_holder(const std::string& holder) {
+    json::value lease = server_.object(lease_path()).value();
+    lease.as_object()["spec"].as_object()["holderIdentity"] = holder;
+    server_.put(std::move(lease));
+  }
+
+  [[nodiscard]] std::size_t gets() const { return server_.count("get", lease_path()); }
+  [[nodiscard]] std::size_t updates() const { return server_.count("update", lease_path()); }
+
   asio::io_context io_;
-  FakeLeaseServer server_;
+  kube::testing::FakeApiServer server_{io_.get_executor()};
   int started_ = 0;
   int stopped_ = 0;
   std::string leaders_;
@@ -167,7 +109,8 @@ TEST_F(LeaderElectorTest, CreatesTheMissingLeaseAndReleasesItOnStop) {
   EXPECT_EQ(started_, 1);
   EXPECT_EQ(leaders_, "me;");
   EXPECT_EQ(elector.leader(), "me");
-  kube::Lease lease = server_.decoded();
+  EXPECT_EQ(server_.count("create", kube::collection_path<kube::Lease>(kNamespace)), 1U);
+  kube::Lease lease = decoded();
   EXPECT_EQ(lease.holder_identity, "me");
   EXPECT_EQ(lease.lease_duration_seconds, 4);
   EXPECT_EQ(lease.lease_transitions, 0);
@@ -178,7 +121,7 @@ TEST_F(LeaderElectorTest, CreatesTheMissingLeaseAndReleasesItOnStop) {
   ASSERT_TRUE(run_until([&] { return done_; }));
   EXPECT_FALSE(elector.is_leader());
   EXPECT_EQ(stopped_, 1);
-  lease = server_.decoded();
+  lease = decoded();
   EXPECT_EQ(lease.holder_identity, "");
   EXPECT_EQ(lease.lease_duration_seconds, 1);
   EXPECT_EQ(lease.lease_transitions, 0);
@@ -191,17 +134,17 @@ TEST_F(LeaderElectorTest, LeavesALiveLeaseToItsHolder) {
   LeaderElectionConfig no_release = config("me");
   no_release.release_on_cancel = false;
   LeaderElector me(io_.get_executor(), server_, std::move(no_release));
-  const int gets_before = server_.gets;
+  const std::size_t gets_before = gets();
   bool me_done = false;
   asio::co_spawn(io_, me.run(), [&](const std::exception_ptr&) { me_done = true; });
-  ASSERT_TRUE(run_until([&] { return server_.gets > gets_before && me.leader() == "other"; }));
+  ASSERT_TRUE(run_until([&] { return gets() > gets_before && me.leader() == "other"; }));
   EXPECT_FALSE(me.is_leader());
-  EXPECT_EQ(server_.decoded().holder_identity, "other");
+  EXPECT_EQ(decoded().holder_identity, "other");
 
   me.stop();
   ASSERT_TRUE(run_until([&] { return me_done; }));
   EXPECT_FALSE(me.is_leader());
-  EXPECT_EQ(server_.decoded().holder_identity, "other");
+  EXPECT_EQ(decoded().holder_identity, "other");
   EXPECT_EQ(started_, 1);  // only `other`
   other.stop();
   ASSERT_TRUE(run_until([&] { return done_; }));
@@ -219,13 +162,12 @@ TEST_F(LeaderElectorTest, TwoCandidatesOfOneHostDoNotBothLead) {
   LeaderElectionConfig no_release = config(second_identity);
   no_release.release_on_cancel = false;
   LeaderElector second(io_.get_executor(), server_, std::move(no_release));
-  const int gets_before = server_.gets;
+  const std::size_t gets_before = gets();
   bool second_done = false;
   asio::co_spawn(io_, second.run(), [&](const std::exception_ptr&) { second_done = true; });
-  ASSERT_TRUE(
-      run_until([&] { return server_.gets > gets_before && second.leader() == first_identity; }));
+  ASSERT_TRUE(run_until([&] { return gets() > gets_before && second.leader() == first_identity; }));
   EXPECT_FALSE(second.is_leader());
-  EXPECT_EQ(server_.decoded().holder_identity, first_identity);
+  EXPECT_EQ(decoded().holder_identity, first_identity);
   EXPECT_EQ(started_, 1);  // only `first`
 
   second.stop();
@@ -250,19 +192,19 @@ TEST_F(LeaderElectorTest, LosesARaceWithAConcurrentWriter) {
   ASSERT_TRUE(run_until([&] { return first.is_leader(); }));
   first.stop();
   ASSERT_TRUE(run_until([&] { return done_; }));
-  ASSERT_EQ(server_.decoded().holder_identity, "");
+  ASSERT_EQ(decoded().holder_identity, "");
 
-  server_.before_update = [&] { server_.write_holder("winner"); };
+  server_.before_next("update", lease_path(), [&] { write_holder("winner"); });
   LeaderElector me(io_.get_executor(), server_, config("me"));
   bool me_done = false;
   asio::co_spawn(io_, me.run(), [&](const std::exception_ptr&) { me_done = true; });
-  const int updates_before = server_.updates;
-  ASSERT_TRUE(run_until([&] { return server_.updates > updates_before; }));
+  const std::size_t updates_before = updates();
+  ASSERT_TRUE(run_until([&] { return updates() > updates_before; }));
   EXPECT_FALSE(me.is_leader());
-  EXPECT_EQ(server_.decoded().holder_identity, "winner");
+  EXPECT_EQ(decoded().holder_identity, "winner");
   me.stop();
   ASSERT_TRUE(run_until([&] { return me_done; }));
-  EXPECT_EQ(server_.decoded().holder_identity, "winner");
+  EXPECT_EQ(decoded().holder_identity, "winner");
   EXPECT_EQ(started_, 1);  // only `first`
 }
 
@@ -270,16 +212,17 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailForTheRenewDeadline) {
   LeaderElector elector(io_.get_executor(), server_, config("me"));
   start(elector);
   ASSERT_TRUE(run_until([&] { return elector.is_leader(); }));
-  server_.fail_all = true;
+  server_.fail_next("*", "", Error(ErrorCode::kUnavailable, "connection refused"),
+                    kube::testing::FakeApiServer::kEveryCall);
   ASSERT_TRUE(run_until([&] { return done_; }));
   // Leadership ends no earlier than the renew deadline after the last successful renewal.
-  const std::optional<kube::Time> renewed = server_.decoded().renew_time;
+  const std::optional<kube::Time> renewed = decoded().renew_time;
   ASSERT_TRUE(renewed);
   EXPECT_GE(std::chrono::system_clock::now() - *renewed, 2s);
   EXPECT_FALSE(elector.is_leader());
   EXPECT_EQ(started_, 1);
   EXPECT_EQ(stopped_, 1);
-  EXPECT_EQ(server_.decoded().holder_identity, "me");  // not released: the server was gone
+  EXPECT_EQ(decoded().holder_identity, "me");  // not released: the server was gone
 }
 
 // A leader that was paused (SIGSTOP, a frozen VM) past its renew deadline wakes up still

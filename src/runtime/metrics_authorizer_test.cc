@@ -1,23 +1,24 @@
-// MetricsAuthorizer against a scripted API client and a FakeClock: how long answers are
+// MetricsAuthorizer against the in-memory API server (its TokenReview and SubjectAccessReview
+// answers computed by on_create hooks) and a FakeClock: how long answers are
 // trusted, that refused tokens cannot push out accepted ones, that one token under review is
 // reviewed once however many callers present it, and that reviews in flight and a saturated
 // client turn callers away at once. The real TokenReview and SubjectAccessReview are tested end
 // to end (test/e2e/metrics_test.cc).
 #include "runtime/metrics_authorizer.h"
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <boost/asio/redirect_error.hpp>
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include "base/testing/status_matchers.h"
 #include "http/testing/run.h"
-#include "kube/client/testing/unexpected_client.h"
+#include "kube/client/testing/fake_api_server.h"
 
 namespace nmo::runtime {
 namespace {
@@ -27,69 +28,46 @@ using std::chrono::seconds;
 using Verdict = AccessDecision::Verdict;
 
 constexpr const char* kTokenReviews = "/apis/authentication.k8s.io/v1/tokenreviews";
+constexpr const char* kAccessReviews = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
-// Answers TokenReviews from `users` (token -> username) and SubjectAccessReviews from
-// `allowed` (usernames). While held (hold(true)), every review waits.
-class FakeClient final : public kube::testing::UnexpectedClient {
- public:
-  explicit FakeClient(asio::io_context& io) : release_(io) { hold(false); }
-
-  asio::awaitable<Result<json::value>> create(std::string path, json::value object,
-                                              kube::WriteOptions /*options*/) override {
-    if (throttled) {
-      Error error(ErrorCode::kTooManyRequests, "client-side rate limit exceeded");
-      error.retry_after = seconds(1);
-      co_return error;
-    }
-    const bool token_review = path == kTokenReviews;
-    ++(token_review ? token_reviews : access_reviews);
-    ++waiting;
-    boost::system::error_code ignored;
-    co_await release_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    --waiting;
-    if (failing) co_return Error(ErrorCode::kUnavailable, "connection refused");
-    const json::object& spec = object.as_object().at("spec").as_object();
-    if (token_review) {
-      const auto user = users.find(std::string(spec.at("token").as_string()));
-      if (user == users.end()) {
-        co_return json::value{{"status", {{"authenticated", false}, {"error", "invalid token"}}}};
+class MetricsAuthorizerTest : public ::testing::Test {
+ protected:
+  // The API server answers TokenReviews from `users_` (token -> username) and
+  // SubjectAccessReviews from `allowed_` (usernames), as the real one answers from its
+  // authenticators and RBAC.
+  MetricsAuthorizerTest() {
+    server_.on_create(kTokenReviews, [this](const json::value& review) -> Result<json::value> {
+      const json::object& spec = review.at("spec").as_object();
+      const auto user = users_.find(std::string(spec.at("token").as_string()));
+      if (user == users_.end()) {
+        return json::value{{"status", {{"authenticated", false}, {"error", "invalid token"}}}};
       }
-      co_return json::value{
+      return json::value{
           {"status",
            {{"authenticated", true},
             {"user",
              {{"username", user->second}, {"groups", json::array{"system:authenticated"}}}}}}};
-    }
-    const bool allow = allowed.contains(std::string(spec.at("user").as_string()));
-    co_return json::value{{"status", {{"allowed", allow}, {"reason", allow ? "" : "no rule"}}}};
+    });
+    server_.on_create(kAccessReviews, [this](const json::value& review) -> Result<json::value> {
+      const json::object& spec = review.at("spec").as_object();
+      const bool allow = allowed_.contains(std::string(spec.at("user").as_string()));
+      return json::value{{"status", {{"allowed", allow}, {"reason", allow ? "" : "no rule"}}}};
+    });
   }
 
-  // While held, reviews wait; hold(false) lets the waiting ones and every later one through.
-  void hold(bool held) {
-    if (held) {
-      release_.expires_at(asio::steady_timer::time_point::max());
-    } else {
-      release_.expires_at(asio::steady_timer::time_point::min());
+  // The authorizer only creates reviews.
+  void TearDown() override {
+    for (const kube::testing::FakeRequest& request : server_.requests()) {
+      EXPECT_TRUE(request.verb == "create" &&
+                  (request.path == kTokenReviews || request.path == kAccessReviews))
+          << "unexpected " << request.verb << " " << request.path;
     }
   }
 
-  std::map<std::string, std::string> users;
-  std::set<std::string> allowed;
-  bool throttled = false;
-  bool failing = false;
-  int token_reviews = 0;
-  int access_reviews = 0;
-  int waiting = 0;
-
- private:
-  asio::steady_timer release_;
-};
-
-class MetricsAuthorizerTest : public ::testing::Test {
- protected:
-  MetricsAuthorizerTest() : client_(io_) {
-    client_.users = {{"scraper-token", "prometheus"}, {"stranger-token", "stranger"}};
-    client_.allowed = {"prometheus"};
+  // The reviews sent to the API server.
+  [[nodiscard]] std::size_t token_reviews() const { return server_.count("create", kTokenReviews); }
+  [[nodiscard]] std::size_t access_reviews() const {
+    return server_.count("create", kAccessReviews);
   }
 
   MetricsAuthorizer& authorizer(MetricsAuthorizerOptions options = {}) {
@@ -97,7 +75,7 @@ class MetricsAuthorizerTest : public ::testing::Test {
       reviews_.push_back(std::string(review) + " " + std::string(result));
     };
     options.on_shed = [this](std::string_view reason) { shed_.emplace_back(reason); };
-    authorizer_.emplace(client_, clock_, std::move(options));
+    authorizer_.emplace(server_, clock_, std::move(options));
     return *authorizer_;
   }
 
@@ -125,7 +103,10 @@ class MetricsAuthorizerTest : public ::testing::Test {
 
   asio::io_context io_;
   FakeClock clock_;
-  FakeClient client_;
+  kube::testing::FakeApiServer server_{io_.get_executor()};
+  std::map<std::string, std::string> users_{{"scraper-token", "prometheus"},
+                                            {"stranger-token", "stranger"}};
+  std::set<std::string> allowed_{"prometheus"};
   std::optional<MetricsAuthorizer> authorizer_;
   std::vector<std::string> reviews_;
   std::vector<std::string> shed_;
@@ -142,20 +123,20 @@ TEST_F(MetricsAuthorizerTest, TrustsATokenForAMinuteAndAnAllowedAccessForFiveMin
   clock_.advance(seconds(59));
   ASSERT_OK_AND_ASSIGN(const AccessDecision cached, ask("scraper-token"));
   EXPECT_EQ(cached.verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.token_reviews, 1);
-  EXPECT_EQ(client_.access_reviews, 1);
+  EXPECT_EQ(token_reviews(), 1U);
+  EXPECT_EQ(access_reviews(), 1U);
 
   clock_.advance(seconds(2));  // the token's review is stale, the access decision is not
   ASSERT_OK_AND_ASSIGN(const AccessDecision again, ask("scraper-token"));
   EXPECT_EQ(again.verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.token_reviews, 2);
-  EXPECT_EQ(client_.access_reviews, 1);
+  EXPECT_EQ(token_reviews(), 2U);
+  EXPECT_EQ(access_reviews(), 1U);
 
   clock_.advance(seconds(240));  // 301 s after the first access review
   ASSERT_OK_AND_ASSIGN(const AccessDecision later, ask("scraper-token"));
   EXPECT_EQ(later.verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.token_reviews, 3);
-  EXPECT_EQ(client_.access_reviews, 2);
+  EXPECT_EQ(token_reviews(), 3U);
+  EXPECT_EQ(access_reviews(), 2U);
 }
 
 TEST_F(MetricsAuthorizerTest, TrustsADenialForThirtySeconds) {
@@ -165,13 +146,13 @@ TEST_F(MetricsAuthorizerTest, TrustsADenialForThirtySeconds) {
   EXPECT_EQ(denied.reason, "user \"stranger\" may not get /metrics (no rule)");
   clock_.advance(seconds(29));
   EXPECT_EQ(ask("stranger-token")->verdict, Verdict::kForbidden);
-  EXPECT_EQ(client_.access_reviews, 1);
+  EXPECT_EQ(access_reviews(), 1U);
   // A binding made meanwhile counts once the denial is stale.
-  client_.allowed.insert("stranger");
+  allowed_.insert("stranger");
   clock_.advance(seconds(2));
   EXPECT_EQ(ask("stranger-token")->verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.access_reviews, 2);
-  EXPECT_EQ(client_.token_reviews, 1);
+  EXPECT_EQ(access_reviews(), 2U);
+  EXPECT_EQ(token_reviews(), 1U);
 }
 
 TEST_F(MetricsAuthorizerTest, RefusedTokensAreTrustedForAMinute) {
@@ -181,10 +162,10 @@ TEST_F(MetricsAuthorizerTest, RefusedTokensAreTrustedForAMinute) {
   EXPECT_EQ(refused.reason, "invalid token");
   clock_.advance(seconds(59));
   EXPECT_EQ(ask("made-up")->verdict, Verdict::kUnauthenticated);
-  EXPECT_EQ(client_.token_reviews, 1);
+  EXPECT_EQ(token_reviews(), 1U);
   clock_.advance(seconds(2));
   EXPECT_EQ(ask("made-up")->verdict, Verdict::kUnauthenticated);
-  EXPECT_EQ(client_.token_reviews, 2);
+  EXPECT_EQ(token_reviews(), 2U);
   EXPECT_EQ(reviews_, (std::vector<std::string>{"TokenReview unauthenticated",
                                                 "TokenReview unauthenticated"}));
 }
@@ -197,34 +178,34 @@ TEST_F(MetricsAuthorizerTest, RandomTokensCannotPushOutAnAcceptedOne) {
   for (int i = 0; i < 100; ++i) {
     EXPECT_EQ(ask("random-" + std::to_string(i))->verdict, Verdict::kUnauthenticated);
   }
-  EXPECT_EQ(client_.token_reviews, 101);
+  EXPECT_EQ(token_reviews(), 101U);
   // The scraper's token is still known ...
   EXPECT_EQ(ask("scraper-token")->verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.token_reviews, 101);
+  EXPECT_EQ(token_reviews(), 101U);
   // ... the last refused ones are remembered, the earlier ones forgotten (bounded).
   EXPECT_EQ(ask("random-99")->verdict, Verdict::kUnauthenticated);
-  EXPECT_EQ(client_.token_reviews, 101);
+  EXPECT_EQ(token_reviews(), 101U);
   EXPECT_EQ(ask("random-0")->verdict, Verdict::kUnauthenticated);
-  EXPECT_EQ(client_.token_reviews, 102);
+  EXPECT_EQ(token_reviews(), 102U);
 }
 
 TEST_F(MetricsAuthorizerTest, CallersWithOneTokenShareOneReview) {
   authorizer();
-  client_.hold(true);
+  server_.hold("create", "");
   std::vector<std::shared_ptr<std::optional<Result<AccessDecision>>>> answers;
   for (int i = 0; i < 50; ++i) answers.push_back(start("scraper-token"));
   run_ready();
-  EXPECT_EQ(client_.waiting, 1);
-  EXPECT_EQ(client_.token_reviews, 1);
-  client_.hold(false);
+  EXPECT_EQ(server_.waiting(), 1U);
+  EXPECT_EQ(token_reviews(), 1U);
+  server_.release();
   run_ready();
   for (const auto& answer : answers) {
     ASSERT_TRUE(answer->has_value());
     ASSERT_TRUE(answer->value().has_value()) << answer->value().error().describe();
     EXPECT_EQ(answer->value()->verdict, Verdict::kAllowed);
   }
-  EXPECT_EQ(client_.token_reviews, 1);
-  EXPECT_EQ(client_.access_reviews, 1);
+  EXPECT_EQ(token_reviews(), 1U);
+  EXPECT_EQ(access_reviews(), 1U);
   EXPECT_TRUE(shed_.empty());
 }
 
@@ -232,11 +213,11 @@ TEST_F(MetricsAuthorizerTest, ReviewsInFlightAreBoundedAndTheRestTurnedAwayAtOnc
   MetricsAuthorizerOptions options;
   options.max_in_flight = 3;
   authorizer(options);
-  client_.hold(true);
+  server_.hold("create", "");
   std::vector<std::shared_ptr<std::optional<Result<AccessDecision>>>> answers;
   for (int i = 0; i < 5; ++i) answers.push_back(start("random-" + std::to_string(i)));
   run_ready();
-  EXPECT_EQ(client_.waiting, 3);
+  EXPECT_EQ(server_.waiting(), 3U);
   // The two beyond the bound are answered while the three reviews still wait.
   int busy = 0;
   for (const auto& answer : answers) {
@@ -248,35 +229,40 @@ TEST_F(MetricsAuthorizerTest, ReviewsInFlightAreBoundedAndTheRestTurnedAwayAtOnc
   }
   EXPECT_EQ(busy, 2);
   EXPECT_EQ(shed_, (std::vector<std::string>{"in_flight", "in_flight"}));
-  client_.hold(false);
+  server_.release();
   run_ready();
-  EXPECT_EQ(client_.token_reviews, 3);
+  EXPECT_EQ(token_reviews(), 3U);
   // Once they are answered, new callers are served again.
   EXPECT_EQ(ask("scraper-token")->verdict, Verdict::kAllowed);
 }
 
 TEST_F(MetricsAuthorizerTest, ASaturatedClientTurnsCallersAwayAndNothingIsCached) {
   authorizer();
-  client_.throttled = true;
+  // The client's own rate limit refuses the review at once: kTooManyRequests, no HTTP status.
+  Error throttled(ErrorCode::kTooManyRequests, "client-side rate limit exceeded");
+  throttled.retry_after = seconds(1);
+  server_.fail_next("create", "", throttled, kube::testing::FakeApiServer::kEveryCall);
   ASSERT_OK_AND_ASSIGN(const AccessDecision busy, ask("scraper-token"));
   EXPECT_EQ(busy.verdict, Verdict::kBusy);
   EXPECT_EQ(shed_, (std::vector<std::string>{"rate_limit"}));
   EXPECT_TRUE(reviews_.empty()) << "a throttled review was never sent";
-  client_.throttled = false;
+  EXPECT_EQ(token_reviews(), 1U);  // the one refused attempt
+  server_.clear_faults();
   EXPECT_EQ(ask("scraper-token")->verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.token_reviews, 1);
+  EXPECT_EQ(token_reviews(), 2U);  // the refusal was not cached
 }
 
 TEST_F(MetricsAuthorizerTest, AnUnreachableApiServerIsAnErrorAndNothingIsCached) {
   authorizer();
-  client_.failing = true;
+  server_.fail_next("create", "", Error(ErrorCode::kUnavailable, "connection refused"),
+                    kube::testing::FakeApiServer::kEveryCall);
   const Result<AccessDecision> failed = ask("scraper-token");
   ASSERT_FALSE(failed.has_value());
   EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(reviews_, (std::vector<std::string>{"TokenReview error"}));
-  client_.failing = false;
+  server_.clear_faults();
   EXPECT_EQ(ask("scraper-token")->verdict, Verdict::kAllowed);
-  EXPECT_EQ(client_.token_reviews, 2);
+  EXPECT_EQ(token_reviews(), 2U);
 }
 
 TEST_F(MetricsAuthorizerTest, NoBearerTokenIsRefusedWithoutAReview) {
@@ -286,7 +272,7 @@ TEST_F(MetricsAuthorizerTest, NoBearerTokenIsRefusedWithoutAReview) {
   ASSERT_TRUE(none.has_value());
   EXPECT_EQ(none->verdict, Verdict::kUnauthenticated);
   EXPECT_EQ(none->reason, "no bearer token");
-  EXPECT_EQ(client_.token_reviews, 0);
+  EXPECT_EQ(token_reviews(), 0U);
 }
 
 }  // namespace

@@ -5,17 +5,20 @@ nmo_cc_library(
   NAME runtime_reflector
   HDRS
     ${CMAKE_CURRENT_SOURCE_DIR}/cache.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/own_writes.h
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.h
     ${CMAKE_CURRENT_SOURCE_DIR}/runnable.h
     ${CMAKE_CURRENT_SOURCE_DIR}/store.h
-    ${CMAKE_CURRENT_SOURCE_DIR}/watch_set.h
   SRCS
     ${CMAKE_CURRENT_SOURCE_DIR}/cache.cc
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.cc
-    ${CMAKE_CURRENT_SOURCE_DIR}/watch_set.cc
   DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client
 )
+nmo_cc_test(NAME runtime_cache_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/cache_test.cc
+            DEPS nmo::runtime_reflector nmo::kube_client_testing nmo::http_testing COROUTINES)
+nmo_cc_test(NAME runtime_own_writes_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/own_writes_test.cc
+            DEPS nmo::runtime_reflector)
 nmo_cc_test(NAME runtime_store_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/store_test.cc
             DEPS nmo::runtime_reflector nmo::base_testing)
 nmo_cc_test(NAME runtime_reflector_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/reflector_test.cc
-            DEPS nmo::runtime_reflector nmo::base_testing)
+            DEPS nmo::runtime_reflector nmo::base_testing nmo::kube_client_testing)

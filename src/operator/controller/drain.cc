@@ -255,10 +255,11 @@ asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_ui
   if (answer && (answer->outcome == kube::EvictionOutcome::kBlockedByPdb ||
                  answer->outcome == kube::EvictionOutcome::kMultiplePdbs)) {
     // The budgets only shape the message; without them the API's text still says enough.
-    kube::ListOptions list_options;
-    auto pdbs =
-        co_await client_.list_all<kube::PodDisruptionBudget>(pod.meta.namespace_, list_options);
-    if (pdbs) covering = covering_pdbs(pod, pdbs->items);
+    std::vector<kube::PodDisruptionBudget> in_namespace;
+    for (const auto& budget : budgets_->by_index(kNamespaceIndex, pod.meta.namespace_)) {
+      in_namespace.push_back(*budget);
+    }
+    covering = covering_pdbs(pod, in_namespace);
   }
   if (!*alive) co_return;
   auto found = maintenances_state_.find(cr_name);

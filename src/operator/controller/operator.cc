@@ -122,7 +122,14 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
       kube::ListOptions{.label_selector = std::string(kSlotLabel)});
   slots_ = slots.store();
   slots.on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
-  informers_ = {&maintenances, &nodes, &node_leases, &slots};
+  auto& budgets =
+      cache_.informer<kube::PodDisruptionBudget>(std::string(kPodDisruptionBudgetCache));
+  budgets_ = budgets.store();
+  runtime::Cache::add_index(budgets, std::string(kNamespaceIndex),
+                            [](const kube::PodDisruptionBudget& budget) {
+                              return std::vector<std::string>{budget.meta.namespace_};
+                            });
+  informers_ = {&maintenances, &nodes, &node_leases, &slots, &budgets};
 
   etcd_pods_ = std::make_shared<runtime::Store<kube::Pod>>();
   if (options_.etcd_quorum_check) {

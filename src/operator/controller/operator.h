@@ -8,7 +8,8 @@
 //   - the Leases of the lease namespace (medik8s node leases) and of the operator namespace
 //     (budget slots);
 //   - for the etcd quorum gate: the etcd mirror pods of kube-system and the control-plane nodes.
-// PodDisruptionBudgets and DaemonSets are read on demand, only for pods that need them.
+//   - every PodDisruptionBudget (which cover a refused pod, for its message).
+// DaemonSets are read on demand, only for pods that need them.
 //
 // Every change is turned into the name of the NodeMaintenance it concerns and queued; reconcile
 // workers (runtime::Controller) handle one NodeMaintenance at a time each, never blocking on

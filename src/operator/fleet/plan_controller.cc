@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,6 +30,7 @@
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/finalizer.h"
+#include "runtime/own_writes.h"
 #include "runtime/reflector.h"
 #include "runtime/store.h"
 
@@ -65,6 +67,9 @@ bool owner_referenced(const kube::ObjectMeta& meta, const std::string& uid) {
   return std::any_of(meta.owner_references.begin(), meta.owner_references.end(),
                      [&](const kube::OwnerReference& owner) { return owner.uid == uid; });
 }
+
+// The index of the Warning Event cache: by involvedObject.name.
+constexpr std::string_view kInvolvedIndex = "involved";
 
 // The plan names the node: in spec.nodes, or as an entry of its status.
 bool names_node(const MaintenancePlan& plan, std::string_view node) {
@@ -140,6 +145,29 @@ class PlanControllerImpl {
         for (const PlanNodeStatus& entry : plan.status.nodes) {
           if (gate_phase(entry.phase) &&
               std::find(entry.budgets.begin(), entry.budgets.end(), key) != entry.budgets.end()) {
+            enqueue(plan.meta.name);
+            return;
+          }
+        }
+      });
+    });
+    auto& warnings = cache_.informer<kube::Event>(
+        "the cache of the operator's Warning Events",
+        std::string(runtime::kClusterScopedEventNamespace),
+        kube::ListOptions{.field_selector =
+                              "source=" + std::string(kEventComponent) + ",type=Warning"});
+    warnings_ = warnings.store();
+    runtime::Cache::add_index(warnings, std::string(kInvolvedIndex), [](const kube::Event& event) {
+      return std::vector<std::string>{event.involved.name};
+    });
+    warnings_synced_ = [&warnings] { return warnings.synced(); };
+    warnings.on_change([this](const kube::Event*, const kube::Event* now) {
+      // A new Warning about a node in its health gate (or its maintenance) holds the gate.
+      if (now == nullptr) return;
+      for_each_plan([&](const MaintenancePlan& plan) {
+        for (const PlanNodeStatus& entry : plan.status.nodes) {
+          if (gate_phase(entry.phase) &&
+              (entry.name == now->involved.name || entry.maintenance == now->involved.name)) {
             enqueue(plan.meta.name);
             return;
           }
@@ -238,7 +266,7 @@ class PlanControllerImpl {
   asio::awaitable<Result<void>> drop_owner_references(const MaintenancePlan& plan,
                                                       const std::vector<std::string>& names);
   asio::awaitable<Result<void>> read_vms(const MaintenancePlan& plan, World& world);
-  asio::awaitable<Result<void>> read_warnings(const MaintenancePlan& plan, World& world);
+  void read_warnings(const MaintenancePlan& plan, World& world);
   void read_leases(const MaintenancePlan& plan, World& world) const;
   // Runs `visit` on every plan in the cache (none before its API is served).
   template <typename Visit>
@@ -270,19 +298,27 @@ class PlanControllerImpl {
   std::shared_ptr<runtime::Store<kube::Node>> nodes_;
   std::shared_ptr<runtime::Store<kube::Lease>> leases_;
   std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> budgets_;
+  // The operator's own Warning Events about cluster-scoped objects, by involvedObject.name; not
+  // waited for (a Role without `watch` on events only costs the health gate this input).
+  std::shared_ptr<runtime::Store<kube::Event>> warnings_;
+  std::function<bool()> warnings_synced_;
   std::vector<const runtime::internal::ReflectorLoop*> informers_;
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
   asio::steady_timer timer_;
   asio::steady_timer run_ended_;
-  // The plans as this controller last wrote them, by name, with the resourceVersion each write
-  // replaced: until the watch delivers the write, the store still shows that older version, and
-  // deciding from it would repeat the last decision's Events (and its finalizer removal).
-  std::map<std::string, std::pair<std::string, MaintenancePlan>, std::less<>> written_;
+  // Read-your-own-writes: the plans as this controller last wrote them (until the watch
+  // delivers a write, deciding from the older cached plan would repeat the last decision's
+  // Events and its finalizer removal), and the NodeMaintenances it created (until the watch
+  // delivers one, it would look deleted by someone else).
+  runtime::OwnWrites<MaintenancePlan> own_plans_;
+  runtime::OwnWrites<NodeMaintenance> own_maintenances_;
+  // The resourceVersion the last status write of carry_out() returned; "" when it wrote none.
+  std::string written_version_;
   // The nodes of the plan in reconcile (one worker), as read_world() found them in the cache, by
   // name: what MaintenancePlanned is converged from without another read.
   std::map<std::string, std::shared_ptr<const kube::Node>, std::less<>> plan_nodes_;
-  bool said_events_forbidden_ = false;
+  bool said_events_unsynced_ = false;
   bool said_node_status_forbidden_ = false;
   bool stopping_ = false;
   bool running_ = false;
@@ -328,7 +364,7 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
     world.nodes.push_back(facts_of(*node));
   }
   std::vector<std::string> referenced;
-  for (const auto& maintenance : maintenances_->list()) {
+  for (const auto& maintenance : own_maintenances_.fresher(maintenances_->list())) {
     MaintenanceFacts facts;
     facts.name = maintenance->meta.name;
     facts.node = maintenance->spec.node_name;
@@ -364,10 +400,7 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
   if (!vms.has_value()) {
     co_return vms.error();
   }
-  auto warnings = co_await read_warnings(plan, world);
-  if (!warnings.has_value()) {
-    co_return warnings.error();
-  }
+  read_warnings(plan, world);
   read_leases(plan, world);
   co_return world;
 }
@@ -417,8 +450,23 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_vms(const MaintenancePlan
   co_return Result<void>{};
 }
 
-asio::awaitable<Result<void>> PlanControllerImpl::read_warnings(const MaintenancePlan& plan,
-                                                                World& world) {
+void PlanControllerImpl::read_warnings(const MaintenancePlan& plan, World& world) {
+  const bool gating = std::any_of(plan.status.nodes.begin(), plan.status.nodes.end(),
+                                  [](const auto& entry) { return gate_phase(entry.phase); });
+  if (!gating) {
+    return;
+  }
+  if (!warnings_synced_()) {
+    // An install from before this check (no `list`/`watch` on events in its Role), or a cache
+    // still listing: the gate goes without it rather than stopping the plan.
+    if (!said_events_unsynced_) {
+      logger_.warn(
+          "the cache of the operator's Warning Events has not synced; the health gate does not "
+          "look at them until it has (apply deploy/rbac/event_role.yaml)");
+      said_events_unsynced_ = true;
+    }
+    return;
+  }
   for (const PlanNodeStatus& entry : plan.status.nodes) {
     if (!gate_phase(entry.phase)) {
       continue;
@@ -429,37 +477,15 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_warnings(const Maintenanc
       if (about.empty()) {
         continue;
       }
-      kube::ListOptions options;
-      options.field_selector = "involvedObject.name=" + about + ",type=Warning";
-      std::string events_namespace(runtime::kClusterScopedEventNamespace);
-      auto events = co_await client_.list_all<kube::Event>(events_namespace, options);
-      if (!events.has_value() && events.error().code == ErrorCode::kForbidden) {
-        // An install from before this check (no `list` on events in its Role): the gate goes
-        // without it rather than stopping the plan.
-        if (!said_events_forbidden_) {
-          logger_.warn(
-              "cannot list Events; the health gate does not look at the operator's "
-              "Warnings (apply deploy/rbac/event_role.yaml)",
-              {{"error", events.error().message}});
-          said_events_forbidden_ = true;
-        }
-        co_return Result<void>{};
-      }
-      if (!events.has_value()) {
-        co_return events.error();
-      }
-      for (kube::Event& event : events->items) {
-        const bool ours = event.component == kEventComponent;
-        const bool about_it = (event.involved.kind == "Node" && about == entry.name) ||
-                              (event.involved.kind == kKind && about == entry.maintenance);
-        if (ours && about_it && event.last_seen.has_value()) {
-          world.warnings.push_back(
-              {entry.name, std::move(event.reason), std::move(event.message), *event.last_seen});
+      for (const auto& event : warnings_->by_index(kInvolvedIndex, about)) {
+        const bool about_it = (event->involved.kind == "Node" && about == entry.name) ||
+                              (event->involved.kind == kKind && about == entry.maintenance);
+        if (about_it && event->last_seen.has_value()) {
+          world.warnings.push_back({entry.name, event->reason, event->message, *event->last_seen});
         }
       }
     }
   }
-  co_return Result<void>{};
 }
 
 void PlanControllerImpl::read_leases(const MaintenancePlan& plan, World& world) const {
@@ -545,6 +571,9 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
     const kube::WriteOptions write;
     auto created = co_await client_.create(path, std::move(manifest), write);
     if (created.has_value()) {
+      if (auto decoded = decode_node_maintenance(*created); decoded.has_value()) {
+        own_maintenances_.wrote(std::move(*decoded), "");
+      }
       continue;
     }
     std::string reason = "NodeNotStarted";
@@ -659,6 +688,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     if (!removed.has_value() && removed.error().code != ErrorCode::kNotFound) {
       co_return removed.error();
     }
+    own_maintenances_.forget(name);
   }
   for (const HoldNode& hold : decision.hold) {
     json::object held_by{{"annotations", json::object{{kHoldAnnotation, hold.message}}}};
@@ -691,6 +721,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     if (!written.has_value()) {
       co_return written.error();
     }
+    written_version_ = kube::resource_version_of(*written);
   }
   for (PlanEvent& event : decision.events) {
     recorder_.record(plan_ref(plan), {.type = event.warning ? runtime::EventType::kWarning
@@ -710,19 +741,13 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
 }
 
 asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(std::string name) {
-  const auto snapshot = plans_->get(name);
-  if (snapshot == nullptr) {
-    written_.erase(name);
+  const auto cached = plans_->get(name);
+  if (cached == nullptr) {
+    own_plans_.forget(name);
     co_return runtime::ReconcileAction::done();
   }
+  const auto snapshot = own_plans_.fresher(name, cached);
   MaintenancePlan plan = *snapshot;
-  if (const auto mine = written_.find(name); mine != written_.end()) {
-    if (mine->second.first == plan.meta.resource_version) {
-      plan = mine->second.second;  // the store has not seen our last write yet
-    } else {
-      written_.erase(mine);
-    }
-  }
   const std::string path = kube::object_path<MaintenancePlan>("", plan.meta.name);
   if (!plan.meta.deletion_timestamp.has_value() &&
       !runtime::has_finalizer(plan.meta, kPlanFinalizer)) {
@@ -749,16 +774,21 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
   if (!planned.has_value()) {
     co_return planned.error();
   }
+  written_version_.clear();
   auto done = co_await carry_out(plan, decision);
   if (!done.has_value()) {
     co_return done.error();
   }
-  MaintenancePlan after = plan;
-  after.status = decision.status;
-  if (decision.remove_finalizer) {
-    std::erase(after.meta.finalizers, std::string(kPlanFinalizer));
+  if (!written_version_.empty() || decision.remove_finalizer) {
+    MaintenancePlan after = plan;
+    after.status = decision.status;
+    // After a finalizer removal the version is unknown (the plan goes); "" links no later write.
+    after.meta.resource_version = decision.remove_finalizer ? std::string() : written_version_;
+    if (decision.remove_finalizer) {
+      std::erase(after.meta.finalizers, std::string(kPlanFinalizer));
+    }
+    own_plans_.wrote(std::move(after), plan.meta.resource_version);
   }
-  written_[name] = {snapshot->meta.resource_version, std::move(after)};
   if (decision.remove_finalizer) {
     co_return runtime::ReconcileAction::done();
   }

@@ -70,10 +70,13 @@ inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot"
 inline constexpr std::string_view kNodeIndex = "node";
 inline constexpr std::string_view kLeaseIndex = "lease";
 inline constexpr std::string_view kControlPlaneIndex = "control-plane";
+// The index of the PodDisruptionBudget cache: by namespace.
+inline constexpr std::string_view kNamespaceIndex = "namespace";
 // How this controller's informers are named in errors ("... did not sync").
 inline constexpr std::string_view kMaintenanceCache =
     "the NodeMaintenance cache (is the CRD installed?)";
 inline constexpr std::string_view kNodeCache = "the node cache";
+inline constexpr std::string_view kPodDisruptionBudgetCache = "the PodDisruptionBudget cache";
 // KubeVirt's API, and how long its being served (and its default eviction strategy) is trusted
 // before the next drain step that meets a VM asks again; "not served" is asked again every time.
 inline constexpr std::string_view kKubeVirtApiRoot = "/apis/kubevirt.io/v1";
@@ -299,6 +302,8 @@ class OperatorImpl {
   std::shared_ptr<runtime::Store<kube::Lease>> node_leases_;
   std::shared_ptr<runtime::Store<kube::Lease>> slots_;
   std::shared_ptr<runtime::Store<kube::Pod>> etcd_pods_;
+  // Every PodDisruptionBudget: which cover a refused pod (the Events' and status's messages).
+  std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> budgets_;
   // OpenShift only (config.openshift.io served): the PDBs and pods of openshift-etcd.
   std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> guard_pdbs_;
   std::shared_ptr<runtime::Store<kube::Pod>> guard_pods_;
