@@ -1,20 +1,24 @@
-// node-maintenance-operator: the manager binary's wiring. Takes the flags (flags.h), finds the
-// API server like controller-runtime, starts the servers (servers.h: a port that cannot be bound
-// or a missing certificate fails at once), and hands them and the NodeMaintenance controller to a
-// runtime::Manager: the webhook, /metrics (HTTPS with TokenReview/SubjectAccessReview by
-// default, like controller-runtime's secure metrics; plain HTTP with --metrics-secure=false)
-// and the /healthz and /readyz probes (plain HTTP) on every replica, the controller on the
-// leader (behind leader election when asked to). SIGTERM and SIGINT stop it cleanly: the
-// reconcile workers finish, queued Events are written, the leader Lease is released, and then
-// the webhook finishes its requests in flight.
+// node-maintenance-operator: the manager binary's wiring, flags → configuration → run. Takes the
+// flags (flags.h), finds the API server like controller-runtime, and hands everything to a
+// runtime::Manager, which owns it: the client lanes, the shared informer cache, the servers
+// (servers.h: a port that cannot be bound or a missing certificate fails at once) — the webhook,
+// /metrics (HTTPS with TokenReview/SubjectAccessReview by default, like controller-runtime's
+// secure metrics; plain HTTP with --metrics-secure=false) and the /healthz and /readyz probes
+// (plain HTTP) on every replica — and the NodeMaintenance controller and the MaintenancePlan
+// controller (once its API is served) on the leader, behind leader election when asked to.
+// SIGTERM and SIGINT stop it cleanly: the reconcile workers finish, queued Events are written,
+// the leader Lease is released, and then the webhook finishes its requests in flight.
 //
-// Exit status: 0 after a clean stop, 1 when leadership was lost, the controller could not start
-// or a port could not be bound, 2 for a bad flag or configuration, such as a webhook certificate
-// directory without tls.crt/tls.key (the message names it).
+// Exit status (one mapping, exit_status()): 0 after a clean stop, 1 when leadership was lost,
+// the controller could not start or a port could not be bound, 2 for a bad flag or
+// configuration, such as a webhook certificate directory without tls.crt/tls.key (the message
+// names it).
 //
 // Threading: one io_context thread runs everything (see docs/architecture.md).
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,7 +92,200 @@ kube::ClientOptions metrics_authorization_client_options() {
   return options;
 }
 
-int run(int argc, char** argv) {
+// Counts each request to the API server (rest_client_requests_total).
+using Observer = std::function<void(std::string_view method, std::string_view code)>;
+
+// The one mapping from a failure to set the process up to its exit status: a port that cannot be
+// bound (or another passing condition of the host) is kExitFailure, as a failure at run time;
+// everything else is a bad flag or configuration, kExitUsage.
+int exit_status(const Error& error) {
+  return error.code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
+}
+
+// Adds `failure` to what went wrong with `what`, and how to get past it.
+Error failed(std::string_view what, const Error& failure, std::string_view hint) {
+  return Error(failure.code,
+               std::string(what) + ": " + failure.message + " (" + std::string(hint) + ")");
+}
+
+// The process's pieces that outlive the Manager's run() but are not runnables: what the
+// metrics read and what the webhook's handler calls.
+struct Parts {
+  runtime::ManagerMetrics metrics;
+  std::shared_ptr<op::NodeMaintenanceMetrics> operator_metrics =
+      std::make_shared<op::NodeMaintenanceMetrics>(metrics);
+  op::MaintenancePlanMetrics plan_metrics{metrics};
+  std::optional<Webhook> webhook;
+  std::optional<std::uint16_t> webhook_port;  // while the webhook serves
+  std::unique_ptr<runtime::MetricsAuthorizer> authorizer;
+};
+
+// The servers every replica runs (the webhook, /metrics, the probes), started now so that a port
+// that cannot be bound or a missing certificate fails before anything runs, and handed to the
+// Manager; stopped in reverse: the webhook (its reviews in flight finish), metrics, probes.
+Result<void> add_servers(asio::io_context& io, const kube::RestConfig& rest, const Flags& flags,
+                         const log::Logger& logger, const Observer& observe,
+                         runtime::Manager& manager, Parts& parts) {
+  NMO_TRY_ASSIGN(const auto metrics_address,
+                 runtime::parse_bind_address(flags.metrics_bind_address));
+  NMO_TRY_ASSIGN(const auto probe_address,
+                 runtime::parse_bind_address(flags.health_probe_bind_address));
+  if (probe_address) {
+    auto probes = start_probes(io, *probe_address, manager);
+    if (!probes) {
+      return failed("the health probe server could not start", probes.error(),
+                    "choose another --health-probe-bind-address, or 0 to disable it");
+    }
+    runtime::export_connection_stats(parts.metrics, "health-probes", (*probes)->connection_stats());
+    manager.add_server("probes", std::move(probes).value(), kEndpointStopGrace);
+  }
+  if (metrics_address) {
+    if (flags.metrics_secure) {
+      kube::ClientOptions options = metrics_authorization_client_options();
+      options.on_attempt = observe;
+      NMO_TRY_ASSIGN(auto client, kube::Client::create(io.get_executor(), rest, options));
+      runtime::MetricsAuthorizerOptions authorizer_options;
+      authorizer_options.on_review = [&metrics = parts.metrics](std::string_view review,
+                                                                std::string_view result) {
+        metrics.observe_authorization_review(review, result);
+      };
+      authorizer_options.on_shed = [&metrics = parts.metrics](std::string_view reason) {
+        metrics.observe_authorization_shed(reason);
+      };
+      parts.authorizer = std::make_unique<runtime::MetricsAuthorizer>(
+          manager.own_client(std::move(client)), system_clock(), std::move(authorizer_options));
+    }
+    auto server = start_metrics(io, *metrics_address, flags, parts.metrics, parts.authorizer.get());
+    if (!server) {
+      return failed("the metrics server could not start", server.error(),
+                    "choose another --metrics-bind-address, or 0 to disable it");
+    }
+    runtime::export_connection_stats(parts.metrics, "metrics", (*server)->connection_stats());
+    manager.add_server("metrics", std::move(server).value(), kEndpointStopGrace);
+  }
+  if (flags.webhook_port == 0) {
+    logger.info("the admission webhook is disabled (--webhook-port=0)");
+    return Result<void>();
+  }
+  auto webhook = start_webhook(io, rest, manager.cache(), flags, observe);
+  if (!webhook) {
+    return failed("the admission webhook could not start", webhook.error(),
+                  webhook.error().code == ErrorCode::kInvalid
+                      ? "put the serving certificate in " + flags.webhook_cert_dir + " (" +
+                            flags.webhook_cert_file + ", " + flags.webhook_key_file +
+                            "), or pass --webhook-port=0 to run without the webhook"
+                      : "choose another --webhook-port or --webhook-bind-address");
+  }
+  parts.webhook.emplace(std::move(webhook).value());
+  parts.webhook_port = parts.webhook->server->port();
+  runtime::export_connection_stats(parts.metrics, "webhook",
+                                   parts.webhook->server->connection_stats());
+  manager.own_client(std::move(parts.webhook->client));
+  // Before the server, so it stops after the reviews in flight have finished.
+  manager.add("webhook-lookup", std::make_unique<runtime::RunnableRef>(*parts.webhook->lookup),
+              runtime::RunsOn::kEveryReplica);
+  manager.add_server("webhook", std::move(parts.webhook->server), kWebhookStopGrace);
+  return Result<void>();
+}
+
+// Everything the process runs, on `manager`: the cache, the servers, the NodeMaintenance
+// controller and the plan controller (once its API is served); then runs it.
+Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& logger) {
+  asio::io_context io;
+  Parts parts;
+  flags.options.metrics = parts.operator_metrics;
+  std::string api_host = rest.server;
+  if (const auto scheme = api_host.find("://"); scheme != std::string::npos) {
+    api_host = api_host.substr(scheme + 3);
+  }
+  const Observer observe = [&metrics = parts.metrics, api_host](std::string_view method,
+                                                                std::string_view code) {
+    metrics.observe_request(api_host, method, code);
+  };
+  // The client lanes (docs/design.md §6): the controllers', the Events' (a burst of Events never
+  // holds back an eviction or a status write, as controller-runtime's broadcaster does), leader
+  // election's (a renewal never queues behind anything).
+  kube::ClientOptions controller_options;
+  controller_options.qps = flags.qps;
+  controller_options.burst = flags.burst;
+  controller_options.on_attempt = observe;
+  NMO_TRY_ASSIGN(auto controller_client,
+                 kube::Client::create(io.get_executor(), rest, controller_options));
+  NMO_TRY_ASSIGN(auto events_client,
+                 kube::Client::create(io.get_executor(), rest, controller_options));
+  kube::ClientOptions election_options = leader_election_client_options();
+  election_options.on_attempt = observe;
+  NMO_TRY_ASSIGN(auto election_client,
+                 kube::Client::create(io.get_executor(), rest, election_options));
+
+  runtime::ManagerOptions manager_options;
+  if (flags.leader_elect) {
+    manager_options.leader_election =
+        runtime::LeaderElectionConfig{.lease_namespace = flags.options.namespace_,
+                                      .lease_name = kLeaderElectionId,
+                                      .identity = runtime::unique_identity(flags.options.identity)};
+  }
+  manager_options.on_leading_changed = [&metrics = parts.metrics](bool leading) {
+    metrics.set_leader(kLeaderElectionId, leading);
+  };
+  runtime::Manager manager(io.get_executor(), *election_client, std::move(manager_options));
+  manager.own_client(std::move(election_client));
+  kube::Client& client = manager.own_client(std::move(controller_client));
+  flags.options.events_client = &manager.own_client(std::move(events_client));
+  // One cache under every controller (runtime/cache.h), on every replica.
+  runtime::Cache& cache = manager.add_cache(client);
+  NMO_TRY(add_servers(io, rest, flags, logger, observe, manager, parts));
+
+  // With leader election, every eviction first checks the lease: a leader paused past it must
+  // not send the evictions it had queued.
+  if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
+  auto controller = std::make_unique<op::Operator>(io.get_executor(), client, cache, flags.options);
+  const op::Operator& running = *controller;
+  parts.operator_metrics->track([&running] { return running.maintenances(); },
+                                [&running] { return running.active_workers(); });
+  add_checks(manager, flags, running, parts.webhook_port);
+  manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
+  // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
+  auto plans = std::make_unique<op::fleet::PlanController>(
+      io.get_executor(), client, cache,
+      op::fleet::PlanControllerOptions{
+          .lease_namespace = flags.options.lease_namespace,
+          .poll = std::chrono::seconds(flags.plan_poll_seconds),
+          .identity = flags.options.identity,
+          .events_client = flags.options.events_client,
+          .node_lifecycle_conditions = flags.options.node_lifecycle_conditions});
+  const op::fleet::PlanController& running_plans = *plans;
+  parts.plan_metrics.track([&running_plans] { return running_plans.plans(); });
+  manager.add_when_served("plans", client, kube::collection_path<op::MaintenancePlan>(""),
+                          "the MaintenancePlan API",
+                          "install deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml",
+                          std::move(plans), runtime::RunsOn::kLeader);
+
+  // Courtesies on every replica, whose failure costs only a log line: the API server's version
+  // and what it lacks, and the budget for admins and `kubectl maintenance plan`
+  // (operator/budget/published_budget.h).
+  asio::co_spawn(io, log_server_support(client, logger), asio::detached);
+  asio::co_spawn(
+      io,
+      [&client, &flags, &logger]() -> asio::awaitable<void> {
+        const std::string namespace_ = flags.options.namespace_;
+        auto published = co_await op::publish_budget(client, namespace_,
+                                                     flags.options.max_parallel_maintenances);
+        if (!published) {
+          logger.warn("could not publish the budget", {{"error", published.error().describe()}});
+        }
+      },
+      asio::detached);
+  int status = kExitFailure;
+  asio::co_spawn(io, manager.run(), [&](std::exception_ptr error, int result) {
+    status = error ? kExitFailure : result;
+  });
+  io.run();
+  return status;
+}
+
+// flags → configuration → run, and the exit status.
+int run_main(int argc, char** argv) {
   Flags flags;
   if (const std::optional<int> stop = parse_flags(argc, argv, flags)) return *stop;
   auto rest = kube::load_rest_config({.path = flags.kubeconfig, .context = flags.context});
@@ -111,45 +308,6 @@ int run(int argc, char** argv) {
     logger.info("raised the open-file limit from " + std::to_string(limit->before) + " to " +
                 std::to_string(limit->after));
   }
-  auto metrics_address = runtime::parse_bind_address(flags.metrics_bind_address);
-  auto probe_address = runtime::parse_bind_address(flags.health_probe_bind_address);
-  for (const auto* parsed : {&metrics_address, &probe_address}) {
-    if (!*parsed) {
-      std::fprintf(stderr, "node-maintenance-operator: %s\n", parsed->error().message.c_str());
-      return kExitUsage;
-    }
-  }
-
-  asio::io_context io;
-  runtime::ManagerMetrics metrics;
-  auto operator_metrics = std::make_shared<op::NodeMaintenanceMetrics>(metrics);
-  op::MaintenancePlanMetrics plan_metrics(metrics);
-  flags.options.metrics = operator_metrics;
-  std::string api_host = rest->server;
-  if (const auto scheme = api_host.find("://"); scheme != std::string::npos) {
-    api_host = api_host.substr(scheme + 3);
-  }
-  auto observe = [&metrics, api_host](std::string_view method, std::string_view code) {
-    metrics.observe_request(api_host, method, code);
-  };
-  kube::ClientOptions client_options;
-  client_options.qps = flags.qps;
-  client_options.burst = flags.burst;
-  client_options.on_attempt = observe;
-  auto client = kube::Client::create(io.get_executor(), *rest, client_options);
-  if (!client) {
-    std::fprintf(stderr, "node-maintenance-operator: %s\n", client.error().describe().c_str());
-    return kExitUsage;
-  }
-  // Events get a client of their own, with its own rate limit (as controller-runtime's event
-  // broadcaster does): a burst of Events never holds back an eviction or a status write.
-  auto events_client = kube::Client::create(io.get_executor(), *rest, client_options);
-  if (!events_client) {
-    std::fprintf(stderr, "node-maintenance-operator: %s\n",
-                 events_client.error().describe().c_str());
-    return kExitUsage;
-  }
-  flags.options.events_client = events_client->get();
   for (const std::string& note : flags.upstream_notes) {
     logger.info("upstream flag", {{"effect", note}});
   }
@@ -160,168 +318,13 @@ int run(int argc, char** argv) {
                            {"namespace_from", namespace_source},
                            {"max_parallel_maintenances", flags.max_parallel},
                            {"leader_elect", flags.leader_elect}});
-  // Before the controller and leader election: every replica answers reviews at once.
-  std::optional<Webhook> webhook;
-  if (flags.webhook_port != 0) {
-    Result<Webhook> started = start_webhook(io, *rest, flags, observe);
-    if (!started) {
-      const bool unusable_certificate = started.error().code == ErrorCode::kInvalid;
-      logger.error("the admission webhook could not start",
-                   {{"error", started.error().message},
-                    {"cert_dir", flags.webhook_cert_dir},
-                    {"port", flags.webhook_port},
-                    {"hint", unusable_certificate
-                                 ? "put the serving certificate there (" + flags.webhook_cert_file +
-                                       ", " + flags.webhook_key_file +
-                                       "), or pass --webhook-port=0 to run without the webhook"
-                                 : std::string("choose another --webhook-port or "
-                                               "--webhook-bind-address")}});
-      return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
-    }
-    webhook.emplace(std::move(started).value());
-    runtime::export_connection_stats(metrics, "webhook", webhook->server->connection_stats());
-  } else {
-    logger.info("the admission webhook is disabled (--webhook-port=0)");
+  const Result<int> status = run(flags, *rest, logger);
+  if (!status) {
+    logger.error("could not start", {{"error", status.error().describe()}});
+    return exit_status(status.error());
   }
-  std::unique_ptr<kube::Client> authorization_client;
-  std::unique_ptr<runtime::MetricsAuthorizer> authorizer;
-  std::unique_ptr<http::Server> metrics_server;
-  if (*metrics_address) {
-    if (flags.metrics_secure) {
-      kube::ClientOptions options = metrics_authorization_client_options();
-      options.on_attempt = observe;
-      auto created = kube::Client::create(io.get_executor(), *rest, options);
-      if (!created) {
-        std::fprintf(stderr, "node-maintenance-operator: %s\n", created.error().describe().c_str());
-        return kExitUsage;
-      }
-      authorization_client = std::move(*created);
-      runtime::MetricsAuthorizerOptions authorizer_options;
-      authorizer_options.on_review = [&metrics](std::string_view review, std::string_view result) {
-        metrics.observe_authorization_review(review, result);
-      };
-      authorizer_options.on_shed = [&metrics](std::string_view reason) {
-        metrics.observe_authorization_shed(reason);
-      };
-      authorizer = std::make_unique<runtime::MetricsAuthorizer>(
-          *authorization_client, system_clock(), std::move(authorizer_options));
-    }
-    auto started = start_metrics(io, **metrics_address, flags, metrics, authorizer.get());
-    if (!started) {
-      logger.error("the metrics server could not start",
-                   {{"error", started.error().message},
-                    {"hint", "choose another --metrics-bind-address, or 0 to disable it"}});
-      return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
-    }
-    metrics_server = std::move(started).value();
-    runtime::export_connection_stats(metrics, "metrics", metrics_server->connection_stats());
-  }
-
-  runtime::ManagerOptions manager_options;
-  if (flags.leader_elect) {
-    manager_options.leader_election =
-        runtime::LeaderElectionConfig{.lease_namespace = flags.options.namespace_,
-                                      .lease_name = kLeaderElectionId,
-                                      .identity = runtime::unique_identity(flags.options.identity)};
-  }
-  manager_options.on_leading_changed = [&metrics](bool leading) {
-    metrics.set_leader(kLeaderElectionId, leading);
-  };
-  kube::ClientOptions leader_election_options = leader_election_client_options();
-  leader_election_options.on_attempt = observe;
-  auto leader_election_client =
-      kube::Client::create(io.get_executor(), *rest, leader_election_options);
-  if (!leader_election_client) {
-    std::fprintf(stderr, "node-maintenance-operator: %s\n",
-                 leader_election_client.error().describe().c_str());
-    return kExitUsage;
-  }
-  runtime::Manager manager(io.get_executor(), **leader_election_client, std::move(manager_options));
-  // With leader election, every eviction first checks the lease: a leader paused past it must
-  // not send the evictions it had queued.
-  if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
-  // One cache under every controller (runtime/cache.h): started on every replica before the
-  // leader's runnables, so a new leader starts from synced informers.
-  auto cache = std::make_unique<runtime::Cache>(io.get_executor(), **client);
-  runtime::Cache& shared_cache = *cache;
-  manager.add("cache", std::move(cache), runtime::RunsOn::kEveryReplica);
-  auto controller =
-      std::make_unique<op::Operator>(io.get_executor(), **client, shared_cache, flags.options);
-  const op::Operator& running = *controller;
-  operator_metrics->track([&running] { return running.maintenances(); },
-                          [&running] { return running.active_workers(); });
-  add_checks(manager, flags, running, webhook ? webhook->server.get() : nullptr);
-  // Stopped in reverse: the controller first, then the webhook (its reviews in flight finish),
-  // then the metrics and the probes.
-  if (*probe_address) {
-    auto started = start_probes(io, **probe_address, manager);
-    if (!started) {
-      logger.error("the health probe server could not start",
-                   {{"error", started.error().message},
-                    {"hint", "choose another --health-probe-bind-address, or 0 to disable it"}});
-      return started.error().code == ErrorCode::kUnavailable ? kExitFailure : kExitUsage;
-    }
-    runtime::export_connection_stats(metrics, "health-probes", (*started)->connection_stats());
-    manager.add(
-        "probes",
-        std::make_unique<runtime::ServerRunnable>(std::move(started).value(), kEndpointStopGrace),
-        runtime::RunsOn::kEveryReplica);
-  }
-  if (metrics_server) {
-    manager.add(
-        "metrics",
-        std::make_unique<runtime::ServerRunnable>(std::move(metrics_server), kEndpointStopGrace),
-        runtime::RunsOn::kEveryReplica);
-  }
-  if (webhook) {
-    // Before the server, so it stops after the reviews in flight have finished.
-    manager.add("webhook-lookup", std::make_unique<runtime::RunnableRef>(*webhook->lookup),
-                runtime::RunsOn::kEveryReplica);
-    manager.add(
-        "webhook",
-        std::make_unique<runtime::ServerRunnable>(std::move(webhook->server), kWebhookStopGrace),
-        runtime::RunsOn::kEveryReplica);
-  }
-  manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
-  // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
-  auto plans = std::make_unique<op::fleet::PlanController>(
-      io.get_executor(), **client, shared_cache,
-      op::fleet::PlanControllerOptions{
-          .lease_namespace = flags.options.lease_namespace,
-          .poll = std::chrono::seconds(flags.plan_poll_seconds),
-          .identity = flags.options.identity,
-          .events_client = flags.options.events_client,
-          .node_lifecycle_conditions = flags.options.node_lifecycle_conditions});
-  const op::fleet::PlanController& running_plans = *plans;
-  plan_metrics.track([&running_plans] { return running_plans.plans(); });
-  manager.add("plans", std::move(plans), runtime::RunsOn::kLeader);
-  // The budget for admins and `kubectl maintenance plan` (operator/budget/published_budget.h);
-  // every replica publishes the same value, and a failure only costs the courtesy.
-  kube::Client& budget_client = **client;
-  asio::co_spawn(io, log_server_support(budget_client, logger), asio::detached);
-  asio::co_spawn(
-      io,
-      [&budget_client, &flags, &logger]() -> asio::awaitable<void> {
-        const std::string namespace_ = flags.options.namespace_;
-        auto published = co_await op::publish_budget(budget_client, namespace_,
-                                                     flags.options.max_parallel_maintenances);
-        if (!published) {
-          logger.warn("could not publish the budget", {{"error", published.error().describe()}});
-        }
-      },
-      asio::detached);
-  int status = 0;
-  asio::co_spawn(io, manager.run(), [&](std::exception_ptr error, int result) {
-    status = error ? kExitFailure : result;
-    (*client)->shutdown();
-    (*events_client)->shutdown();
-    (*leader_election_client)->shutdown();
-    if (authorization_client) authorization_client->shutdown();
-    if (webhook) webhook->client->shutdown();
-  });
-  io.run();
-  logger.info("stopped", {{"exit_status", status}});
-  return status;
+  logger.info("stopped", {{"exit_status", *status}});
+  return *status;
 }
 
 }  // namespace
@@ -331,7 +334,7 @@ int main(int argc, char** argv) {
   // CLI11 reports flag errors through exceptions that CLI11_PARSE handles; anything else
   // escaping is a bug, reported without unwinding past main.
   try {
-    return nmo::run(argc, argv);
+    return nmo::run_main(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "node-maintenance-operator: internal error: %s\n", e.what());
   } catch (...) {

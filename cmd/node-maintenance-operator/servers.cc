@@ -82,7 +82,7 @@ Result<std::unique_ptr<http::Server>> start_probes(asio::io_context& io,
 }
 
 void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operator& controller,
-                const http::Server* webhook) {
+                std::optional<std::uint16_t> webhook_port) {
   const std::chrono::seconds max_stall(flags.healthz_max_stall_seconds);
   manager.add_health_check(
       "controller", [&controller, max_stall]() -> asio::awaitable<std::optional<std::string>> {
@@ -92,9 +92,9 @@ void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operato
         }
         co_return std::nullopt;
       });
-  if (webhook != nullptr) {
+  if (webhook_port) {
     std::string ip = flags.webhook_bind_address;
-    const std::uint16_t port = webhook->port();
+    const std::uint16_t port = *webhook_port;
     manager.add_ready_check(
         "webhook",
         [ip, port]() -> asio::awaitable<std::optional<std::string>> {
@@ -141,7 +141,7 @@ Result<std::unique_ptr<http::Server>> start_metrics(asio::io_context& io,
 }
 
 Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest,
-                              const Flags& flags,
+                              runtime::Cache& cache, const Flags& flags,
                               std::function<void(std::string_view, std::string_view)> observe) {
   Webhook webhook;
   // Its own client, so reviews never queue behind the controller's requests in the client-side
@@ -157,8 +157,7 @@ Result<Webhook> start_webhook(asio::io_context& io, const kube::RestConfig& rest
   options.max_rate_limit_wait = std::chrono::seconds(4);
   options.max_rate_limit_waiters = 200;
   NMO_TRY_ASSIGN(webhook.client, kube::Client::create(io.get_executor(), rest, options));
-  webhook.lookup =
-      std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client, io.get_executor());
+  webhook.lookup = std::make_unique<op::webhook::LiveClusterLookup>(*webhook.client, cache);
   op::webhook::ValidatorOptions validator_options;
   validator_options.reject_unsafe_control_plane = flags.webhook_reject_unsafe_control_plane;
   webhook.validator = std::make_unique<op::webhook::Validator>(*webhook.lookup, validator_options);

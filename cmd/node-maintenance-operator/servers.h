@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "base/log.h"
@@ -45,8 +47,9 @@ inline constexpr std::chrono::seconds kEndpointStopGrace{2};
 
 // The checks: /healthz fails while a reconcile is wedged; /readyz until the webhook accepts
 // connections and, where the controller runs, its caches are synced.
+// `webhook_port` is the webhook's port while it serves.
 void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operator& controller,
-                const http::Server* webhook);
+                std::optional<std::uint16_t> webhook_port);
 
 // Starts the metrics server: HTTPS behind `authorizer` unless --metrics-secure=false, with the
 // certificate of --metrics-cert-dir or, without one, a self-signed one made now.
@@ -64,10 +67,11 @@ struct Webhook {
   std::unique_ptr<http::Server> server;
 };
 
-// Starts the admission webhook server on `io`. Fails with kInvalid when the certificate pair in
-// --webhook-cert-dir is missing or unusable, kUnavailable when the port cannot be bound.
+// Starts the admission webhook server on `io`; its lookups share `cache` (the process's informer
+// cache). Fails with kInvalid when the certificate pair in --webhook-cert-dir is missing or
+// unusable, kUnavailable when the port cannot be bound.
 [[nodiscard]] Result<Webhook> start_webhook(
-    asio::io_context& io, const kube::RestConfig& rest, const Flags& flags,
+    asio::io_context& io, const kube::RestConfig& rest, runtime::Cache& cache, const Flags& flags,
     std::function<void(std::string_view, std::string_view)> observe);
 
 // Logs the API server's version once, and what that version lacks of what the operator uses

@@ -1,9 +1,13 @@
 #include "runtime/manager.h"
 
+#include <optional>
 #include <utility>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "base/check.h"
 
 namespace nmo::runtime {
 namespace {
@@ -20,6 +24,88 @@ asio::awaitable<std::optional<std::string>> first_failure(std::vector<ProbeCheck
   }
   co_return std::nullopt;
 }
+
+// A runnable started once its API is served (Manager::add_when_served): start() spawns the probe
+// loop and returns at once; the loop starts the runnable in the background.
+class WhenServed final : public Runnable {
+ public:
+  WhenServed(Manager& manager, asio::any_io_executor executor, std::string name,
+             kube::Client& probe, std::string collection_path, std::string what,
+             std::string install, std::unique_ptr<Runnable> runnable, std::chrono::seconds recheck)
+      : manager_(manager),
+        name_(std::move(name)),
+        probe_(probe),
+        collection_path_(std::move(collection_path)),
+        what_(std::move(what)),
+        install_(std::move(install)),
+        runnable_(std::move(runnable)),
+        recheck_(recheck),
+        logger_(log::root().with({{"controller", "manager"}, {"runnable", name_}})),
+        timer_(executor),
+        done_(executor, asio::steady_timer::time_point::max()) {}
+
+  asio::awaitable<Result<void>> start() override {
+    running_ = true;
+    asio::co_spawn(co_await asio::this_coro::executor, run(), asio::detached);
+    co_return Result<void>();
+  }
+
+  asio::awaitable<void> stop() override {
+    stopping_ = true;
+    timer_.cancel();
+    if (running_) {
+      // run() cancels this timer when it returns; it never expires by itself.
+      co_await done_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (started_) co_await runnable_->stop();
+  }
+
+ private:
+  asio::awaitable<void> run() {
+    std::optional<ErrorCode> said;  // what the last failed probe met, said once until it changes
+    while (!stopping_) {
+      kube::ListOptions options;
+      options.limit = 1;
+      auto served = co_await probe_.list_raw(collection_path_, options);
+      if (served.has_value()) break;
+      const ErrorCode code = served.error().code;
+      if (said != code) {
+        logger_.info(code == ErrorCode::kNotFound ? what_ + " is not served (" + install_ + "); " +
+                                                        name_ + " is off until it is"
+                     : code == ErrorCode::kForbidden
+                         ? "listing " + what_ + " is forbidden (apply deploy/rbac); " + name_ +
+                               " is off until it is allowed"
+                         : "could not ask whether " + what_ + " is served; trying again",
+                     {{"error", served.error().message}});
+        said = code;
+      }
+      timer_.expires_after(recheck_);
+      co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (!stopping_) {
+      auto started = co_await runnable_->start();
+      started_ = true;  // stop() undoes what a failed start() began, too
+      if (!started) manager_.fail(name_ + " could not start: " + started.error().describe());
+    }
+    running_ = false;
+    done_.cancel();
+  }
+
+  Manager& manager_;
+  const std::string name_;
+  kube::Client& probe_;
+  const std::string collection_path_;
+  const std::string what_;
+  const std::string install_;
+  std::unique_ptr<Runnable> runnable_;
+  const std::chrono::seconds recheck_;
+  const log::Logger logger_;
+  asio::steady_timer timer_;
+  asio::steady_timer done_;
+  bool stopping_ = false;
+  bool running_ = false;
+  bool started_ = false;
+};
 
 }  // namespace
 
@@ -38,6 +124,45 @@ void Manager::add(std::string name, std::unique_ptr<Runnable> runnable, RunsOn r
                            .runnable = std::move(runnable),
                            .runs_on = runs_on,
                            .started = false});
+}
+
+kube::Client& Manager::own_client(std::unique_ptr<kube::Client> client) {
+  NMO_CHECK(client != nullptr, "Manager::own_client without a client");
+  clients_.push_back(std::move(client));
+  return *clients_.back();
+}
+
+void Manager::add_server(std::string name, std::unique_ptr<http::Server> server,
+                         std::chrono::milliseconds grace) {
+  add(std::move(name), std::make_unique<ServerRunnable>(std::move(server), grace),
+      RunsOn::kEveryReplica);
+}
+
+Cache& Manager::add_cache(kube::Client& reads, CacheOptions options) {
+  NMO_CHECK(cache_ == nullptr, "Manager::add_cache called twice");
+  auto cache = std::make_unique<Cache>(executor_, reads, options);
+  cache_ = cache.get();
+  // First: started before every other runnable, stopped after all of them.
+  entries_.insert(entries_.begin(), Entry{.name = "cache",
+                                          .runnable = std::move(cache),
+                                          .runs_on = RunsOn::kEveryReplica,
+                                          .started = false});
+  return *cache_;
+}
+
+Cache& Manager::cache() const {
+  NMO_CHECK(cache_ != nullptr, "Manager::cache before add_cache");
+  return *cache_;
+}
+
+void Manager::add_when_served(std::string name, kube::Client& probe, std::string collection_path,
+                              std::string what, std::string install,
+                              std::unique_ptr<Runnable> runnable, RunsOn runs_on,
+                              std::chrono::seconds recheck) {
+  auto waiting = std::make_unique<WhenServed>(*this, executor_, name, probe,
+                                              std::move(collection_path), std::move(what),
+                                              std::move(install), std::move(runnable), recheck);
+  add(std::move(name), std::move(waiting), runs_on);
 }
 
 void Manager::add_health_check(std::string name, ProbeCheck check) {
@@ -88,6 +213,12 @@ void Manager::stop() {
   stopping_ = true;
   if (elector_) elector_->stop();
   wake();
+}
+
+void Manager::fail(const std::string& why) {
+  logger_.error("stopping after a failure", {{"error", why}});
+  failed_ = true;
+  stop();
 }
 
 void Manager::wake() { wake_->cancel(); }
@@ -145,7 +276,8 @@ asio::awaitable<int> Manager::run() {
   }
   signals.cancel();
   co_await stop_all(RunsOn::kEveryReplica);
-  co_return status;
+  for (const auto& client : clients_) client->shutdown();
+  co_return failed_ ? kExitFailure : status;
 }
 
 asio::awaitable<int> Manager::run_elected() {

@@ -20,6 +20,17 @@
 //      again with fresh caches; a leader runnable that cannot start also ends it with
 //      kExitFailure.
 //
+// It also owns what the process's pieces share, so that main() only wires them:
+//   - the client lanes (own_client()): every client is shut down when run() returns;
+//   - the servers (add_server()), already listening, stopped with a grace for their requests;
+//   - the informer cache (add_cache(), runtime/cache.h): started before every other runnable
+//     and stopped after all of them, on every replica, so a new leader starts from synced
+//     informers;
+//   - "start once this API is served" (add_when_served()): a runnable whose API may not be
+//     installed yet (a CRD) starts in the background once a LIST of its collection succeeds,
+//     asked again every minute and said once per reason in the log, instead of each controller
+//     probing in a loop of its own.
+//
 // Checks: /healthz fails while any health check fails, /readyz while any readiness check does,
 // with the first failing check's reason (its name is logged at debug level 1). A check added
 // for RunsOn::kLeader counts only
@@ -44,6 +55,7 @@
 #include "http/asio.h"
 #include "http/server.h"
 #include "kube/client/client.h"
+#include "runtime/cache.h"
 #include "runtime/endpoints.h"
 #include "runtime/leader_election.h"
 #include "runtime/runnable.h"
@@ -87,6 +99,28 @@ class Manager {
 
   /// Adds a runnable; `name` appears in the logs.
   void add(std::string name, std::unique_ptr<Runnable> runnable, RunsOn runs_on);
+
+  /// Takes a client lane (docs/design.md §6); it is shut down when run() returns.
+  kube::Client& own_client(std::unique_ptr<kube::Client> client);
+
+  /// Adds a server that listens already (a port that cannot be bound failed before anything
+  /// ran), for every replica; stopped with `grace` for its requests in flight.
+  void add_server(std::string name, std::unique_ptr<http::Server> server,
+                  std::chrono::milliseconds grace);
+
+  /// Makes the process's informer cache, reading with `reads` (see the file comment). Once.
+  Cache& add_cache(kube::Client& reads, CacheOptions options = {});
+  /// The cache add_cache() made.
+  [[nodiscard]] Cache& cache() const;
+
+  /// Adds `runnable`, started (where `runs_on` says) once a LIST of `collection_path` with
+  /// limit 1, sent with `probe`, succeeds: asked at start and then every `recheck`; until then
+  /// the process runs without it. A runnable that then cannot start ends run() as a leader
+  /// runnable's failure does. `what` names the API in the log ("the MaintenancePlan API"),
+  /// `install` says how to get it served ("install deploy/crd/...").
+  void add_when_served(std::string name, kube::Client& probe, std::string collection_path,
+                       std::string what, std::string install, std::unique_ptr<Runnable> runnable,
+                       RunsOn runs_on, std::chrono::seconds recheck = std::chrono::minutes(1));
   void add_health_check(std::string name, ProbeCheck check);
   void add_ready_check(std::string name, ProbeCheck check, RunsOn counts_on);
 
@@ -99,6 +133,9 @@ class Manager {
 
   /// Asks run() to stop as a signal would. Safe before run() and more than once.
   void stop();
+
+  /// Asks run() to stop and return kExitFailure: a piece of the process failed for good.
+  void fail(const std::string& why);
 
   /// Whether this process runs the leader runnables now.
   [[nodiscard]] bool leading() const { return leading_; }
@@ -129,6 +166,9 @@ class Manager {
   asio::any_io_executor executor_;
   kube::Client& client_;
   ManagerOptions options_;
+  std::vector<std::unique_ptr<kube::Client>> clients_;
+  Cache* cache_ = nullptr;  // owned by its entry in entries_
+  bool failed_ = false;
   log::Logger logger_;
   std::vector<Entry> entries_;
   std::vector<Check> health_checks_;

@@ -7,12 +7,11 @@ nmo_cc_library(
     ${CMAKE_CURRENT_SOURCE_DIR}/cache.h
     ${CMAKE_CURRENT_SOURCE_DIR}/own_writes.h
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.h
-    ${CMAKE_CURRENT_SOURCE_DIR}/runnable.h
     ${CMAKE_CURRENT_SOURCE_DIR}/store.h
   SRCS
     ${CMAKE_CURRENT_SOURCE_DIR}/cache.cc
     ${CMAKE_CURRENT_SOURCE_DIR}/reflector.cc
-  DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client
+  DEPS nmo::asio nmo::base nmo::kube_api nmo::kube_client nmo::runtime_runnable
 )
 nmo_cc_test(NAME runtime_cache_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/cache_test.cc
             DEPS nmo::runtime_reflector nmo::kube_client_testing nmo::http_testing COROUTINES)

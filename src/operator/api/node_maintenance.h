@@ -53,6 +53,10 @@ inline constexpr std::string_view kGroup = "nodemaintenance.medik8s.io";
 inline constexpr std::string_view kVersion = "v1beta1";
 inline constexpr std::string_view kApiVersion = "nodemaintenance.medik8s.io/v1beta1";
 inline constexpr std::string_view kKind = "NodeMaintenance";
+// How the shared informer of every NodeMaintenance (runtime/cache.h) is named in errors; the
+// controllers and the webhook that read it declare it under this one name.
+inline constexpr std::string_view kMaintenanceCache =
+    "the NodeMaintenance cache (is the CRD installed?)";
 // On a NodeMaintenance: while set, no new eviction or live migration starts (those under way
 // finish, the node stays cordoned); the value says why. A MaintenancePlan with
 // spec.onWindowClose Pause sets it on its drains when its window closes and removes it when the

@@ -9,8 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -41,8 +39,6 @@ namespace {
 
 namespace json = boost::json;
 
-// How often a cluster without the MaintenancePlan API is asked again.
-constexpr std::chrono::minutes kApiRecheck{1};
 // How long the first sync of the caches, or of a node's pods, is waited for at a time.
 constexpr std::chrono::seconds kSyncTimeout{60};
 // How long stop() lets a reconcile in flight finish, and the Events be written.
@@ -100,13 +96,11 @@ class PlanControllerImpl {
         controller_(
             executor_, "maintenanceplan",
             [this](std::string key) { return reconcile(std::move(key)); },
-            runtime::ControllerOptions{.workers = 1}),
-        timer_(executor_),
-        run_ended_(executor_, asio::steady_timer::time_point::max()) {
+            runtime::ControllerOptions{.workers = 1}) {
     // What a plan reads, from the process's shared cache (the NodeMaintenance controller
     // declares the same informers and shares them). The plans themselves are declared once
     // their API is served (run()).
-    auto& maintenances = cache_.informer<NodeMaintenance>("the NodeMaintenance cache");
+    auto& maintenances = cache_.informer<NodeMaintenance>(std::string(kMaintenanceCache));
     maintenances_ = maintenances.store();
     maintenances.on_change([this](const NodeMaintenance* before, const NodeMaintenance* now) {
       const NodeMaintenance* seen = now != nullptr ? now : before;
@@ -177,81 +171,32 @@ class PlanControllerImpl {
     informers_ = {&maintenances, &nodes, &leases, &budgets};
   }
 
-  asio::awaitable<void> run() {
-    // What the last failed probe met, said once until it changes (an API not served, RBAC
-    // without MaintenancePlans such as upstream NMO's roles, or a passing error).
-    std::optional<ErrorCode> said;
-    while (!stopping_) {
-      kube::ListOptions probe;
-      probe.limit = 1;
-      auto served = co_await client_.list<MaintenancePlan>("", probe);
-      if (served.has_value()) {
-        break;
-      }
-      const ErrorCode code = served.error().code;
-      if (said != code) {
-        logger_.info(code == ErrorCode::kNotFound
-                         ? "the MaintenancePlan API is not served (install "
-                           "deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml); plans "
-                           "are off until it is"
-                     : code == ErrorCode::kForbidden
-                         ? "listing MaintenancePlans is forbidden (apply deploy/rbac); plans are "
-                           "off until it is allowed"
-                         : "could not list MaintenancePlans; trying again",
-                     {{"error", served.error().message}});
-        said = code;
-      }
-      timer_.expires_after(kApiRecheck);
-      boost::system::error_code ignored;
-      co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    }
-    if (!stopping_) {
-      // Declared now that the API is served; the cache started, so it starts at once, after
-      // this handler is in place.
-      auto& plans = cache_.informer<MaintenancePlan>("the MaintenancePlan cache");
-      plans_ = plans.store();
-      plans.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
-        if (now != nullptr) enqueue(now->meta.name);
-      });
-      informers_.push_back(&plans);
-      const std::chrono::milliseconds timeout = kSyncTimeout;
-      auto synced = co_await cache_.wait_synced(informers_, timeout);
-      if (!synced.has_value()) {
-        // The caches retry by themselves; reconciles wait for them rather than decide blind.
-        logger_.warn("the plans' caches did not sync in time; plans start once they do",
-                     {{"error", synced.error().message}});
-        while (!stopping_ && !synced.has_value()) {
-          synced = co_await cache_.wait_synced(informers_, timeout);
-        }
-      }
-    }
-    if (!stopping_) {
-      recorder_.start();
-      controller_.start();
-      started_ = true;
-      for (const auto& plan : plans_->list()) controller_.enqueue(plan->meta.name);
-      logger_.info("watching MaintenancePlans");
-    }
-    running_ = false;
-    run_ended_.cancel();
+  asio::awaitable<Result<void>> start() {
+    // Declared now that the API is served (the Manager starts this controller then); the cache
+    // runs, so the informer starts at once, after this handler is in place.
+    auto& plans = cache_.informer<MaintenancePlan>("the MaintenancePlan cache");
+    plans_ = plans.store();
+    plans.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
+      if (now != nullptr) enqueue(now->meta.name);
+    });
+    informers_.push_back(&plans);
+    const std::chrono::milliseconds timeout = kSyncTimeout;
+    NMO_CO_TRY(co_await cache_.wait_synced(informers_, timeout));
+    recorder_.start();
+    controller_.start();
+    started_ = true;
+    for (const auto& plan : plans_->list()) controller_.enqueue(plan->meta.name);
+    logger_.info("watching MaintenancePlans");
+    co_return Result<void>{};
   }
 
   asio::awaitable<void> stop() {
-    stopping_ = true;
-    timer_.cancel();
-    if (running_) {
-      // run() cancels this timer when it returns; it never expires by itself.
-      boost::system::error_code ignored;
-      co_await run_ended_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    }
     if (started_) {
       co_await controller_.stop(kStopGrace);
       co_await recorder_.stop(kStopGrace);
       started_ = false;
     }
   }
-
-  void mark_running() { running_ = true; }
 
   std::vector<MaintenancePlan> plans() const {
     std::vector<MaintenancePlan> out;
@@ -305,8 +250,6 @@ class PlanControllerImpl {
   std::vector<const runtime::internal::ReflectorLoop*> informers_;
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
-  asio::steady_timer timer_;
-  asio::steady_timer run_ended_;
   // Read-your-own-writes: the plans as this controller last wrote them (until the watch
   // delivers a write, deciding from the older cached plan would repeat the last decision's
   // Events and its finalizer removal), and the NodeMaintenances it created (until the watch
@@ -320,8 +263,6 @@ class PlanControllerImpl {
   std::map<std::string, std::shared_ptr<const kube::Node>, std::less<>> plan_nodes_;
   bool said_events_unsynced_ = false;
   bool said_node_status_forbidden_ = false;
-  bool stopping_ = false;
-  bool running_ = false;
   bool started_ = false;
 };
 
@@ -804,11 +745,7 @@ PlanController::PlanController(asio::any_io_executor executor, kube::Client& cli
 
 PlanController::~PlanController() = default;
 
-asio::awaitable<Result<void>> PlanController::start() {
-  impl_->mark_running();
-  asio::co_spawn(co_await asio::this_coro::executor, impl_->run(), asio::detached);
-  co_return Result<void>{};
-}
+asio::awaitable<Result<void>> PlanController::start() { co_return co_await impl_->start(); }
 
 asio::awaitable<void> PlanController::stop() { co_await impl_->stop(); }
 

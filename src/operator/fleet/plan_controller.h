@@ -5,8 +5,9 @@
 // NodeMaintenance controller (operator/controller) does the rest, as for a maintenance an admin
 // created by hand.
 //
-// A cluster without the MaintenancePlan CRD is fine: the controller says so once in the log and
-// looks again every minute, so installing the CRD later turns plans on without a restart.
+// A cluster without the MaintenancePlan CRD is fine: the Manager starts this controller only once
+// the API is served (runtime::Manager::add_when_served), so installing the CRD later turns plans
+// on without a restart.
 //
 // Threading: start() and stop() are awaited from the executor's thread; everything runs on the
 // one io_context thread of the manager.
@@ -56,7 +57,8 @@ class PlanController final : public runtime::Runnable {
   PlanController(const PlanController&) = delete;
   PlanController& operator=(const PlanController&) = delete;
 
-  /// Returns at once; the watches start as soon as the MaintenancePlan API is served.
+  /// Declares the plan informer (the MaintenancePlan API must be served) and waits up to a
+  /// minute for its caches, then starts the reconcile worker.
   asio::awaitable<Result<void>> start() override;
   /// Stops the workers and the watches, and writes the queued Events. Idempotent.
   asio::awaitable<void> stop() override;

@@ -42,13 +42,15 @@ bool refuses_node_selector(const Error& error) {
 
 }  // namespace
 
-LiveClusterLookup::LiveClusterLookup(kube::Client& client, asio::any_io_executor executor)
+LiveClusterLookup::LiveClusterLookup(kube::Client& client, runtime::Cache& cache)
     : client_(client),
-      executor_(std::move(executor)),
-      store_(std::make_shared<runtime::Store<NodeMaintenance>>()) {
-  store_->add_index(std::string(kByNode), [](const NodeMaintenance& maintenance) {
-    return std::vector<std::string>{maintenance.spec.node_name};
-  });
+      // The NodeMaintenance informer of the process's shared cache (the controller reads the
+      // same one), indexed by node; waited for only when the API server cannot filter.
+      informer_(cache.informer<NodeMaintenance>(std::string(kMaintenanceCache))) {
+  runtime::Cache::add_index(informer_, std::string(kByNode),
+                            [](const NodeMaintenance& maintenance) {
+                              return std::vector<std::string>{maintenance.spec.node_name};
+                            });
 }
 
 LiveClusterLookup::~LiveClusterLookup() = default;
@@ -70,7 +72,7 @@ asio::awaitable<Result<std::vector<ExistingMaintenance>>> LiveClusterLookup::mai
     NMO_CO_TRY(co_await use_cache(listed.error()));
   }
   std::vector<ExistingMaintenance> existing;
-  for (const auto& maintenance : store_->by_index(kByNode, node)) {
+  for (const auto& maintenance : informer_.store()->by_index(kByNode, node)) {
     existing.push_back(existing_maintenance(*maintenance));
   }
   co_return existing;
@@ -122,20 +124,14 @@ asio::awaitable<Result<void>> LiveClusterLookup::use_cache(Error refusal) {
         "a node's NodeMaintenances in a watched cache instead",
         {{"controller", "webhook"}, {"error", refusal.message}});
   }
-  std::shared_ptr<Cache> cache;
   {
     const std::lock_guard lock(mutex_);
     if (!started_ || stopped_) {
       co_return Error(ErrorCode::kUnavailable,
                       stopped_ ? "the webhook is stopping" : "the webhook is starting");
     }
-    if (cache_ == nullptr) {
-      cache_ = std::make_shared<Cache>(executor_, client_, "", kube::ListOptions{}, store_);
-      cache_->start();
-    }
-    cache = cache_;
   }
-  if (!co_await cache->wait_synced(kCacheSyncTimeout)) {
+  if (!co_await informer_.wait_synced(kCacheSyncTimeout)) {
     co_return Error(ErrorCode::kUnavailable,
                     "the cache of NodeMaintenances has not listed them yet (this API server "
                     "cannot filter them by spec.nodeName)");
@@ -144,13 +140,9 @@ asio::awaitable<Result<void>> LiveClusterLookup::use_cache(Error refusal) {
 }
 
 asio::awaitable<void> LiveClusterLookup::stop() {
-  std::shared_ptr<Cache> cache;
-  {
-    const std::lock_guard lock(mutex_);
-    stopped_ = true;
-    cache = cache_;
-  }
-  if (cache != nullptr) co_await cache->stop();
+  const std::lock_guard lock(mutex_);
+  stopped_ = true;
+  co_return;
 }
 
 asio::awaitable<Result<bool>> LiveClusterLookup::etcd_quorum_safe(std::string node) {

@@ -5,9 +5,10 @@
 //
 // Servers before Kubernetes 1.31 (and a CRD installed without selectableFields) refuse that
 // selector ("400 field label not supported: spec.nodeName"). start() asks once; then, and on the
-// first such 400 of a review, the lookup answers from a watched cache of NodeMaintenances
-// indexed by node instead, never from a full list per review. The cache can be a moment behind
-// a create on another replica; the controller's older-wins rule settles that (docs/design.md §4).
+// first such 400 of a review, the lookup answers from the NodeMaintenance informer of the
+// process's shared cache (runtime/cache.h, indexed by node) instead, never from a full list per
+// review. The cache can be a moment behind a create on another replica; the controller's
+// older-wins rule settles that (docs/design.md §4).
 //
 // Threading: like kube::Client, awaitable concurrently from any executor. start() and stop() are
 // called once each, in that order (the Manager does, via the Runnable interface).
@@ -22,6 +23,7 @@
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/webhook/cluster_lookup.h"
+#include "runtime/cache.h"
 #include "runtime/reflector.h"
 #include "runtime/runnable.h"
 #include "runtime/store.h"
@@ -30,17 +32,17 @@ namespace nmo::op::webhook {
 
 class LiveClusterLookup final : public ClusterLookup, public runtime::Runnable {
  public:
-  // `client` must outlive the lookup; the cache, when needed, runs on `executor`.
-  LiveClusterLookup(kube::Client& client, asio::any_io_executor executor);
-  // Aborts if the cache still runs: stop() first.
+  // `client` and `cache` must outlive the lookup; declares its NodeMaintenance informer in
+  // `cache`, so it is made before the cache starts.
+  LiveClusterLookup(kube::Client& client, runtime::Cache& cache);
   ~LiveClusterLookup() override;
 
   // Asks the API server whether it filters NodeMaintenances by spec.nodeName (one LIST with that
-  // selector and limit 1); when it does not, starts the cache and waits for its first list (and
+  // selector and limit 1); when it does not, waits for the shared cache's first list (and
   // fails when that list does not come within 8 s). When the question gets no answer, logs it
   // and leaves the decision to the first review.
   asio::awaitable<Result<void>> start() override;
-  // Stops the cache; reviews after this that would need it are refused.
+  // Reviews after this that would need the cache are refused.
   asio::awaitable<void> stop() override;
 
   // Whether reviews ask the API server with the field selector (false: the cache answers).
@@ -57,21 +59,17 @@ class LiveClusterLookup final : public ClusterLookup, public runtime::Runnable {
   asio::awaitable<Result<bool>> etcd_quorum_safe(std::string node) override;
 
  private:
-  using Cache = runtime::Reflector<NodeMaintenance>;
-
   // LIST with the field selector; kBadRequest "field label not supported" when not served.
   asio::awaitable<Result<std::vector<ExistingMaintenance>>> list_on_server(std::string node);
-  // Switches to the cache after the API server's `refusal` of the selector (logged once),
-  // starts it once, and waits until it has listed. Refused before start() and after stop().
+  // Switches to the cache after the API server's `refusal` of the selector (logged once) and
+  // waits until it has listed. Refused before start() and after stop().
   asio::awaitable<Result<void>> use_cache(Error refusal);
   asio::awaitable<Result<bool>> openshift_quorum_safe(std::string node);
 
   kube::Client& client_;
-  const asio::any_io_executor executor_;
+  runtime::Reflector<NodeMaintenance>& informer_;
   std::atomic<bool> filters_on_server_{true};
-  const std::shared_ptr<runtime::Store<NodeMaintenance>> store_;
-  std::mutex mutex_;  // guards the three below, never held across a co_await
-  std::shared_ptr<Cache> cache_;
+  std::mutex mutex_;  // guards the two below, never held across a co_await
   bool started_ = false;
   bool stopped_ = false;
 };

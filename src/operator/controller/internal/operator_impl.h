@@ -73,8 +73,6 @@ inline constexpr std::string_view kControlPlaneIndex = "control-plane";
 // The index of the PodDisruptionBudget cache: by namespace.
 inline constexpr std::string_view kNamespaceIndex = "namespace";
 // How this controller's informers are named in errors ("... did not sync").
-inline constexpr std::string_view kMaintenanceCache =
-    "the NodeMaintenance cache (is the CRD installed?)";
 inline constexpr std::string_view kNodeCache = "the node cache";
 inline constexpr std::string_view kPodDisruptionBudgetCache = "the PodDisruptionBudget cache";
 // KubeVirt's API, and how long its being served (and its default eviction strategy) is trusted
