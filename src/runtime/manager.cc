@@ -31,7 +31,7 @@ class WhenServed final : public Runnable {
  public:
   WhenServed(Manager& manager, asio::any_io_executor executor, std::string name,
              kube::Client& probe, std::string collection_path, std::string what,
-             std::string install, std::unique_ptr<Runnable> runnable, std::chrono::seconds recheck)
+             std::string install, std::unique_ptr<Runnable> runnable, std::chrono::milliseconds recheck)
       : manager_(manager),
         name_(std::move(name)),
         probe_(probe),
@@ -98,7 +98,7 @@ class WhenServed final : public Runnable {
   const std::string what_;
   const std::string install_;
   std::unique_ptr<Runnable> runnable_;
-  const std::chrono::seconds recheck_;
+  const std::chrono::milliseconds recheck_;
   const log::Logger logger_;
   asio::steady_timer timer_;
   asio::steady_timer done_;
@@ -158,7 +158,7 @@ Cache& Manager::cache() const {
 void Manager::add_when_served(std::string name, kube::Client& probe, std::string collection_path,
                               std::string what, std::string install,
                               std::unique_ptr<Runnable> runnable, RunsOn runs_on,
-                              std::chrono::seconds recheck) {
+                              std::chrono::milliseconds recheck) {
   auto waiting = std::make_unique<WhenServed>(*this, executor_, name, probe,
                                               std::move(collection_path), std::move(what),
                                               std::move(install), std::move(runnable), recheck);

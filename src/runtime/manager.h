@@ -120,7 +120,7 @@ class Manager {
   /// `install` says how to get it served ("install deploy/crd/...").
   void add_when_served(std::string name, kube::Client& probe, std::string collection_path,
                        std::string what, std::string install, std::unique_ptr<Runnable> runnable,
-                       RunsOn runs_on, std::chrono::seconds recheck = std::chrono::minutes(1));
+                       RunsOn runs_on, std::chrono::milliseconds recheck = std::chrono::minutes(1));
   void add_health_check(std::string name, ProbeCheck check);
   void add_ready_check(std::string name, ProbeCheck check, RunsOn counts_on);
 

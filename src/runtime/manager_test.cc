@@ -9,58 +9,12 @@
 #include <gtest/gtest.h>
 
 #include "http/testing/run.h"
+#include "kube/client/testing/fake_api_server.h"
 
 namespace nmo::runtime {
 namespace {
 
 namespace json = boost::json;
-
-// Leader election is off in these tests: the Manager never writes through its client.
-class NoClient final : public kube::Client {
- public:
-  const kube::RestConfig& config() const override { return config_; }
-  asio::awaitable<Result<json::value>> get_json(std::string /*path*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<json::value>> create(std::string /*path*/, json::value /*object*/,
-                                              kube::WriteOptions /*options*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<json::value>> update(std::string /*path*/, json::value /*object*/,
-                                              kube::WriteOptions /*options*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<json::value>> patch(std::string /*path*/, kube::PatchType /*type*/,
-                                             std::string /*body*/,
-                                             kube::WriteOptions /*options*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<void>> remove(std::string /*path*/,
-                                       kube::DeleteOptions /*options*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<kube::EvictionResult>> evict(std::string /*namespace_*/,
-                                                      std::string /*name*/,
-                                                      kube::EvictOptions /*options*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<std::string>> list_raw(std::string /*path*/,
-                                                kube::ListOptions /*options*/) override {
-    co_return unused();
-  }
-  asio::awaitable<Result<std::unique_ptr<kube::WatchStream>>> watch(
-      std::string /*path*/, kube::WatchOptions /*options*/) override {
-    co_return unused();
-  }
-  void shutdown() override {}
-
- private:
-  static Error unused() {
-    ADD_FAILURE() << "the manager used its client without leader election";
-    return Error(ErrorCode::kInternal, "unused");
-  }
-  kube::RestConfig config_;
-};
 
 // Records "start <name>" and "stop <name>" into a shared journal; `fail` makes start() fail,
 // and `on_start` runs after a successful start.
@@ -99,8 +53,20 @@ class ManagerTest : public ::testing::Test {
     return raw;
   }
 
+  // Leader election is off in these tests: the Manager reads through its client only to ask
+  // whether an API is served (add_when_served), and only where a test says so.
+  void TearDown() override {
+    for (const kube::testing::FakeRequest& request : client_.requests()) {
+      EXPECT_TRUE(expect_probes_ && request.verb == "list" && request.path == kPlans)
+          << "unexpected " << request.verb << " " << request.path;
+    }
+  }
+
+  static constexpr const char* kPlans = "/apis/nodemaintenance.medik8s.io/v1beta1/maintenanceplans";
+
   asio::io_context io_;
-  NoClient client_;
+  kube::testing::FakeApiServer client_{io_.get_executor()};
+  bool expect_probes_ = false;
   std::vector<bool> leading_;
   Manager manager_{io_.get_executor(), client_,
                    ManagerOptions{.leader_election = std::nullopt,
@@ -161,6 +127,57 @@ TEST_F(ManagerTest, TheFirstFailingCheckIsReported) {
   // The first failing check, in the order added.
   webhook = "no answer on port 9443";
   EXPECT_EQ(http::test::run(io_, readyz()), "no answer on port 9443");
+}
+
+// A runnable whose API is not served yet is off (the process runs without it) until a LIST of its
+// collection succeeds; then it starts, and it stops with the process.
+TEST_F(ManagerTest, ARunnableWhoseApiIsNotServedStartsOnceItIs) {
+  expect_probes_ = true;
+  client_.forbid("list", kPlans);
+  add("webhook", RunsOn::kEveryReplica);
+  auto plans = std::make_unique<Recorder>("plans", journal_);
+  plans->on_start = [this] { manager_.stop(); };
+  manager_.add_when_served("plans", client_, kPlans, "the MaintenancePlan API", "install it",
+                           std::move(plans), RunsOn::kLeader, std::chrono::milliseconds(20));
+  // Allowed once the first probe was refused (a grant applied later, posted from inside that
+  // probe so that it runs after the refusal): the next probe starts it.
+  client_.before_next("list", kPlans,
+                      [this] { asio::post(io_, [this] { client_.allow("list", kPlans); }); });
+  EXPECT_EQ(http::test::run(io_, manager_.run()), 0);
+  EXPECT_EQ(client_.count("list", kPlans), 2U);
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start webhook", "start plans", "stop plans",
+                                                "stop webhook"}));
+}
+
+// Served, but it cannot start: the process ends with failure, as for any leader runnable.
+TEST_F(ManagerTest, ARunnableThatCannotStartOnceServedEndsTheRunWithFailure) {
+  expect_probes_ = true;
+  client_.set_kind("maintenanceplans", "MaintenancePlan");
+  auto plans = std::make_unique<Recorder>("plans", journal_);
+  plans->fail = true;
+  manager_.add_when_served("plans", client_, kPlans, "the MaintenancePlan API", "install it",
+                           std::move(plans), RunsOn::kLeader);
+  EXPECT_EQ(http::test::run(io_, manager_.run()), kExitFailure);
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start plans", "stop plans"}));
+}
+
+// The cache runs with the process and is stopped with it (nothing is lent after run() returned);
+// the clients the Manager owns are shut down when run() returns.
+TEST_F(ManagerTest, TheCacheAndTheOwnedClientsStopWithTheProcess) {
+  add("webhook", RunsOn::kEveryReplica);
+  Cache& cache = manager_.add_cache(client_);
+  EXPECT_EQ(&manager_.cache(), &cache);
+  auto& owned = static_cast<kube::testing::FakeApiServer&>(
+      manager_.own_client(std::make_unique<kube::testing::FakeApiServer>(io_.get_executor())));
+  Recorder* controller = add("controller", RunsOn::kLeader);
+  controller->on_start = [this] { manager_.stop(); };
+  EXPECT_EQ(http::test::run(io_, manager_.run()), 0);
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start webhook", "start controller",
+                                                "stop controller", "stop webhook"}));
+  EXPECT_FALSE(cache.acquire<kube::Lease>("after the run", "ns", {}));
+  const Result<json::value> after = http::test::run(io_, owned.get_json("/api/v1/nodes"));
+  ASSERT_FALSE(after.has_value());
+  EXPECT_EQ(after.error().code, ErrorCode::kCancelled);
 }
 
 }  // namespace
