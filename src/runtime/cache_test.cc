@@ -44,12 +44,7 @@ class CacheTest : public ::testing::Test {
 
   // Runs the io_context until `condition` holds; fails the test after 10 s.
   void run_until(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!condition()) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "condition not reached in 10 s";
-      if (io_.stopped()) io_.restart();
-      io_.run_one_for(20ms);
-    }
+    ASSERT_TRUE(http::test::run_until(io_, condition, 10s)) << "condition not reached in 10 s";
   }
 
   Result<void> start_and_sync(std::vector<const internal::ReflectorLoop*> informers,

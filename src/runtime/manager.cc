@@ -31,7 +31,8 @@ class WhenServed final : public Runnable {
  public:
   WhenServed(Manager& manager, asio::any_io_executor executor, std::string name,
              kube::Client& probe, std::string collection_path, std::string what,
-             std::string install, std::unique_ptr<Runnable> runnable, std::chrono::milliseconds recheck)
+             std::string install, std::unique_ptr<Runnable> runnable,
+             std::chrono::milliseconds recheck)
       : manager_(manager),
         name_(std::move(name)),
         probe_(probe),

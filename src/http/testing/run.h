@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <future>
 #include <optional>
 #include <thread>
@@ -48,6 +49,19 @@ T run(asio::io_context& context, asio::awaitable<T> task,
     std::rethrow_exception(failure);
   }
   return std::move(*result);
+}
+
+// Runs `context` on this thread until `condition` holds (checked between handlers); false when
+// `limit` passed first.
+inline bool run_until(asio::io_context& context, const std::function<bool()>& condition,
+                      std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (context.stopped()) context.restart();
+    context.run_one_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 // An io_context running on its own thread until destruction.

@@ -58,15 +58,51 @@ asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
   }
   KubeVirtDefaults next{.checked = true, .checked_at = now, .served = served.has_value()};
   if (next.served) {
-    auto kubevirts = co_await client_.get_json(std::string(kKubeVirtApiRoot) + "/kubevirts");
-    if (!kubevirts && kubevirts.error().code != ErrorCode::kNotFound) {
-      co_return Error(kubevirts.error().code,
-                      "could not read the KubeVirt configuration: " + kubevirts.error().describe());
+    const bool first = kubevirt_informers_.empty();
+    if (first) watch_kubevirt();
+    const std::chrono::milliseconds timeout =
+        first ? std::chrono::milliseconds(kKubeVirtSyncTimeout) : std::chrono::milliseconds(0);
+    NMO_CO_TRY(co_await cache_.wait_synced(kubevirt_informers_, timeout));
+    // One KubeVirt CR per cluster.
+    for (const auto& config : kubevirt_configs_->list()) {
+      next.eviction_strategy = config->eviction_strategy;
+      break;
     }
-    if (kubevirts) next.eviction_strategy = cluster_eviction_strategy(*kubevirts);
   }
   kubevirt_ = std::move(next);
   co_return Result<void>{};
+}
+
+void OperatorImpl::watch_kubevirt() {
+  auto& vmis = cache_.informer<VmiObject>(std::string(kVmiCache));
+  vmis_ = vmis.store();
+  vmis.on_change([this](const VmiObject* before, const VmiObject* after) {
+    // A VM on a node under maintenance became migratable, migrated or stopped.
+    if (before != nullptr) enqueue_node(before->vmi.node_name);
+    if (after != nullptr) enqueue_node(after->vmi.node_name);
+  });
+  auto& migrations = cache_.informer<MigrationObject>(
+      "the cache of the operator's VirtualMachineInstanceMigrations", "",
+      kube::ListOptions{.label_selector = std::string(kMigrationOwnerLabel)});
+  migrations_ = migrations.store();
+  runtime::Cache::add_index(migrations, std::string(kOwnerIndex), [](const MigrationObject& m) {
+    const std::string* owner = m.meta.labels.find(kMigrationOwnerLabel);
+    return owner != nullptr ? std::vector<std::string>{*owner} : std::vector<std::string>{};
+  });
+  migrations.on_change([this](const MigrationObject* before, const MigrationObject* after) {
+    const MigrationObject& migration = after != nullptr ? *after : *before;
+    const std::string* owner = migration.meta.labels.find(kMigrationOwnerLabel);
+    if (owner == nullptr) return;
+    for (const auto& nm : maintenances_->list()) {
+      if (nm->meta.uid == *owner) controller_.enqueue(nm->meta.name);
+    }
+  });
+  auto& configs = cache_.informer<KubeVirtConfig>("the KubeVirt CR cache");
+  kubevirt_configs_ = configs.store();
+  configs.on_change([this](const KubeVirtConfig*, const KubeVirtConfig*) {
+    kubevirt_.checked_at = Clock::time_point{};  // the default strategy is read again
+  });
+  kubevirt_informers_ = {&vmis, &migrations, &configs};
 }
 
 asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts& facts) {
@@ -108,10 +144,7 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
     const bool fresh = read != known.end() && now < read->second.read_at + kVmRecheck;
     Maintenance::VmiRead entry = fresh ? read->second : Maintenance::VmiRead{};
     if (!fresh) {
-      std::string ns = pod->meta.namespace_;
-      std::string name = vmi_name(*pod);
-      Result<std::optional<Vmi>> got = co_await read_vmi(std::move(ns), std::move(name));
-      entry.vmi = std::move(got);
+      entry.vmi = read_vmi(pod->meta.namespace_, vmi_name(*pod));
       entry.read_at = now;
     }
     if (!entry.vmi) {
@@ -156,12 +189,17 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
 }
 
 asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(std::string uid) {
-  kube::ListOptions options;
-  options.label_selector = std::string(kMigrationOwnerLabel) + "=" + uid;
-  // One co_await per statement, its result named (see vm_facts()).
-  Result<kube::ListPage<Migration>> listed = co_await client_.list_all<Migration>("", options);
-  if (!listed) co_return std::move(listed).error();
-  co_return std::move(listed->items);
+  if (kubevirt_informers_.empty()) {
+    // A maintenance deleted before any drain step of this process met a VM.
+    NMO_CO_TRY(co_await kubevirt_defaults());
+    if (!kubevirt_.served) co_return Error(ErrorCode::kNotFound, "KubeVirt's API is not served");
+  }
+  std::vector<Migration> out;
+  for (const auto& migration : own_migrations_.fresher(migrations_->by_index(kOwnerIndex, uid))) {
+    const std::string* owner = migration->meta.labels.find(kMigrationOwnerLabel);
+    if (owner != nullptr && *owner == uid) out.push_back(migration->migration);
+  }
+  co_return out;
 }
 
 void OperatorImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
@@ -181,10 +219,17 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
   const kube::WriteOptions options;
   Result<boost::json::value> created = co_await client_.create(path, std::move(manifest), options);
   if (created && options_.metrics != nullptr) options_.metrics->on_migration("started");
+  if (created) {
+    // Until the migration cache shows it, the next drain step must see it (or it would start
+    // the same attempt again).
+    if (auto decoded = kube::ResourceInfo<MigrationObject>::decode(*created)) {
+      own_migrations_.wrote(std::move(*decoded), "");
+    }
+  }
   if (!*alive) co_return;
   auto found = maintenances_state_.find(cr_name);
   if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
-  // The next drain step lists the migrations again, this one among them.
+  // The next drain step reads the migrations again, this one among them.
   found->second.migrations.read_at = Clock::time_point{};
   Result<void> answer;
   if (!created) answer = std::move(created).error();
@@ -217,20 +262,18 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
                        {{"migration", key}, {"error", removed.error().describe()}});
       continue;
     }
+    own_migrations_.forget(key);
     log_for(nm).info("live migration cancelled", {{"migration", key}});
     cancelled.push_back(key);
   }
   co_return cancelled;
 }
 
-asio::awaitable<Result<std::optional<Vmi>>> OperatorImpl::read_vmi(std::string ns,
-                                                                   std::string name) {
-  Result<Vmi> vmi = co_await client_.get<Vmi>(std::move(ns), std::move(name));
-  if (!vmi) {
-    if (vmi.error().code == ErrorCode::kNotFound) co_return std::optional<Vmi>();
-    co_return std::move(vmi).error();
-  }
-  co_return std::optional<Vmi>(std::move(*vmi));
+std::optional<Vmi> OperatorImpl::read_vmi(const std::string& ns, const std::string& name) const {
+  if (vmis_ == nullptr) return std::nullopt;
+  auto found = vmis_->get(ns + "/" + name);
+  if (found == nullptr) return std::nullopt;
+  return found->vmi;
 }
 
 void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& pod) {

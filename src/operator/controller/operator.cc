@@ -16,8 +16,6 @@ namespace nmo::op {
 namespace internal {
 namespace {
 
-// How long start() waits for each cache's first list.
-constexpr std::chrono::seconds kSyncTimeout{60};
 // How long stop() lets reconciles in flight finish, and Events drain.
 constexpr std::chrono::seconds kStopGrace{10};
 constexpr std::chrono::seconds kEventFlushDeadline{5};

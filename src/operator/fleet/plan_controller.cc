@@ -247,6 +247,9 @@ class PlanControllerImpl {
   // waited for (a Role without `watch` on events only costs the health gate this input).
   std::shared_ptr<runtime::Store<kube::Event>> warnings_;
   std::function<bool()> warnings_synced_;
+  // The VMI informer, declared the first time a node in the health gate had VMs.
+  runtime::Reflector<VmiObject>* vmis_informer_ = nullptr;
+  std::shared_ptr<runtime::Store<VmiObject>> vmis_;
   std::vector<const runtime::internal::ReflectorLoop*> informers_;
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
@@ -372,6 +375,18 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_vms(const MaintenancePlan
     for (const std::string& key : entry.vms) {
       const auto slash = key.find('/');
       if (slash == std::string::npos) {
+        continue;
+      }
+      // The VMI cache the NodeMaintenance controller shares (its node had VMs, so KubeVirt is
+      // served); until it has listed, one GET.
+      if (vmis_ == nullptr) {
+        vmis_informer_ = &cache_.informer<VmiObject>(std::string(kVmiCache));
+        vmis_ = vmis_informer_->store();
+      }
+      if (vmis_informer_->synced()) {
+        if (const auto vmi = vmis_->get(key)) {
+          world.vms.push_back({key, vmi->vmi.phase, vmi->vmi.migrating});
+        }
         continue;
       }
       // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.

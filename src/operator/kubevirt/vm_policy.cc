@@ -131,7 +131,11 @@ std::optional<std::string> cluster_eviction_strategy(const boost::json::value& k
   const auto* list = kubevirts.if_object();
   const auto* items = list != nullptr ? list->if_contains("items") : nullptr;
   if (items == nullptr || !items->is_array() || items->get_array().empty()) return std::nullopt;
-  const auto* root = items->get_array().front().if_object();
+  return kubevirt_eviction_strategy(items->get_array().front());
+}
+
+std::optional<std::string> kubevirt_eviction_strategy(const boost::json::value& kubevirt) {
+  const auto* root = kubevirt.if_object();
   const auto* spec = root ? root->if_contains("spec") : nullptr;
   const auto* configuration =
       spec && spec->is_object() ? spec->get_object().if_contains("configuration") : nullptr;

@@ -37,6 +37,7 @@
 #include <boost/json/fwd.hpp>
 
 #include "base/result.h"
+#include "kube/api/meta.h"
 #include "kube/api/pod.h"
 #include "kube/api/resource.h"
 #include "operator/api/node_maintenance.h"
@@ -88,6 +89,9 @@ struct Vmi {
 // empty or it has none (or the value is not such a list).
 [[nodiscard]] std::optional<std::string> cluster_eviction_strategy(
     const boost::json::value& kubevirts);
+// The same of one KubeVirt CR.
+[[nodiscard]] std::optional<std::string> kubevirt_eviction_strategy(
+    const boost::json::value& kubevirt);
 
 // The VMI's strategy, else the cluster's; std::nullopt when neither is set.
 [[nodiscard]] std::optional<std::string> effective_eviction_strategy(
@@ -199,6 +203,28 @@ struct Migration {
 // most 5 minutes.
 [[nodiscard]] std::chrono::seconds migration_retry_delay(int failures) noexcept;
 
+// ---- The KubeVirt objects as the shared informer cache keeps them (runtime/cache.h) ----
+
+// How the shared informer of every VirtualMachineInstance is named in errors; the NodeMaintenance
+// and MaintenancePlan controllers that read it declare it under this one name.
+inline constexpr std::string_view kVmiCache = "the VirtualMachineInstance cache";
+
+// A VirtualMachineInstance with its metadata.
+struct VmiObject {
+  kube::ObjectMeta meta;
+  Vmi vmi;
+};
+// One of the operator's VirtualMachineInstanceMigrations with its metadata.
+struct MigrationObject {
+  kube::ObjectMeta meta;
+  Migration migration;
+};
+// The KubeVirt CR: what the drain reads of it.
+struct KubeVirtConfig {
+  kube::ObjectMeta meta;
+  std::optional<std::string> eviction_strategy;  // spec.configuration.evictionStrategy
+};
+
 }  // namespace nmo::op
 
 // The two KubeVirt kinds as resources of the generic client (kube/api/resource.h): typed get,
@@ -226,6 +252,39 @@ struct ResourceInfo<op::Migration> {
   // op::decode_migration().
   static Result<op::Migration> decode(const boost::json::value& object) {
     return op::decode_migration(object);
+  }
+};
+
+// The cached forms above: the same resources, decoded with their metadata.
+template <>
+struct ResourceInfo<op::VmiObject> : ResourceInfo<op::Vmi> {
+  static Result<op::VmiObject> decode(const boost::json::value& object) {
+    NMO_TRY_ASSIGN(ObjectMeta meta, decode_meta(object));
+    NMO_TRY_ASSIGN(op::Vmi vmi, op::decode_vmi(object));
+    return op::VmiObject{.meta = std::move(meta), .vmi = std::move(vmi)};
+  }
+};
+
+template <>
+struct ResourceInfo<op::MigrationObject> : ResourceInfo<op::Migration> {
+  static Result<op::MigrationObject> decode(const boost::json::value& object) {
+    NMO_TRY_ASSIGN(ObjectMeta meta, decode_meta(object));
+    NMO_TRY_ASSIGN(op::Migration migration, op::decode_migration(object));
+    return op::MigrationObject{.meta = std::move(meta), .migration = std::move(migration)};
+  }
+};
+
+template <>
+struct ResourceInfo<op::KubeVirtConfig> {
+  static constexpr std::string_view kGroup = "kubevirt.io";
+  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kPlural = "kubevirts";
+  static constexpr std::string_view kKind = "KubeVirt";
+  static constexpr bool kNamespaced = true;
+  static Result<op::KubeVirtConfig> decode(const boost::json::value& object) {
+    NMO_TRY_ASSIGN(ObjectMeta meta, decode_meta(object));
+    return op::KubeVirtConfig{.meta = std::move(meta),
+                              .eviction_strategy = op::kubevirt_eviction_strategy(object)};
   }
 };
 

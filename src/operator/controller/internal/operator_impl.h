@@ -50,6 +50,7 @@
 #include "runtime/cache.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
+#include "runtime/own_writes.h"
 #include "runtime/reflector.h"
 #include "runtime/store.h"
 
@@ -72,9 +73,16 @@ inline constexpr std::string_view kLeaseIndex = "lease";
 inline constexpr std::string_view kControlPlaneIndex = "control-plane";
 // The index of the PodDisruptionBudget cache: by namespace.
 inline constexpr std::string_view kNamespaceIndex = "namespace";
+// The index of the migration cache: by the maintenance uid of kMigrationOwnerLabel.
+inline constexpr std::string_view kOwnerIndex = "owner";
 // How this controller's informers are named in errors ("... did not sync").
 inline constexpr std::string_view kNodeCache = "the node cache";
 inline constexpr std::string_view kPodDisruptionBudgetCache = "the PodDisruptionBudget cache";
+// How long start() waits for the caches' first lists, and a drain for its node's pods.
+inline constexpr std::chrono::seconds kSyncTimeout{60};
+// How long the first drain step that meets a VM waits for KubeVirt's caches; later steps do not
+// wait (their VMs are held as unknown until the caches have listed).
+inline constexpr std::chrono::seconds kKubeVirtSyncTimeout{10};
 // KubeVirt's API, and how long its being served (and its default eviction strategy) is trusted
 // before the next drain step that meets a VM asks again; "not served" is asked again every time.
 inline constexpr std::string_view kKubeVirtApiRoot = "/apis/kubevirt.io/v1";
@@ -268,12 +276,17 @@ class OperatorImpl {
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
   // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
-  // The VMI behind a VM pod; std::nullopt when there is none (404).
-  asio::awaitable<Result<std::optional<Vmi>>> read_vmi(std::string ns, std::string name);
-  // Refreshes kubevirt_ when older than kKubeVirtRecheck; an error when it could not.
+  // The VMI behind a VM pod, from the VMI cache; std::nullopt when there is none.
+  [[nodiscard]] std::optional<Vmi> read_vmi(const std::string& ns, const std::string& name) const;
+  // Declares KubeVirt's informers in the shared cache (once).
+  void watch_kubevirt();
+  // Refreshes kubevirt_ when older than kKubeVirtRecheck; the first time KubeVirt's API is
+  // served, declares its informers (VMIs, the operator's migrations, the KubeVirt CR) in the
+  // shared cache and waits for them. An error when it could not.
   asio::awaitable<Result<void>> kubevirt_defaults();
   // The live migrations the operator created for the maintenance of uid `uid` (label
-  // kMigrationOwnerLabel), in every namespace.
+  // kMigrationOwnerLabel), in every namespace, from the migration cache and our own creates it
+  // does not show yet; kNotFound when KubeVirt's API is not served.
   asio::awaitable<Result<std::vector<Migration>>> list_migrations(std::string uid);
   // Creates the migration `request` asks for; the answer goes into the maintenance's inbox.
   void start_migration(const NodeMaintenance& nm, MigrationRequest request);
@@ -327,6 +340,13 @@ class OperatorImpl {
     std::optional<std::string> eviction_strategy;
   };
   KubeVirtDefaults kubevirt_;
+  // KubeVirt's informers, declared once its API is served (null before).
+  std::shared_ptr<runtime::Store<VmiObject>> vmis_;
+  std::shared_ptr<runtime::Store<MigrationObject>> migrations_;
+  std::shared_ptr<runtime::Store<KubeVirtConfig>> kubevirt_configs_;
+  std::vector<const runtime::internal::ReflectorLoop*> kubevirt_informers_;
+  // The migrations we created that the migration cache may not show yet.
+  runtime::OwnWrites<MigrationObject> own_migrations_;
   std::map<std::string, std::string> finalized_;  // CR name -> uid whose finalizer we removed
   bool ready_ = false;
   bool stopped_ = false;

@@ -1,0 +1,472 @@
+// The NodeMaintenance controller's I/O shell (operator.h) against the in-memory API server
+// (kube/client/testing/fake_api_server.h): the whole Operator on one io_context with the shared
+// Cache, as the manager runs it, and the outcomes an admin would see in the API (node, pods,
+// status, Leases, Events). The decisions themselves are state_machine_test.cc's; these tests
+// check that the reconcile carries them out, reads from the cache, and survives the API
+// misbehaving the way it did in the runs that found commits 2004f61 and 9e60a53.
+#include "operator/controller/operator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "base/result.h"
+#include "base/testing/status_matchers.h"
+#include "http/testing/run.h"
+#include "kube/api/lease.h"
+#include "kube/api/node.h"
+#include "kube/api/pod.h"
+#include "kube/api/resource.h"
+#include "kube/client/testing/fake_api_server.h"
+#include "operator/api/node_maintenance.h"
+#include "operator/gates/node_lease.h"
+#include "operator/node/node_patch.h"
+#include "operator/testing/fake_cluster_json.h"
+#include "runtime/cache.h"
+
+namespace nmo::op {
+namespace {
+
+namespace json = boost::json;
+using kube::testing::FakeApiServer;
+using kube::testing::FakeRequest;
+using testing::at;
+using testing::maintenance_path;
+using testing::maintenances_path;
+using testing::node_path;
+using testing::string_at;
+using testing::text;
+using namespace std::chrono_literals;
+
+constexpr std::string_view kLeaseNamespace = "medik8s-leases";
+constexpr std::string_view kOperatorNamespace = "node-maintenance-operator-system";
+constexpr std::string_view kAppNamespace = "shop";
+
+// ---- objects as the tests seed them ----
+
+json::value node_object(const std::string& name) {
+  return json::value{{"apiVersion", "v1"},
+                     {"kind", "Node"},
+                     {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+                     {"spec", json::object{}},
+                     {"status",
+                      {{"conditions", json::array{{{"type", "Ready"}, {"status", "True"}}}},
+                       {"nodeInfo", {{"bootID", "boot-1"}}}}}};
+}
+
+json::value pod_object(const std::string& name, const std::string& node,
+                       json::array owners = json::array{}) {
+  return json::value{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"namespace", kAppNamespace},
+        {"name", name},
+        {"labels", {{"app", "db"}}},
+        {"ownerReferences", std::move(owners)}}},
+      {"spec", {{"nodeName", node}, {"containers", json::array{{{"name", "c"}, {"image", "i"}}}}}},
+      {"status", {{"phase", "Running"}}}};
+}
+
+json::value daemon_set_object(const std::string& name) {
+  return json::value{{"apiVersion", "apps/v1"},
+                     {"kind", "DaemonSet"},
+                     {"metadata", {{"namespace", kAppNamespace}, {"name", name}}},
+                     {"spec", {{"selector", {{"matchLabels", {{"app", name}}}}}}}};
+}
+
+// A budget of the app's pods that allows no disruption (as in docs/design.md §8, S2).
+json::value budget_object(const std::string& name) {
+  return json::value{
+      {"apiVersion", "policy/v1"},
+      {"kind", "PodDisruptionBudget"},
+      {"metadata", {{"namespace", kAppNamespace}, {"name", name}}},
+      {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "db"}}}}}}},
+      {"status",
+       {{"currentHealthy", 1},
+        {"desiredHealthy", 1},
+        {"disruptionsAllowed", 0},
+        {"expectedPods", 1}}}};
+}
+
+// ---- paths ----
+
+std::string pod_path(std::string_view name) {
+  return kube::object_path<kube::Pod>(kAppNamespace, name);
+}
+std::string node_leases_path() { return kube::collection_path<kube::Lease>(kLeaseNamespace); }
+std::string node_lease_path(std::string_view node) {
+  return kube::object_path<kube::Lease>(kLeaseNamespace, node_lease_name(node));
+}
+
+// ---- reading the fake's JSON ----
+
+bool has_taint(const json::value& node, std::string_view key, std::string_view effect) {
+  const json::value* taints = at(node, "/spec/taints");
+  if (taints == nullptr || !taints->is_array()) return false;
+  return std::any_of(taints->as_array().begin(), taints->as_array().end(), [&](const auto& t) {
+    return string_at(t, "/key") == key && string_at(t, "/effect") == effect;
+  });
+}
+
+bool unschedulable(const json::value& node) {
+  const json::value* flag = at(node, "/spec/unschedulable");
+  return flag != nullptr && flag->is_bool() && flag->as_bool();
+}
+
+std::string annotation(const json::value& object, std::string_view key) {
+  const json::value* annotations = at(object, "/metadata/annotations");
+  if (annotations == nullptr || !annotations->is_object()) return {};
+  const json::value* found = annotations->as_object().if_contains(key);
+  return found != nullptr && found->is_string() ? std::string(found->as_string()) : std::string();
+}
+
+// Whether `request` is the JSON patch that takes our finalizer off a NodeMaintenance
+// (runtime/finalizer.h: a `test` of the finalizer, then its `remove`).
+bool removes_finalizer(const FakeRequest& request) {
+  if (request.verb != "patch" || !request.body.is_array()) return false;
+  return std::any_of(request.body.as_array().begin(), request.body.as_array().end(),
+                     [](const json::value& op) {
+                       return string_at(op, "/op") == "remove" &&
+                              string_at(op, "/path").starts_with("/metadata/finalizers/");
+                     });
+}
+
+class OperatorShellTest : public ::testing::Test {
+ protected:
+  OperatorShellTest() {
+    // No KubeVirt in these clusters: its API group is not served (the fake would serve any).
+    server_.fail_next(
+        "*", "/apis/kubevirt.io",
+        Error(ErrorCode::kNotFound, "the server could not find the requested resource", 404),
+        FakeApiServer::kEveryCall);
+  }
+
+  void TearDown() override {
+    // A held or delayed call would keep a reflector from stopping.
+    server_.clear_faults();
+    http::test::run(io_, [this]() -> asio::awaitable<bool> {
+      if (operator_ != nullptr) co_await operator_->stop();
+      co_await cache_.stop();
+      co_return true;
+    }());
+    io_.restart();
+    io_.poll();
+  }
+
+  // One worker, so that reconciles run one at a time; the etcd quorum gate (kube-system's etcd
+  // pods, OpenShift's guard) is left to state_machine_test.cc.
+  static OperatorOptions options() {
+    OperatorOptions options;
+    options.workers = 1;
+    options.etcd_quorum_check = false;
+    return options;
+  }
+
+  // Starts the cache and the operator (start() returns once its caches synced).
+  void start(OperatorOptions options = OperatorShellTest::options()) {
+    operator_ = std::make_unique<Operator>(io_.get_executor(), server_, cache_, std::move(options));
+    const Result<void> started = http::test::run(io_, [this]() -> asio::awaitable<Result<void>> {
+      NMO_CO_TRY(co_await cache_.start());
+      co_return co_await operator_->start();
+    }());
+    ASSERT_OK(started);
+    ASSERT_TRUE(operator_->ready());
+  }
+
+  // Runs the io_context until `condition` holds; false (and a test failure naming `what`)
+  // after `limit`.
+  [[nodiscard]] bool run_until(std::string_view what, const std::function<bool()>& condition,
+                               std::chrono::seconds limit = 10s) {
+    if (http::test::run_until(io_, condition, limit)) return true;
+    ADD_FAILURE() << what << ": not reached in " << limit.count() << " s";
+    return false;
+  }
+
+  // Creates the NodeMaintenance `name` of `node` through the API, as kubectl would.
+  void create_maintenance(const std::string& name, const std::string& node) {
+    json::value body{{"apiVersion", kApiVersion},
+                     {"kind", kKind},
+                     {"metadata", {{"name", name}}},
+                     {"spec", {{"nodeName", node}, {"reason", "firmware upgrade"}}}};
+    std::string path = maintenances_path();
+    ASSERT_OK(http::test::run(io_, server_.create(std::move(path), std::move(body), {})));
+  }
+
+  void delete_maintenance(const std::string& name) {
+    std::string path = maintenance_path(name);
+    ASSERT_OK(http::test::run(io_, server_.remove(std::move(path), {})));
+  }
+
+  // The NodeMaintenance as stored; std::nullopt once it is gone.
+  std::optional<NodeMaintenance> maintenance(std::string_view name) const {
+    auto stored = server_.object(maintenance_path(name));
+    if (!stored) return std::nullopt;
+    Result<NodeMaintenance> decoded = decode_node_maintenance(*stored);
+    EXPECT_OK(decoded);
+    if (!decoded) return std::nullopt;
+    return std::move(decoded).value();
+  }
+
+  std::optional<Phase> phase(std::string_view name) const {
+    auto nm = maintenance(name);
+    return nm ? nm->status.phase : std::nullopt;
+  }
+
+  // The reasons of the Events about the NodeMaintenance `name` written so far.
+  std::vector<std::string> event_reasons(std::string_view name) const {
+    std::vector<std::string> reasons;
+    for (const json::value& event : server_.objects("/api/v1/events")) {
+      if (string_at(event, "/involvedObject/kind") == kKind &&
+          string_at(event, "/involvedObject/name") == name) {
+        reasons.push_back(string_at(event, "/reason"));
+      }
+    }
+    return reasons;
+  }
+
+  bool has_event(std::string_view name, std::string_view reason) const {
+    const std::vector<std::string> reasons = event_reasons(name);
+    return std::find(reasons.begin(), reasons.end(), reason) != reasons.end();
+  }
+
+  // Where the first received call satisfying `matches` is in the request log.
+  std::optional<std::size_t> first_request(
+      const std::function<bool(const FakeRequest&)>& matches) const {
+    const auto& log = server_.requests();
+    const auto found = std::find_if(log.begin(), log.end(), matches);
+    if (found == log.end()) return std::nullopt;
+    return static_cast<std::size_t>(found - log.begin());
+  }
+
+  // The node lease cache the operator declared (declared again, the Cache gives the same one).
+  runtime::Reflector<kube::Lease>& node_lease_cache() {
+    return cache_.informer<kube::Lease>("node leases", std::string(kLeaseNamespace));
+  }
+
+  // Drains w1 (no pods) with the node lease cache held behind: its watch never opens, so the
+  // cache never shows the Lease the maintenance creates (as during run 20's API server
+  // restart). Then deletes the maintenance and waits until it is gone.
+  void drain_and_delete_while_the_lease_cache_lags() {
+    server_.put(node_object("w1"));
+    server_.hold("watch", node_leases_path());
+    ASSERT_NO_FATAL_FAILURE(start());
+    ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+    ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+    auto lease = server_.object(node_lease_path("w1"));
+    ASSERT_TRUE(lease) << "the node lease was not taken";
+    ASSERT_EQ(string_at(*lease, "/spec/holderIdentity"), kNodeLeaseHolder);
+    // The precondition of the defect: the operator's lease cache does not show its own Lease.
+    ASSERT_EQ(
+        node_lease_cache().store()->get(std::string(kLeaseNamespace) + "/" + node_lease_name("w1")),
+        nullptr);
+    ASSERT_EQ(server_.waiting(), 1U) << "the lease watch is not the one call held";
+
+    ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+    ASSERT_TRUE(run_until("m1 gone", [&] { return !server_.object(maintenance_path("m1")); }));
+  }
+
+  asio::io_context io_;
+  FakeApiServer server_{io_.get_executor()};
+  runtime::Cache cache_{io_.get_executor(), server_};
+  std::unique_ptr<Operator> operator_;
+};
+
+// docs/design.md §2.1–2.6 end to end through the shell: cordon and taint, the node lease, the
+// evictions, Succeeded; then the deletion gives everything back before the finalizer goes.
+TEST_F(OperatorShellTest, DrainsTheNodeThenGivesItBackWhenDeleted) {
+  server_.put(node_object("w1"));
+  server_.put(node_object("w2"));
+  const json::value agent = server_.put(daemon_set_object("agent"));
+  server_.put(pod_object("web-1", "w1"));
+  server_.put(pod_object("web-2", "w2"));
+  server_.put(pod_object("agent-w1", "w1",
+                         json::array{{{"apiVersion", "apps/v1"},
+                                      {"kind", "DaemonSet"},
+                                      {"name", "agent"},
+                                      {"uid", string_at(agent, "/metadata/uid")},
+                                      {"controller", true}}}));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  const NodeMaintenance drained = *maintenance("m1");
+  EXPECT_EQ(drained.status.total_pods, 1);
+  EXPECT_EQ(drained.status.eviction_pods, 1);
+  EXPECT_EQ(drained.status.drain_progress, 100);
+  EXPECT_TRUE(drained.status.pending_pods.empty());
+  EXPECT_EQ(drained.status.last_error, "");
+  EXPECT_NE(std::find(drained.meta.finalizers.begin(), drained.meta.finalizers.end(), kFinalizer),
+            drained.meta.finalizers.end());
+
+  // The node: cordoned, both NoSchedule taints, the prior state recorded; w2 untouched.
+  const json::value node = *server_.object(node_path("w1"));
+  EXPECT_TRUE(unschedulable(node)) << node;
+  EXPECT_TRUE(has_taint(node, kDrainTaintKey, kNoScheduleEffect)) << node;
+  EXPECT_TRUE(has_taint(node, kUnschedulableTaintKey, kNoScheduleEffect)) << node;
+  EXPECT_NE(annotation(node, kPriorStateAnnotation), "") << node;
+  const json::value other = *server_.object(node_path("w2"));
+  EXPECT_FALSE(unschedulable(other)) << other;
+  EXPECT_FALSE(has_taint(other, kDrainTaintKey, kNoScheduleEffect)) << other;
+
+  // The pods: the evictable one evicted, the DaemonSet's and the other node's left alone.
+  EXPECT_FALSE(server_.object(pod_path("web-1")));
+  EXPECT_TRUE(server_.object(pod_path("agent-w1")));
+  EXPECT_TRUE(server_.object(pod_path("web-2")));
+  EXPECT_EQ(server_.count("evict", "/api/v1/namespaces/shop/pods/web-1"), 1U);
+  EXPECT_EQ(server_.count("evict"), 1U);
+
+  // The medik8s node lease (docs/design.md §3.1), owned by the node.
+  const auto lease = server_.object(node_lease_path("w1"));
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(string_at(*lease, "/spec/holderIdentity"), kNodeLeaseHolder);
+  const json::value* duration = at(*lease, "/spec/leaseDurationSeconds");
+  ASSERT_TRUE(duration != nullptr && duration->is_int64()) << *lease;
+  EXPECT_EQ(duration->as_int64(), kNodeLeaseDurationSeconds);
+  EXPECT_EQ(string_at(*lease, "/metadata/ownerReferences/0/kind"), "Node");
+  EXPECT_EQ(string_at(*lease, "/metadata/ownerReferences/0/name"), "w1");
+  EXPECT_EQ(server_.objects(kube::collection_path<kube::Lease>(kOperatorNamespace)).size(), 1U)
+      << "no budget slot Lease";
+
+  // The Events of docs/design.md §5, written once their status is on record.
+  EXPECT_TRUE(run_until("SucceedMaintenance announced",
+                        [&] { return has_event("m1", "SucceedMaintenance"); }));
+  for (const char* reason : {"BeginMaintenance", "LeaseAcquired", "BeginEviction"}) {
+    EXPECT_TRUE(has_event("m1", reason)) << "no " << reason << " Event";
+  }
+
+  ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+  ASSERT_TRUE(run_until("m1 gone", [&] { return !server_.object(maintenance_path("m1")); }));
+  // Everything went back before the finalizer did (the object is gone only after it).
+  const json::value restored = *server_.object(node_path("w1"));
+  EXPECT_FALSE(unschedulable(restored)) << restored;
+  EXPECT_FALSE(has_taint(restored, kDrainTaintKey, kNoScheduleEffect)) << restored;
+  EXPECT_EQ(annotation(restored, kPriorStateAnnotation), "") << restored;
+  EXPECT_FALSE(server_.object(node_lease_path("w1"))) << "the node lease was not released";
+  EXPECT_TRUE(server_.objects(kube::collection_path<kube::Lease>(kOperatorNamespace)).empty())
+      << "the budget slot was not released";
+  EXPECT_TRUE(server_.object(pod_path("agent-w1")));
+}
+
+// Commit 2004f61: the deletion of a maintenance whose node lease the lease cache does not show
+// (its watch lagging behind our own create) must still release the lease before removing the
+// finalizer. Before it, the finalizer went and the Lease stayed, held by nobody's maintenance.
+TEST_F(OperatorShellTest, DeletionReleasesTheNodeLeaseTheCacheDoesNotShow) {
+  ASSERT_NO_FATAL_FAILURE(drain_and_delete_while_the_lease_cache_lags());
+  EXPECT_FALSE(server_.object(node_lease_path("w1"))) << "the node lease outlived its maintenance";
+  const auto lease_deleted = first_request(
+      [](const FakeRequest& r) { return r.verb == "delete" && r.path == node_lease_path("w1"); });
+  const auto finalizer_removed = first_request([](const FakeRequest& r) {
+    return r.path == maintenance_path("m1") && removes_finalizer(r);
+  });
+  ASSERT_TRUE(lease_deleted.has_value()) << "the node lease was never deleted";
+  ASSERT_TRUE(finalizer_removed.has_value());
+  EXPECT_LT(*lease_deleted, *finalizer_removed) << "the finalizer went before the node lease";
+}
+
+// Commit 9e60a53: the lease Role in medik8s-leases grants list, watch, create, update and
+// delete, but no get (docs/rbac.md). A lease missing from the cache is read with a list by
+// name; with a get, every retry of the deletion was refused and the maintenance never went.
+TEST_F(OperatorShellTest, DeletionReadsAnUncachedNodeLeaseWithoutGet) {
+  server_.forbid("get", node_leases_path());
+  ASSERT_NO_FATAL_FAILURE(drain_and_delete_while_the_lease_cache_lags());
+  EXPECT_FALSE(server_.object(node_lease_path("w1"))) << "the node lease outlived its maintenance";
+  EXPECT_EQ(server_.count("get", node_leases_path()), 0U);
+  EXPECT_TRUE(first_request([](const FakeRequest& r) {
+    return r.verb == "list" && r.path == node_leases_path() && r.list_options.has_value() &&
+           r.list_options->field_selector == "metadata.name=" + node_lease_name("w1");
+  })) << "the node lease was not listed by name";
+}
+
+// One informer per collection (docs/design.md §7): twenty maintenances waiting for the one
+// budget slot read their nodes from the shared node cache; none opens a watch or lists.
+TEST_F(OperatorShellTest, TwentyWaitingMaintenancesShareOneNodeInformer) {
+  constexpr int kMaintenances = 20;
+  auto name_of = [](const char* prefix, int i) {
+    return std::string(prefix) + (i < 10 ? "0" : "") + std::to_string(i);
+  };
+  for (int i = 0; i < kMaintenances; ++i) server_.put(node_object(name_of("w", i)));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_TRUE(run_until("every informer watching",
+                        [&] { return server_.open_watches() == cache_.informers(); }));
+  const std::size_t watches_at_start = server_.open_watches();
+
+  // One at a time, so that the first is admitted alone.
+  for (int i = 0; i < kMaintenances; ++i) {
+    ASSERT_NO_FATAL_FAILURE(create_maintenance(name_of("m", i), name_of("w", i)));
+    if (i == 0) {
+      ASSERT_TRUE(run_until("m00 Succeeded", [&] { return phase("m00") == Phase::kSucceeded; }));
+    }
+  }
+  ASSERT_TRUE(run_until("the other maintenances Pending", [&] {
+    for (int i = 1; i < kMaintenances; ++i) {
+      if (phase(name_of("m", i)) != Phase::kPending) return false;
+    }
+    return true;
+  }));
+  EXPECT_EQ(text(phase("m00")), "Succeeded");
+  EXPECT_EQ(server_.open_watches("/api/v1/nodes"), 1U);
+  EXPECT_EQ(server_.count("watch", "/api/v1/nodes"), 1U);
+  EXPECT_EQ(server_.count("list", "/api/v1/nodes"), 1U);
+  EXPECT_EQ(server_.count("list", maintenances_path()), 1U);
+  // The one node being drained has its pods watched; the waiting ones nothing of their own.
+  EXPECT_EQ(server_.open_watches("/api/v1/pods"), 1U);
+  EXPECT_EQ(server_.open_watches(), watches_at_start + 1);
+}
+
+// Status writes while a PodDisruptionBudget refuses an eviction (docs/design.md §2.4, S2): the
+// pod is pending with BlockedByPDB and the budget's message, the maintenance stays Running and
+// the pod stays; once an eviction is allowed the drain finishes and the error goes.
+TEST_F(OperatorShellTest, APodBlockedByItsBudgetIsReportedUntilItIsAllowed) {
+  server_.put(node_object("w1"));
+  server_.put(pod_object("db-0", "w1"));
+  server_.put(budget_object("db-pdb"));
+  // The first eviction is refused, the retry (after the 5 s backoff) allowed.
+  server_.fail_next("evict", pod_path("db-0"), FakeApiServer::pdb_refusal("db-pdb"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+
+  ASSERT_TRUE(run_until("db-0 BlockedByPDB in the status", [&] {
+    const auto nm = maintenance("m1");
+    return nm && std::any_of(nm->status.pending_pods_refs.begin(),
+                             nm->status.pending_pods_refs.end(), [](const PendingPodRef& ref) {
+                               return ref.name == "db-0" &&
+                                      ref.reason == PendingPodReason::kBlockedByPdb;
+                             });
+  }));
+  const NodeMaintenance held = *maintenance("m1");
+  EXPECT_EQ(text(held.status.phase), "Running");
+  EXPECT_EQ(held.status.pending_pods, std::vector<std::string>{"db-0"});
+  ASSERT_EQ(held.status.pending_pods_refs.size(), 1U);
+  EXPECT_EQ(held.status.pending_pods_refs[0].namespace_, kAppNamespace);
+  EXPECT_TRUE(held.status.pending_pods_refs[0].message.starts_with("PDB shop/db-pdb:"))
+      << held.status.pending_pods_refs[0].message;
+  EXPECT_NE(held.status.last_error, "");
+  EXPECT_EQ(held.status.eviction_pods, 0);
+  EXPECT_TRUE(server_.object(pod_path("db-0"))) << "the protected pod was evicted";
+  EXPECT_TRUE(run_until("DrainError announced", [&] { return has_event("m1", "DrainError"); }));
+
+  ASSERT_TRUE(run_until("m1 Succeeded once the eviction is allowed",
+                        [&] { return phase("m1") == Phase::kSucceeded; }));
+  const NodeMaintenance done = *maintenance("m1");
+  EXPECT_TRUE(done.status.pending_pods.empty());
+  EXPECT_TRUE(done.status.pending_pods_refs.empty());
+  EXPECT_EQ(done.status.last_error, "");
+  EXPECT_EQ(done.status.eviction_pods, 1);
+  EXPECT_FALSE(server_.object(pod_path("db-0")));
+  EXPECT_EQ(server_.count("evict", pod_path("db-0")), 2U);
+}
+
+}  // namespace
+}  // namespace nmo::op
