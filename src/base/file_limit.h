@@ -1,7 +1,8 @@
-// The process's limit on open file descriptors (RLIMIT_NOFILE). Every NodeMaintenance holds a
-// watch of its own, each a connection: at the soft limit container runtimes set (1,024 under
-// containerd 2.x) about a thousand maintenances would exhaust it, while the hard limit is
-// usually far higher (docs/operations.md, "Availability of the operator").
+// The process's limit on open file descriptors (RLIMIT_NOFILE). Every watch and every request in
+// flight holds a connection (one watch per cached collection and per node being drained, up to
+// --evictions-in-flight-total evictions): the soft limit container runtimes set (1,024 under
+// containerd 2.x) is raised to the hard one, usually far higher, so that a burst never meets it
+// (docs/operations.md, "Availability of the operator").
 //
 // Threading: call once at start, before other threads open descriptors.
 #pragma once
