@@ -256,10 +256,13 @@ Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& l
           .node_lifecycle_conditions = flags.options.node_lifecycle_conditions});
   const op::fleet::PlanController& running_plans = *plans;
   parts.plan_metrics.track([&running_plans] { return running_plans.plans(); });
-  manager.add_when_served("plans", client, kube::collection_path<op::MaintenancePlan>(""),
-                          "the MaintenancePlan API",
-                          "install deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml",
-                          std::move(plans), runtime::RunsOn::kLeader);
+  manager.add_when_served(
+      "plans", client, kube::collection_path<op::MaintenancePlan>(""),
+      runtime::ServedApi{
+          .what = "the MaintenancePlan API",
+          .resource = "MaintenancePlans",
+          .install = "install deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml"},
+      std::move(plans), runtime::RunsOn::kLeader);
 
   // Courtesies on every replica, whose failure costs only a log line: the API server's version
   // and what it lacks, and the budget for admins and `kubectl maintenance plan`

@@ -30,15 +30,15 @@ asio::awaitable<std::optional<std::string>> first_failure(std::vector<ProbeCheck
 class WhenServed final : public Runnable {
  public:
   WhenServed(Manager& manager, asio::any_io_executor executor, std::string name,
-             kube::Client& probe, std::string collection_path, std::string what,
-             std::string install, std::unique_ptr<Runnable> runnable,
-             std::chrono::milliseconds recheck)
+             kube::Client& probe, std::string collection_path, ServedApi api,
+             std::unique_ptr<Runnable> runnable, std::chrono::milliseconds recheck)
       : manager_(manager),
         name_(std::move(name)),
         probe_(probe),
         collection_path_(std::move(collection_path)),
-        what_(std::move(what)),
-        install_(std::move(install)),
+        what_(std::move(api.what)),
+        resource_(std::move(api.resource)),
+        install_(std::move(api.install)),
         runnable_(std::move(runnable)),
         recheck_(recheck),
         logger_(log::root().with({{"controller", "manager"}, {"runnable", name_}})),
@@ -72,11 +72,11 @@ class WhenServed final : public Runnable {
       const ErrorCode code = served.error().code;
       if (said != code) {
         logger_.info(code == ErrorCode::kNotFound ? what_ + " is not served (" + install_ + "); " +
-                                                        name_ + " is off until it is"
+                                                        name_ + " are off until it is"
                      : code == ErrorCode::kForbidden
-                         ? "listing " + what_ + " is forbidden (apply deploy/rbac); " + name_ +
-                               " is off until it is allowed"
-                         : "could not ask whether " + what_ + " is served; trying again",
+                         ? "listing " + resource_ + " is forbidden (apply deploy/rbac); " + name_ +
+                               " are off until it is allowed"
+                         : "could not list " + resource_ + "; trying again",
                      {{"error", served.error().message}});
         said = code;
       }
@@ -97,6 +97,7 @@ class WhenServed final : public Runnable {
   kube::Client& probe_;
   const std::string collection_path_;
   const std::string what_;
+  const std::string resource_;
   const std::string install_;
   std::unique_ptr<Runnable> runnable_;
   const std::chrono::milliseconds recheck_;
@@ -157,12 +158,11 @@ Cache& Manager::cache() const {
 }
 
 void Manager::add_when_served(std::string name, kube::Client& probe, std::string collection_path,
-                              std::string what, std::string install,
-                              std::unique_ptr<Runnable> runnable, RunsOn runs_on,
+                              ServedApi api, std::unique_ptr<Runnable> runnable, RunsOn runs_on,
                               std::chrono::milliseconds recheck) {
-  auto waiting = std::make_unique<WhenServed>(*this, executor_, name, probe,
-                                              std::move(collection_path), std::move(what),
-                                              std::move(install), std::move(runnable), recheck);
+  auto waiting =
+      std::make_unique<WhenServed>(*this, executor_, name, probe, std::move(collection_path),
+                                   std::move(api), std::move(runnable), recheck);
   add(std::move(name), std::move(waiting), runs_on);
 }
 

@@ -81,6 +81,13 @@ class ServerRunnable final : public Runnable {
 
 enum class RunsOn { kEveryReplica, kLeader };
 
+/// How Manager::add_when_served() names an API in its log lines.
+struct ServedApi {
+  std::string what;      ///< "the MaintenancePlan API"
+  std::string resource;  ///< "MaintenancePlans"
+  std::string install;   ///< how to get it served: "install deploy/crd/..."
+};
+
 struct ManagerOptions {
   /// Unset: no election, this process runs the leader runnables. The callbacks of the config
   /// are the Manager's own; set on_leading_changed instead.
@@ -115,12 +122,12 @@ class Manager {
 
   /// Adds `runnable`, started (where `runs_on` says) once a LIST of `collection_path` with
   /// limit 1, sent with `probe`, succeeds: asked at start and then every `recheck`; until then
-  /// the process runs without it. A runnable that then cannot start ends run() as a leader
-  /// runnable's failure does. `what` names the API in the log ("the MaintenancePlan API"),
-  /// `install` says how to get it served ("install deploy/crd/...").
+  /// the process runs without it, and the log says why once per reason, naming it by `name` (a
+  /// plural: "plans are off until it is"). A runnable that then cannot start ends run() as a
+  /// leader runnable's failure does.
   void add_when_served(std::string name, kube::Client& probe, std::string collection_path,
-                       std::string what, std::string install, std::unique_ptr<Runnable> runnable,
-                       RunsOn runs_on, std::chrono::milliseconds recheck = std::chrono::minutes(1));
+                       ServedApi api, std::unique_ptr<Runnable> runnable, RunsOn runs_on,
+                       std::chrono::milliseconds recheck = std::chrono::minutes(1));
   void add_health_check(std::string name, ProbeCheck check);
   void add_ready_check(std::string name, ProbeCheck check, RunsOn counts_on);
 

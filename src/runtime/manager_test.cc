@@ -63,6 +63,8 @@ class ManagerTest : public ::testing::Test {
   }
 
   static constexpr const char* kPlans = "/apis/nodemaintenance.medik8s.io/v1beta1/maintenanceplans";
+  const ServedApi kPlansApi{
+      .what = "the MaintenancePlan API", .resource = "MaintenancePlans", .install = "install it"};
 
   asio::io_context io_;
   kube::testing::FakeApiServer client_{io_.get_executor()};
@@ -137,8 +139,8 @@ TEST_F(ManagerTest, ARunnableWhoseApiIsNotServedStartsOnceItIs) {
   add("webhook", RunsOn::kEveryReplica);
   auto plans = std::make_unique<Recorder>("plans", journal_);
   plans->on_start = [this] { manager_.stop(); };
-  manager_.add_when_served("plans", client_, kPlans, "the MaintenancePlan API", "install it",
-                           std::move(plans), RunsOn::kLeader, std::chrono::milliseconds(20));
+  manager_.add_when_served("plans", client_, kPlans, kPlansApi, std::move(plans), RunsOn::kLeader,
+                           std::chrono::milliseconds(20));
   // Allowed once the first probe was refused (a grant applied later, posted from inside that
   // probe so that it runs after the refusal): the next probe starts it.
   client_.before_next("list", kPlans,
@@ -155,8 +157,7 @@ TEST_F(ManagerTest, ARunnableThatCannotStartOnceServedEndsTheRunWithFailure) {
   client_.set_kind("maintenanceplans", "MaintenancePlan");
   auto plans = std::make_unique<Recorder>("plans", journal_);
   plans->fail = true;
-  manager_.add_when_served("plans", client_, kPlans, "the MaintenancePlan API", "install it",
-                           std::move(plans), RunsOn::kLeader);
+  manager_.add_when_served("plans", client_, kPlans, kPlansApi, std::move(plans), RunsOn::kLeader);
   EXPECT_EQ(http::test::run(io_, manager_.run()), kExitFailure);
   EXPECT_EQ(journal_, (std::vector<std::string>{"start plans", "stop plans"}));
 }
