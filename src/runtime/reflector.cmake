@@ -20,4 +20,5 @@ nmo_cc_test(NAME runtime_own_writes_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/own_wr
 nmo_cc_test(NAME runtime_store_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/store_test.cc
             DEPS nmo::runtime_reflector nmo::base_testing)
 nmo_cc_test(NAME runtime_reflector_test SRCS ${CMAKE_CURRENT_SOURCE_DIR}/reflector_test.cc
-            DEPS nmo::runtime_reflector nmo::base_testing nmo::kube_client_testing)
+            DEPS nmo::runtime_reflector nmo::base_testing nmo::kube_client_testing nmo::http_testing
+            COROUTINES)

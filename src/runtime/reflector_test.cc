@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "http/testing/run.h"
 #include "kube/client/testing/fake_api_server.h"
 
 namespace nmo::kube {
@@ -73,12 +74,7 @@ class ReflectorTest : public ::testing::Test {
 
   // Runs the io_context until `condition` holds; fails the test after 10 s.
   void run_until(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!condition()) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "condition not reached in 10 s";
-      if (io_.stopped()) io_.restart();
-      io_.run_one_for(50ms);
-    }
+    ASSERT_TRUE(http::test::run_until(io_, condition, 10s)) << "condition not reached in 10 s";
   }
 
   template <typename T>

@@ -293,8 +293,6 @@ std::shared_ptr<const kube::Node> OperatorImpl::node(const std::string& name) co
   return nodes_->get(name);
 }
 
-bool OperatorImpl::node_synced(const std::string& /*name*/) const { return nodes_->has_synced(); }
-
 std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::string& node) const {
   auto found = pod_watches_.find(node);
   if (found == pod_watches_.end() || !found->second.synced()) return {};

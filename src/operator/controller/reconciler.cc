@@ -67,7 +67,7 @@ Inputs OperatorImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus sta
                                   .created = other->meta.creation_timestamp.value_or(kube::Time{}),
                                   .status = believed_status(*other)});
   }
-  in.node_synced = node_synced(nm.spec.node_name);
+  in.node_synced = nodes_->has_synced();
   if (auto found = node(nm.spec.node_name)) in.node = *found;
   if (auto found = node_lease(nm.spec.node_name)) in.node_lease = *found;
   in.holds_slot = slot(nm.meta.name) != nullptr;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -154,7 +153,6 @@ class PlanControllerImpl {
     runtime::Cache::add_index(warnings, std::string(kInvolvedIndex), [](const kube::Event& event) {
       return std::vector<std::string>{event.involved.name};
     });
-    warnings_synced_ = [&warnings] { return warnings.synced(); };
     warnings.on_change([this](const kube::Event*, const kube::Event* now) {
       // A new Warning about a node in its health gate (or its maintenance) holds the gate.
       if (now == nullptr) return;
@@ -246,9 +244,7 @@ class PlanControllerImpl {
   // The operator's own Warning Events about cluster-scoped objects, by involvedObject.name; not
   // waited for (a Role without `watch` on events only costs the health gate this input).
   std::shared_ptr<runtime::Store<kube::Event>> warnings_;
-  std::function<bool()> warnings_synced_;
-  // The VMI informer, declared the first time a node in the health gate had VMs.
-  runtime::Reflector<VmiObject>* vmis_informer_ = nullptr;
+  // The VMIs, declared the first time a node in the health gate had VMs (null before).
   std::shared_ptr<runtime::Store<VmiObject>> vmis_;
   std::vector<const runtime::internal::ReflectorLoop*> informers_;
   runtime::EventRecorder recorder_;
@@ -379,11 +375,8 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_vms(const MaintenancePlan
       }
       // The VMI cache the NodeMaintenance controller shares (its node had VMs, so KubeVirt is
       // served); until it has listed, one GET.
-      if (vmis_ == nullptr) {
-        vmis_informer_ = &cache_.informer<VmiObject>(std::string(kVmiCache));
-        vmis_ = vmis_informer_->store();
-      }
-      if (vmis_informer_->synced()) {
+      if (vmis_ == nullptr) vmis_ = cache_.informer<VmiObject>(std::string(kVmiCache)).store();
+      if (vmis_->has_synced()) {
         if (const auto vmi = vmis_->get(key)) {
           world.vms.push_back({key, vmi->vmi.phase, vmi->vmi.migrating});
         }
@@ -412,7 +405,7 @@ void PlanControllerImpl::read_warnings(const MaintenancePlan& plan, World& world
   if (!gating) {
     return;
   }
-  if (!warnings_synced_()) {
+  if (!warnings_->has_synced()) {
     // An install from before this check (no `list`/`watch` on events in its Role), or a cache
     // still listing: the gate goes without it rather than stopping the plan.
     if (!said_events_unsynced_) {

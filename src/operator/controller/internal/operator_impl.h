@@ -166,7 +166,6 @@ class OperatorImpl {
   void enqueue_node(const std::string& node);
   void enqueue_waiting();
   [[nodiscard]] std::shared_ptr<const kube::Node> node(const std::string& name) const;
-  [[nodiscard]] bool node_synced(const std::string& name) const;
   [[nodiscard]] std::vector<std::shared_ptr<const kube::Pod>> pods_on(
       const std::string& node) const;
   [[nodiscard]] std::shared_ptr<const kube::Lease> node_lease(const std::string& node) const;
