@@ -216,13 +216,15 @@ class Reflector final : public internal::ReflectorLoop {
   }
 
   void notify(const StoreChange<T>& change) const {
-    if (handlers_.empty()) return;
-    // A copy: a handler may subscribe or unsubscribe (a controller acquiring or releasing a
-    // cache handle) while the others wait their turn.
-    std::vector<std::shared_ptr<const ChangeHandler>> now;
-    now.reserve(handlers_.size());
-    for (const auto& [id, handler] : handlers_) now.push_back(handler);
-    for (const auto& handler : now) (*handler)(change.before.get(), change.after.get());
+    // By id, looking the next one up after each call: a handler may subscribe or unsubscribe (a
+    // controller acquiring or releasing a cache handle) without a copy of the list per event.
+    // The handler is held by its own reference while it runs, in case it unsubscribes itself.
+    for (auto it = handlers_.begin(); it != handlers_.end();) {
+      const std::uint64_t id = it->first;
+      const std::shared_ptr<const ChangeHandler> handler = it->second;
+      (*handler)(change.before.get(), change.after.get());
+      it = handlers_.upper_bound(id);
+    }
   }
 
   std::shared_ptr<Store<T>> store_;

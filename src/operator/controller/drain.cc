@@ -133,53 +133,26 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   }
   // Without the kubevirt.io/v1 API a virt-launcher pod is a pod like any other.
   if (!kubevirt_.served) co_return;
-  // Copied, not referenced: the reads below may outlast the maintenance's state.
-  const std::map<std::string, Maintenance::VmiRead> known = state(nm).vmis;
-  std::map<std::string, Maintenance::VmiRead> vmis;  // only the pods still here
-  const Clock::time_point now = clock_.now();
+  // From the VMI cache, which wakes the maintenance when a VMI of its node changes.
   for (const kube::Pod* pod : vms) {
-    // One statement per co_await: GCC 12 corrupted a co_await result taken into a braced
-    // initializer here (seen by the VM e2e test as a garbled message, then free() failing).
-    const auto read = known.find(pod->meta.uid);
-    const bool fresh = read != known.end() && now < read->second.read_at + kVmRecheck;
-    Maintenance::VmiRead entry = fresh ? read->second : Maintenance::VmiRead{};
-    if (!fresh) {
-      entry.vmi = read_vmi(pod->meta.namespace_, vmi_name(*pod));
-      entry.read_at = now;
-    }
-    if (!entry.vmi) {
-      hold_unknown(*pod, "reading the VMI failed: " + entry.vmi.error().describe());
-    } else if (entry.vmi->has_value()) {  // else no VM behind it: a pod like any other
+    if (const std::optional<Vmi> vmi = read_vmi(pod->meta.namespace_, vmi_name(*pod))) {
       facts.vms[pod->meta.uid] =
-          decide_vm(**entry.vmi, kubevirt_.eviction_strategy, nm.spec.vm_eviction_policy);
-    }
-    vmis.insert_or_assign(pod->meta.uid, std::move(entry));
+          decide_vm(*vmi, kubevirt_.eviction_strategy, nm.spec.vm_eviction_policy);
+    }  // else no VM behind it: a pod like any other
   }
-  auto found = maintenances_state_.find(nm.meta.name);
-  if (found == maintenances_state_.end() || found->second.uid != nm.meta.uid) co_return;
-  found->second.vmis = std::move(vmis);
 
   // The operator's migrations, only while it migrates VMs of this node.
   const bool migrates = std::any_of(facts.vms.begin(), facts.vms.end(), [](const auto& entry) {
     return entry.second.action == VmAction::kMigrate;
   });
   if (!migrates) co_return;
-  Maintenance::MigrationsRead read = found->second.migrations;
-  if (now >= read.read_at + kMigrationRecheck) {
-    std::string uid = nm.meta.uid;
-    Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
-    read.migrations = std::move(listed);
-    read.read_at = now;
-    if (auto again = maintenances_state_.find(nm.meta.name);
-        again != maintenances_state_.end() && again->second.uid == nm.meta.uid) {
-      again->second.migrations = read;
-    }
-  }
-  if (!read.migrations) {
-    facts.migrations_error = read.migrations.error().describe();
+  std::string uid = nm.meta.uid;
+  Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
+  if (!listed) {
+    facts.migrations_error = listed.error().describe();
     co_return;
   }
-  for (const Migration& migration : *read.migrations) {
+  for (const Migration& migration : *listed) {
     facts.migrations[migration.namespace_ + "/" + migration.vmi_name].push_back(migration);
   }
   for (auto& [key, migrations] : facts.migrations) {
@@ -229,8 +202,6 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
   if (!*alive) co_return;
   auto found = maintenances_state_.find(cr_name);
   if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
-  // The next drain step reads the migrations again, this one among them.
-  found->second.migrations.read_at = Clock::time_point{};
   Result<void> answer;
   if (!created) answer = std::move(created).error();
   found->second.drain.migration_inbox.push_back(

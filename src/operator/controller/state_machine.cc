@@ -255,7 +255,7 @@ int running_migrations(const Inputs& in, const DrainMemory& drain) {
 }
 
 // A KubeVirt VM's pod the drain must not evict (docs/design.md §2.9): pending with why, a
-// Warning once per hold, and looked at again after kVmRecheck (nothing watches the VMI).
+// Warning once per hold, and looked at again after kVmRecheck at the latest.
 void hold_vm(const Inputs& in, Step& step, const kube::Pod& pod, const VmVerdict& verdict) {
   DrainMemory& drain = step.drain();
   drain.ledger->set_pending(pod.meta.uid, verdict.held_as, verdict.detail);

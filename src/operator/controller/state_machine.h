@@ -54,8 +54,9 @@ inline constexpr std::chrono::seconds kConflictRetry{1};
 inline constexpr std::chrono::seconds kLeaseNamespaceRetry{10};
 // How soon a maintenance whose node cache is not synced yet looks again.
 inline constexpr std::chrono::milliseconds kNodeSyncRetry{200};
-// A held VM's pod is looked at again after this, and its VMI read again no sooner: the VM may
-// have become migratable or received an eviction strategy, and nothing watches the VMI.
+// A held VM's pod is looked at again after this at the latest: the VMI cache wakes the
+// maintenance when the VM becomes migratable or gets an eviction strategy, and this also catches
+// a changed default in the KubeVirt CR.
 inline constexpr std::chrono::seconds kVmRecheck{10};
 // While the operator live-migrates a VM, its pod is looked at again after this, and its
 // migrations read again no sooner (nothing watches them).

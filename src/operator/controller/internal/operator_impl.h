@@ -119,20 +119,6 @@ struct Maintenance {
   // (after a crash or a failover) that finds the status on record does not announce them again.
   // At most once, like the actions themselves.
   std::vector<events::Event> announcements;
-  // By pod uid: the VMI behind each VM pod of the node as last read (std::nullopt: none), or why
-  // it could not be; read again only after kVmRecheck, not on every drain step.
-  struct VmiRead {
-    Result<std::optional<Vmi>> vmi;
-    Clock::time_point read_at;
-  };
-  std::map<std::string, VmiRead> vmis;
-  // The operator's migrations for this maintenance as last listed (docs/design.md §2.9); listed
-  // again after kMigrationRecheck, or at once after a create (read_at reset: never read).
-  struct MigrationsRead {
-    Result<std::vector<Migration>> migrations = std::vector<Migration>{};
-    Clock::time_point read_at{};
-  };
-  MigrationsRead migrations;
   // Another writer's node conditions of our types were logged (once per maintenance).
   bool said_foreign_conditions = false;
 };
