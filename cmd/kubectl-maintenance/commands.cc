@@ -15,12 +15,15 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "cli/cluster_reader.h"
 #include "cli/diagnosis.h"
+#include "cli/diagnosis_gather.h"
 #include "cli/exit_code.h"
 #include "cli/maintenance_text.h"
 #include "cli/output_format.h"
 #include "cli/plan.h"
 #include "cli/plan_diagnosis.h"
+#include "cli/plan_gather.h"
 #include "cli/plan_resume.h"
 #include "cli/plan_status_text.h"
 #include "cli/text.h"
@@ -34,12 +37,14 @@
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
 #include "kube/api/version.h"
+#include "operator/api/failure.h"
 #include "operator/budget/published_budget.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/etcd_quorum.h"
 #include "operator/gates/node_lease.h"
 #include "operator/kubevirt/vm_policy.h"
+#include "operator/node/node_patch.h"
 
 namespace nmo::cli {
 namespace {
@@ -47,7 +52,6 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::size_t kMaxEvents = 20;
-constexpr std::string_view kDrainTaint = "medik8s.io/drain";
 
 // `value` as -o asks: YAML, a JSONPath template's output, or indented JSON.
 void print_document(const json::value& value, const Output& output) {
@@ -72,18 +76,16 @@ bool prints_document(const Output& output) {
 
 using kube::wall_now;
 
-std::string node_path(const std::string& node) { return "/api/v1/nodes/" + node; }
-
 bool has_drain_taint(const kube::Node& node) {
   return std::any_of(node.taints.begin(), node.taints.end(),
-                     [](const kube::Taint& t) { return t.key == kDrainTaint; });
+                     [](const kube::Taint& t) { return t.key == op::kDrainTaintKey; });
 }
 
 // Why a create of a `kind` object failed: its API not installed (a 404 on the collection, exit 4),
 // or the API server's refusal (exit 1: a write refused, never "not found").
 Failure create_failure(Session& session, const Error& error, std::string_view kind,
                        std::string_view crd) {
-  if (error.code == ErrorCode::kNotFound && error.http_status == 404) {
+  if (is_not_found(error) && error.http_status == 404) {
     return api_not_installed(kind, crd);
   }
   Failure failure = session.failure(error);
@@ -96,51 +98,10 @@ bool timed_out(const std::optional<std::chrono::nanoseconds>& timeout,
   return timeout && std::chrono::steady_clock::now() - started >= *timeout;
 }
 
-// Lists every page of T in `ns` with `options`, as a Failure-carrying outcome.
-template <typename T>
-asio::awaitable<Outcome<std::vector<T>>> list_all(Session& session, std::string ns,
-                                                  kube::ListOptions options) {
-  auto listed = co_await session.client().list_all<T>(ns, options);
-  if (!listed) co_return session.failure(listed.error());
-  co_return std::move(listed->items);
-}
-
-// The node as a projection; std::nullopt when it does not exist.
+// The node; std::nullopt when it does not exist.
 asio::awaitable<Outcome<std::optional<kube::Node>>> find_node(Session& session, std::string node) {
-  std::string path = node_path(node);
-  auto got = co_await session.get_optional(path);
-  if (!got) co_return got.failure();
-  if (!got->has_value()) co_return std::optional<kube::Node>();
-  auto decoded = kube::decode_node(**got);
-  if (!decoded) co_return session.failure(decoded.error());
-  co_return std::optional<kube::Node>(std::move(*decoded));
-}
-
-asio::awaitable<Outcome<std::vector<kube::Lease>>> leases_in(Session& session, std::string ns) {
-  kube::ListOptions all;
-  co_return co_await list_all<kube::Lease>(session, ns, all);
-}
-
-// The budget to plan with: --max-parallel, else what the operator published on its Lease
-// nmo-budget among `leases` (the operator namespace's), else the operator's default; and where
-// it came from.
-std::pair<int, std::string> budget_of(const CommandOptions& options,
-                                      const std::vector<kube::Lease>& leases) {
-  if (options.max_parallel > 0) return {options.max_parallel, "--max-parallel"};
-  for (const auto& lease : leases) {
-    if (lease.meta.name != op::kBudgetLeaseName) continue;
-    if (auto published = op::published_max_parallel(lease)) {
-      return {*published, "published by the operator on Lease " + options.operator_namespace + "/" +
-                              std::string(op::kBudgetLeaseName)};
-    }
-  }
-  return {op::kDefaultMaxParallelMaintenances,
-          "the default: the operator has not published its budget"};
-}
-
-bool is_slot_lease(const kube::Lease& lease) {
-  return lease.meta.name.rfind("nmo-slot-", 0) == 0 ||
-         lease.meta.name.rfind("nmo-foreign-", 0) == 0;
+  ApiClusterReader reader(session.client(), session.server());
+  co_return co_await reader.node(std::move(node));
 }
 
 }  // namespace
@@ -214,16 +175,16 @@ asio::awaitable<int> run_start(Session& session, std::string node, CommandOption
   if (!found) co_return report(found.failure());
   if (!found->has_value()) {
     co_return report(
-        Failure{.message = "node \"" + node + "\" not found", .exit_code = kExitNotFound});
+        Failure{.message = op::node_not_found_message(node), .exit_code = kExitNotFound});
   }
   const std::string name = options.name.empty() ? "maintenance-" + node : options.name;
-  json::object spec{{"nodeName", node}};
-  if (!options.reason.empty()) spec["reason"] = options.reason;
-  if (!options.drain_timeout.empty()) spec["drainTimeout"] = options.drain_timeout;
-  json::value body = json::object{{"apiVersion", op::kApiVersion},
-                                  {"kind", op::kKind},
-                                  {"metadata", json::object{{"name", name}}},
-                                  {"spec", std::move(spec)}};
+  kube::ObjectMeta meta;
+  meta.name = name;
+  op::NodeMaintenanceSpec spec;
+  spec.node_name = node;
+  spec.reason = options.reason;
+  spec.drain_timeout_text = options.drain_timeout;
+  json::value body = op::node_maintenance_object(meta, spec);
   // Named arguments: GCC 12 may destroy temporaries passed to a coroutine twice.
   std::string collection = maintenance_path();
   kube::WriteOptions write;
@@ -256,7 +217,7 @@ asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptio
     std::string path = maintenance_path(name);
     kube::DeleteOptions background;
     auto removed = co_await session.client().remove(path, background);
-    if (!removed && removed.error().code != ErrorCode::kNotFound) {
+    if (!removed && !is_not_found(removed.error())) {
       co_return report(session.failure(removed.error()));
     }
     print(fmt::format("nodemaintenance/{} deleted (node {})\n", name, node));
@@ -301,150 +262,17 @@ asio::awaitable<int> run_watch(Session& session, std::string name, CommandOption
 }
 
 asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions options) {
-  auto found = co_await find_node(session, node);
-  if (!found) co_return report(found.failure());
-  if (!found->has_value()) {
-    co_return report(
-        Failure{.message = "node \"" + node + "\" not found", .exit_code = kExitNotFound});
-  }
-  PlanInput input;
-  input.node = std::move(**found);
-  input.now = wall_now();
-  input.maintenance_name = options.name.empty() ? "maintenance-" + node : options.name;
-  input.operator_namespace = options.operator_namespace;
-  input.lease_namespace = options.lease_namespace;
-  input.etcd_quorum_check = options.etcd_quorum_check;
-
-  kube::ListOptions on_node;
-  on_node.field_selector = "spec.nodeName=" + node;
-  std::string all_namespaces;
-  auto pods = co_await list_all<kube::Pod>(session, all_namespaces, on_node);
-  if (!pods) co_return report(pods.failure());
-  input.pods = std::move(*pods);
-
-  std::set<std::string> namespaces;
-  std::set<std::pair<std::string, std::string>> daemon_sets;
-  bool any_launcher = false;
-  for (const auto& pod : input.pods) {
-    namespaces.insert(pod.meta.namespace_);
-    if (auto owner = op::daemon_set_owner(pod)) daemon_sets.emplace(owner->namespace_, owner->name);
-    any_launcher = any_launcher || op::is_virt_launcher(pod);
-  }
-  for (const auto& [ns, name] : daemon_sets) {
-    std::string path = kube::object_path<kube::DaemonSet>(ns, name);
-    auto got = co_await session.get_optional(path);
-    if (!got) co_return report(got.failure());
-    if (!got->has_value()) continue;
-    auto decoded = kube::decode_daemon_set(**got);
-    if (!decoded) co_return report(session.failure(decoded.error()));
-    input.daemon_sets.push_back(
-        op::DaemonSetRef{.namespace_ = ns, .name = name, .uid = decoded->meta.uid});
-  }
-  for (const auto& ns : namespaces) {
-    kube::ListOptions all;
-    auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, ns, all);
-    if (!pdbs) co_return report(pdbs.failure());
-    for (auto& pdb : *pdbs) input.pdbs.push_back(std::move(pdb));
-  }
-  if (any_launcher) {
-    std::string kubevirt = "/apis/kubevirt.io/v1";
-    auto served = co_await session.served(kubevirt);
-    if (!served) co_return report(served.failure());
-    input.kubevirt_served = *served;
-    for (const auto& pod : input.pods) {
-      if (!input.kubevirt_served || !op::is_virt_launcher(pod) || op::vmi_name(pod).empty()) {
-        continue;
-      }
-      const std::string path = "/apis/kubevirt.io/v1/namespaces/" + pod.meta.namespace_ +
-                               "/virtualmachineinstances/" + op::vmi_name(pod);
-      auto vmi = co_await session.get_optional(path);
-      if (!vmi) co_return report(vmi.failure());
-      if (!vmi->has_value()) continue;
-      auto decoded = op::decode_vmi(**vmi);
-      if (!decoded) co_return report(session.failure(decoded.error()));
-      input.vmis[pod.meta.namespace_ + "/" + op::vmi_name(pod)] = std::move(*decoded);
-    }
-    if (input.kubevirt_served) {
-      // The VMIs' default eviction strategy: the KubeVirt CR's (there is one per cluster).
-      auto kubevirts = co_await session.get_optional("/apis/kubevirt.io/v1/kubevirts");
-      if (!kubevirts) co_return report(kubevirts.failure());
-      if (kubevirts->has_value()) {
-        input.kubevirt_eviction_strategy = op::cluster_eviction_strategy(**kubevirts);
-      }
-    }
-  }
-
-  auto all = co_await session.maintenances();
-  if (!all) co_return report(all.failure());
-  input.maintenances = std::move(all->items);
-  auto slots = co_await leases_in(session, options.operator_namespace);
-  if (!slots) co_return report(slots.failure());
-  for (const auto& lease : *slots) input.slot_leases.insert(lease.meta.name);
-  std::tie(input.max_parallel, input.max_parallel_source) = budget_of(options, *slots);
-  auto node_leases = co_await leases_in(session, options.lease_namespace);
-  if (!node_leases) co_return report(node_leases.failure());
-  input.node_leases = std::move(*node_leases);
-
-  // The etcd-quorum gate, read as the operator reads it.
-  std::map<std::string, bool> node_ready;
-  for (std::string_view label : {op::kControlPlaneLabel, op::kMasterLabel}) {
-    kube::ListOptions selected;
-    selected.label_selector = std::string(label);
-    auto nodes = co_await list_all<kube::Node>(session, all_namespaces, selected);
-    if (!nodes) co_return report(nodes.failure());
-    for (const auto& n : *nodes) {
-      input.control_plane_nodes.insert(n.meta.name);
-      node_ready[n.meta.name] = n.is_ready();
-    }
-  }
-  if (!input.control_plane_nodes.empty()) {
-    std::string openshift_config = "/apis/config.openshift.io/v1";
-    auto openshift = co_await session.served(openshift_config);
-    if (!openshift) co_return report(openshift.failure());
-    if (*openshift) {
-      kube::ListOptions all_of_ns;
-      std::string etcd_namespace(op::kOpenShiftEtcdNamespace);
-      auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, etcd_namespace, all_of_ns);
-      if (!pdbs) co_return report(pdbs.failure());
-      auto guard_pods = co_await list_all<kube::Pod>(session, etcd_namespace, all_of_ns);
-      if (!guard_pods) co_return report(guard_pods.failure());
-      std::vector<op::GuardPod> guards;
-      if (pdbs->size() == 1) {
-        for (const auto& pod : *guard_pods) {
-          if (op::guard_pdb_selects(pdbs->front(), pod.meta.labels)) {
-            guards.push_back(op::guard_pod(pod));
-          }
-        }
-      }
-      for (const auto& cp : input.control_plane_nodes) {
-        input.quorum_safe[cp] = op::openshift_etcd_disruption_allowed(*pdbs, guards, cp);
-        input.quorum_detail[cp] = "OpenShift etcd guard PDB in openshift-etcd";
-      }
-    } else {
-      kube::ListOptions etcd;
-      etcd.label_selector = "component=etcd";
-      std::string etcd_namespace(op::kEtcdNamespace);
-      auto etcd_pods = co_await list_all<kube::Pod>(session, etcd_namespace, etcd);
-      if (!etcd_pods) co_return report(etcd_pods.failure());
-      std::vector<op::EtcdMember> members;
-      for (const auto& pod : *etcd_pods) {
-        if (!op::is_etcd_member_pod(pod)) continue;
-        const auto ready = node_ready.find(pod.node_name);
-        members.push_back(op::etcd_member(pod, ready != node_ready.end() && ready->second));
-      }
-      for (const auto& cp : input.control_plane_nodes) {
-        const op::QuorumCheck check = op::check_etcd_quorum(members, cp);
-        input.quorum_safe[cp] = check.safe;
-        input.quorum_detail[cp] =
-            check.members == 0
-                ? "no stacked etcd members found (external or managed etcd)"
-                : fmt::format("{} etcd members, {} healthy, {} left while it is down, {} needed",
-                              check.members, check.healthy, check.healthy_after, check.needed);
-      }
-    }
-  }
-
-  const Plan plan = make_plan(input);
+  ApiClusterReader reader(session.client(), session.server());
+  PlanRequest request{
+      .node = node,
+      .maintenance_name = options.name.empty() ? "maintenance-" + node : options.name,
+      .operator_namespace = options.operator_namespace,
+      .lease_namespace = options.lease_namespace,
+      .etcd_quorum_check = options.etcd_quorum_check,
+      .max_parallel = options.max_parallel};
+  auto input = co_await gather_plan(reader, std::move(request));
+  if (!input) co_return report(input.failure());
+  const Plan plan = make_plan(*input);
   if (prints_document(options.output)) {
     print_document(plan_to_json(plan), options.output);
   } else {
@@ -455,101 +283,24 @@ asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions
 
 namespace {
 
-// What `diagnose` reads about the NodeMaintenance `nm`: its Events, node, leases, budget slots,
-// pending pods with their PDBs, and the server's version.
-asio::awaitable<Outcome<DiagnosisInput>> gather_diagnosis(Session& session, op::NodeMaintenance nm,
-                                                          CommandOptions options) {
-  const std::string name = nm.meta.name;
-  DiagnosisInput input;
-  input.nm = std::move(nm);
-  input.now = wall_now();
-  const std::string& node = input.nm.spec.node_name;
-
-  const std::string events_path = "/api/v1/namespaces/default/events?fieldSelector=" +
-                                  kube::query_escape("involvedObject.name=" + name);
-  auto events = co_await session.get(events_path);
-  if (!events) co_return events.failure();
-  input.events = events_from_list(*events);
-
-  auto node_now = co_await find_node(session, node);
-  if (!node_now) co_return node_now.failure();
-  input.node = std::move(*node_now);
-
-  const std::string lease_name = op::node_lease_name(node);
-  input.lease_ref = options.lease_namespace + "/" + lease_name;
-  std::string lease_path = kube::object_path<kube::Lease>(options.lease_namespace, lease_name);
-  auto lease = co_await session.get_optional(lease_path);
-  if (!lease) co_return lease.failure();
-  if (lease->has_value()) {
-    auto decoded = kube::decode_lease(**lease);
-    if (!decoded) co_return session.failure(decoded.error());
-    input.node_lease = std::move(*decoded);
-  }
-  auto slots = co_await leases_in(session, options.operator_namespace);
-  if (!slots) co_return slots.failure();
-  for (const auto& slot : *slots) {
-    if (is_slot_lease(slot)) input.slot_holders.push_back(op::lease_holder(slot));
-  }
-  input.max_parallel = budget_of(options, *slots).first;
-
-  std::map<std::string, std::vector<kube::PodDisruptionBudget>> pdbs_by_namespace;
-  for (const auto& ref : input.nm.status.pending_pods_refs) {
-    StuckPod stuck{.ref = ref};
-    std::string pod_path = kube::object_path<kube::Pod>(ref.namespace_, ref.name);
-    auto pod = co_await session.get_optional(pod_path);
-    if (!pod) co_return pod.failure();
-    stuck.exists = pod->has_value();
-    if (stuck.exists) {
-      auto decoded = kube::decode_pod(**pod);
-      if (!decoded) co_return session.failure(decoded.error());
-      if (!pdbs_by_namespace.contains(ref.namespace_)) {
-        kube::ListOptions all;
-        auto pdbs = co_await list_all<kube::PodDisruptionBudget>(session, ref.namespace_, all);
-        if (!pdbs) co_return pdbs.failure();
-        pdbs_by_namespace[ref.namespace_] = std::move(*pdbs);
-      }
-      stuck.pdbs = op::covering_pdbs(*decoded, pdbs_by_namespace[ref.namespace_]);
-    }
-    input.pods.push_back(std::move(stuck));
-  }
-
-  // The server's version only adds context: a failure to read it leaves the section out.
-  if (auto version = co_await session.get(std::string(kube::kVersionPath)); version) {
-    if (auto decoded = kube::decode_server_version(*version); decoded) {
-      input.server = std::move(*decoded);
-    }
-  }
-
-  co_return input;
+DiagnosisRequest diagnosis_request(const CommandOptions& options) {
+  return DiagnosisRequest{.operator_namespace = options.operator_namespace,
+                          .lease_namespace = options.lease_namespace,
+                          .max_parallel = options.max_parallel};
 }
 
 // `diagnose mp/NAME` (or a NAME that is only a MaintenancePlan): the plan's status, its Events,
 // and for each node still draining the verdict of its NodeMaintenance's diagnosis.
 asio::awaitable<int> diagnose_plan(Session& session, op::MaintenancePlan plan,
                                    CommandOptions options) {
-  PlanDiagnosisInput input;
-  input.now = wall_now();
-  const std::string events_path =
-      "/api/v1/namespaces/default/events?fieldSelector=" +
-      kube::query_escape("involvedObject.kind=" + std::string(op::kPlanKind) +
-                         ",involvedObject.name=" + plan.meta.name);
-  auto events = co_await session.get(events_path);
-  if (!events) co_return report(events.failure());
-  input.events = events_from_list(*events, op::kPlanKind);
-  for (const op::PlanNodeStatus& node : plan.status.nodes) {
-    if (node.phase != op::PlanNodePhase::kDraining || node.maintenance.empty()) continue;
-    auto found = co_await session.find_maintenance(node.maintenance);
-    if (!found) co_return report(found.failure());
-    if (!found->has_value()) continue;
-    auto drain = co_await gather_diagnosis(session, (*found)->nm, options);
-    if (!drain) co_return report(drain.failure());
-    input.drain_verdicts[node.name] = diagnosis_verdict(*drain);
-  }
-  input.plan = std::move(plan);
+  ApiClusterReader reader(session.client(), session.server());
+  DiagnosisRequest request = diagnosis_request(options);
+  auto input = co_await gather_plan_diagnosis(reader, std::move(plan), std::move(request));
+  if (!input) co_return report(input.failure());
   if (prints_document(options.output)) {
-    print_document(plan_diagnosis_to_json(input), options.output);
+    print_document(plan_diagnosis_to_json(*input), options.output);
   } else {
-    print(plan_diagnosis_report(input, kMaxEvents));
+    print(plan_diagnosis_report(*input, kMaxEvents));
   }
   co_return kExitOk;
 }
@@ -585,7 +336,9 @@ asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOpt
     co_return report(Failure{.message = "NodeMaintenance \"" + nm_name + "\" not found",
                              .exit_code = kExitNotFound});
   }
-  auto input = co_await gather_diagnosis(session, (*found)->nm, options);
+  ApiClusterReader reader(session.client(), session.server());
+  DiagnosisRequest request = diagnosis_request(options);
+  auto input = co_await gather_diagnosis(reader, std::move((*found)->nm), std::move(request));
   if (!input) co_return report(input.failure());
   if (prints_document(options.output)) {
     print_document(diagnosis_to_json(*input), options.output);

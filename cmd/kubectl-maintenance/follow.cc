@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/exit_code.h"
-#include "cli/text.h"
+#include "cli/watch_frame.h"
 #include "console.h"
 #include "followed.h"
 #include "kube/api/watch.h"
@@ -43,23 +43,6 @@ winsize terminal_size() {
   winsize size{};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return winsize{};
   return size;
-}
-
-// `lines` as they fit on a terminal of `size`: each cut to its width, so none wraps, and no more
-// than its height, as the cursor cannot go back up into the scrollback; either way the count of
-// lines to go back up over stays right.
-std::vector<std::string> fit(std::vector<std::string> lines, const winsize& size) {
-  const std::size_t width = size.ws_col;
-  const std::size_t height = size.ws_row;
-  if (height > 2 && lines.size() >= height) {
-    const std::size_t more = lines.size() - (height - 2);
-    lines.resize(height - 2);
-    lines.push_back(fmt::format("... and {} more lines (a taller terminal shows them)", more));
-  }
-  if (width > 1) {
-    for (auto& line : lines) line = cut_to_columns(line, width - 1);
-  }
-  return lines;
 }
 
 // What follow_object() shares with its ticker and its signal handler, all on the one thread.
@@ -116,7 +99,9 @@ void draw(FollowState& st) {
   }
   // Back to the first line of the previous drawing, and clear it and everything below.
   if (st.drawn > 0) text += fmt::format("\033[{}F\033[J", st.drawn);
-  const std::vector<std::string> lines = fit(std::move(frame.lines), terminal_size());
+  const winsize size = terminal_size();
+  const std::vector<std::string> lines =
+      fit_to_terminal(std::move(frame.lines), size.ws_col, size.ws_row);
   for (const auto& line : lines) text += line + "\n";
   st.drawn = lines.size();
   print(text);

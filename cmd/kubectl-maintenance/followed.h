@@ -11,23 +11,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include <boost/json/value.hpp>
 
 #include "base/result.h"
+#include "cli/watch_frame.h"
 #include "http/asio.h"
 #include "session.h"
 
 namespace nmo::cli {
-
-// One drawing of the object.
-struct Frame {
-  std::vector<std::string> lines;  // without line ends
-  // What the drawing says, without what only moves with the clock: when it is the same as the
-  // last one, nothing is printed to a pipe or as JSON (a terminal is redrawn all the same).
-  std::string signature;
-};
 
 class Followed {
  public:
@@ -58,7 +50,7 @@ class Followed {
   [[nodiscard]] virtual std::optional<int> final_status() const = 0;
 };
 
-// A NodeMaintenance: the progress line and pending pods of `watch` (maintenance_text.h), whose
+// A NodeMaintenance: the drawing, JSON line and end of `watch` (maintenance_watch.h), whose
 // percentage and evicted count never go back (the highest seen for the maintenance's uid);
 // Succeeded ends it (exit 0), Failed too (exit 1, its status.lastError).
 [[nodiscard]] std::unique_ptr<Followed> followed_maintenance();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -20,6 +21,7 @@
 
 #include "base/log.h"
 #include "cli/exit_code.h"
+#include "cli/request_timeout.h"
 #include "commands.h"
 #include "completion.h"
 #include "http/asio.h"
@@ -73,16 +75,6 @@ const std::vector<OutputFormat> kDocumentOutputs = {OutputFormat::kJson, OutputF
 const std::vector<OutputFormat> kWatchOutputs = {OutputFormat::kJson, OutputFormat::kYaml};
 const std::vector<OutputFormat> kPlanWatchOutputs = {OutputFormat::kJson};
 
-// kubectl's --request-timeout: a duration ("30s", "2m") or a number of seconds; 0 waits for
-// ever.
-Result<std::chrono::milliseconds> parse_request_timeout(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
-    return std::chrono::milliseconds(std::chrono::seconds(std::stoll(text)));
-  }
-  NMO_TRY_ASSIGN(const op::Duration duration, op::parse_duration(text));
-  return std::chrono::duration_cast<std::chrono::milliseconds>(duration);
-}
-
 using Command = std::function<asio::awaitable<int>(Session&, CommandOptions)>;
 
 int run_command(const Flags& flags, const Command& command) {
@@ -111,7 +103,7 @@ int run_command(const Flags& flags, const Command& command) {
       std::fprintf(stderr, "error: --request-timeout: %s\n", parsed.error().message.c_str());
       return kExitUsage;
     }
-    request_timeout = parsed->count() == 0 ? std::chrono::hours(24 * 365) : *parsed;
+    request_timeout = *parsed;
   }
   // Client retries and warnings are logged; a command-line tool shows them only with -v.
   log::configure(log::Format::kText, flags.verbosity);
@@ -161,43 +153,24 @@ void add_output(CLI::App& command, Flags& flags, const char* help,
   command.preparse_callback([&flags, accepted](std::size_t) { flags.accepted_outputs = accepted; });
 }
 
-// The name kubectl looks for on PATH to complete `kubectl maintenance ...` (a symlink to us).
-constexpr std::string_view kCompletionExecutable = "kubectl_complete-maintenance";
+// The subcommand chosen on the command line, and its argument (a node's or an object's name).
+struct Chosen {
+  std::string arg;
+  Command command;
+};
 
-// Answers a completion request (completion.h); always exits 0, as cobra does.
-int complete(CLI::App& app, Flags& flags, Command& command, const std::vector<std::string>& words) {
-  CompletionQuery query = classify_completion(app, words);
-  if (query.kind == CompletionQuery::Kind::kStatic) {
-    print_candidates(query.candidates, query.prefix);
-  } else if (query.kind != CompletionQuery::Kind::kNothing) {
-    // The connection flags, then any subcommand, parsed like a real command line (CLI11 takes
-    // the arguments in reverse order).
-    std::vector<std::string> args = query.global_args;
-    args.emplace_back("list");
-    std::reverse(args.begin(), args.end());
-    try {
-      app.parse(args);
-      command = [query](Session& s, CommandOptions) { return print_cluster_candidates(s, query); };
-      (void)run_command(flags, command);
-    } catch (const CLI::ParseError&) {
-      // A broken flag among the words: no names to offer.
-    }
-  }
-  print_directive();
-  return kExitOk;
+// When `sub` is chosen, `run` is the command, with the subcommand's argument.
+void on_chosen(CLI::App& sub, Chosen& chosen,
+               asio::awaitable<int> (*run)(Session&, std::string, CommandOptions)) {
+  sub.callback([&chosen, run] {
+    chosen.command = [&arg = chosen.arg, run](Session& s, CommandOptions o) {
+      return run(s, arg, std::move(o));
+    };
+  });
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{
-      "kubectl-maintenance: start, follow, explain and stop NodeMaintenances, and follow "
-      "MaintenancePlans (nodemaintenance.medik8s.io) — also `kubectl maintenance` when on PATH.",
-      "kubectl-maintenance"};
-  app.set_version_flag("--version", std::string("kubectl-maintenance ") + NMO_VERSION);
-  app.footer(kExitCodesHelp);
-  app.require_subcommand(1);
-  Flags flags;
-  flags.options.operator_namespace = std::string(op::kDefaultOperatorNamespace);
-  flags.options.lease_namespace = std::string(op::kDefaultLeaseNamespace);
+// The flags of every subcommand: which cluster, how to reach it, and how much to log.
+void add_connection_flags(CLI::App& app, Flags& flags) {
   app.add_option("--kubeconfig", flags.kubeconfig,
                  "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)");
   app.add_option("--context", flags.context, "kubeconfig context (default: current-context)");
@@ -221,12 +194,11 @@ int run(int argc, char** argv) {
   app.add_option("--request-timeout", flags.request_timeout,
                  "give up a single request after this long (1s, 2m; 0: never)")
       ->default_str("15s");
+}
 
-  std::string arg;
-  Command command;
-
+void add_start(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* start = app.add_subcommand("start", "create a NodeMaintenance for a node");
-  start->add_option("node", arg, "the node to take out")->required();
+  start->add_option("node", chosen.arg, "the node to take out")->required();
   start->add_option("--reason", flags.options.reason, "why (spec.reason)");
   start->add_option("--name", flags.options.name, "the NodeMaintenance's name")
       ->default_str("maintenance-<node>");
@@ -235,70 +207,73 @@ int run(int argc, char** argv) {
   start->add_flag("--wait", flags.options.wait,
                   "follow it like `watch` until Succeeded (exit 0) or Failed (exit 1)");
   start->add_option("--timeout", flags.timeout, "with --wait: give up after this long (exit 5)");
-  start->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_start(s, arg, std::move(o)); };
-  });
+  on_chosen(*start, chosen, run_start);
+}
 
+void add_stop(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* stop = app.add_subcommand("stop", "delete the NodeMaintenance of a node (or by name)");
-  stop->add_option("target", arg, "a NodeMaintenance name or a node name")->required();
+  stop->add_option("target", chosen.arg, "a NodeMaintenance name or a node name")->required();
   stop->add_flag("--wait", flags.options.wait, "return once the operator has released the node");
   stop->add_option("--timeout", flags.timeout, "with --wait: give up after this long (exit 5)");
-  stop->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_stop(s, arg, std::move(o)); };
-  });
+  on_chosen(*stop, chosen, run_stop);
+}
 
+void add_done(CLI::App& app, Flags& /*flags*/, Chosen& chosen) {
   auto* done = app.add_subcommand(
       "done",
       "the work on a drained node is finished: mark its NodeMaintenance done (its "
       "MaintenancePlan then gives the node back)");
-  done->add_option("node", arg, "the node")->required();
-  done->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_done(s, arg, std::move(o)); };
-  });
+  done->add_option("node", chosen.arg, "the node")->required();
+  on_chosen(*done, chosen, run_done);
+}
 
+void add_resume(CLI::App& app, Flags& /*flags*/, Chosen& chosen) {
   auto* resume = app.add_subcommand(
       "resume",
       "go on with a MaintenancePlan the operator stopped (a node failed, a health gate timed "
       "out); spec.paused stays yours");
-  resume->add_option("plan", arg, "the MaintenancePlan")->required();
-  resume->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_resume(s, arg, std::move(o)); };
-  });
+  resume->add_option("plan", chosen.arg, "the MaintenancePlan")->required();
+  on_chosen(*resume, chosen, run_resume);
+}
 
+void add_list(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* list = app.add_subcommand("list",
                                   "every NodeMaintenance: node, phase, progress, "
                                   "pending pods, age, what blocks it");
   add_output(*list, flags, "json|yaml|name|wide|jsonpath=TEMPLATE: the NodeMaintenanceList",
              kObjectOutputs);
   list->add_flag("--no-headers", flags.options.no_headers, "tables without their header line");
-  list->callback(
-      [&] { command = [](Session& s, CommandOptions o) { return run_list(s, std::move(o)); }; });
+  list->callback([&chosen] {
+    chosen.command = [](Session& s, CommandOptions o) { return run_list(s, std::move(o)); };
+  });
+}
 
+void add_status(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* status = app.add_subcommand("status", "a NodeMaintenance's status in human form");
-  status->add_option("name", arg, "the NodeMaintenance")->required();
+  status->add_option("name", chosen.arg, "the NodeMaintenance")->required();
   add_output(*status, flags, "json|yaml|name|wide|jsonpath=TEMPLATE: the NodeMaintenance object",
              kObjectOutputs);
   status->add_flag("--no-headers", flags.options.no_headers, "with -o wide: no header line");
-  status->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_status(s, arg, std::move(o)); };
-  });
+  on_chosen(*status, chosen, run_status);
+}
 
+void add_watch(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* watch = app.add_subcommand(
       "watch",
       "a live progress bar until Succeeded (exit 0) or Failed (exit 1); plain lines "
       "when stdout is not a terminal");
-  watch->add_option("name", arg, "the NodeMaintenance")->required();
+  watch->add_option("name", chosen.arg, "the NodeMaintenance")->required();
   add_output(*watch, flags, "json|yaml: one JSON line per change", kWatchOutputs);
   watch->add_option("--timeout", flags.timeout, "give up after this long (exit 5)");
-  watch->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_watch(s, arg, std::move(o)); };
-  });
+  on_chosen(*watch, chosen, run_watch);
+}
 
+void add_plan(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* plan = app.add_subcommand(
       "plan",
       "dry run, changes nothing: the pods that would be evicted, skipped or block, and "
       "the gates that would keep the maintenance Pending");
-  plan->add_option("node", arg, "the node")->required();
+  plan->add_option("node", chosen.arg, "the node")->required();
   plan->add_option("--name", flags.options.name, "the NodeMaintenance's name")
       ->default_str("maintenance-<node>");
   plan->add_option("--max-parallel", flags.options.max_parallel,
@@ -310,25 +285,25 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
   add_output(*plan, flags, "json|yaml|jsonpath=TEMPLATE: the plan", kDocumentOutputs);
-  plan->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_plan(s, arg, std::move(o)); };
-  });
+  on_chosen(*plan, chosen, run_plan);
+}
 
+void add_diagnose(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* diagnose = app.add_subcommand(
       "diagnose",
       "why a maintenance is stuck: status, events, leases, node, pending pods with "
       "their PDBs, and what to do next");
-  diagnose->add_option("name", arg, "the NodeMaintenance")->required();
+  diagnose->add_option("name", chosen.arg, "the NodeMaintenance")->required();
   add_output(*diagnose, flags, "json|yaml|jsonpath=TEMPLATE: the diagnosis", kDocumentOutputs);
-  diagnose->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_diagnose(s, arg, std::move(o)); };
-  });
+  on_chosen(*diagnose, chosen, run_diagnose);
+}
 
+void add_plan_status(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* plan_status = app.add_subcommand(
       "plan-status",
       "a MaintenancePlan's progress: counts, a bar, the next window, the ETA and each node; "
       "--watch follows it until it ends");
-  plan_status->add_option("name", arg, "the MaintenancePlan")->required();
+  plan_status->add_option("name", chosen.arg, "the MaintenancePlan")->required();
   add_output(*plan_status, flags,
              "json|yaml|jsonpath=TEMPLATE: the MaintenancePlan object; with --watch json only: "
              "one JSON line per change",
@@ -338,19 +313,21 @@ int run(int argc, char** argv) {
                         "0) or Failed (exit 1); plain blocks when stdout is not a terminal");
   plan_status->add_option("--timeout", flags.timeout,
                           "with --watch: give up after this long (exit 5)");
-  plan_status->callback([&] {
+  plan_status->callback([&flags, &chosen] {
     // A stream of changes: JSON lines, not YAML documents or JSONPath renderings.
     if (flags.options.watch) flags.accepted_outputs = kPlanWatchOutputs;
-    command = [&arg](Session& s, CommandOptions o) {
+    chosen.command = [&arg = chosen.arg](Session& s, CommandOptions o) {
       return run_plan_status(s, arg, std::move(o));
     };
   });
+}
 
+void add_rollout(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* rollout = app.add_subcommand(
       "rollout",
       "create a MaintenancePlan: many nodes one after the other, inside maintenance windows");
   RolloutFlags& r = flags.options.rollout;
-  rollout->add_option("name", arg, "the MaintenancePlan's name")->required();
+  rollout->add_option("name", chosen.arg, "the MaintenancePlan's name")->required();
   rollout->add_option("--nodes", r.nodes, "the nodes, in order (comma-separated, repeatable)");
   rollout->add_option("--selector,-l", r.selector,
                       "the nodes by label, as kubectl -l (role=worker,zone in (a,b))");
@@ -383,22 +360,68 @@ int run(int argc, char** argv) {
                     "have the API server check the plan, and create nothing");
   add_output(*rollout, flags, "json|yaml|jsonpath=TEMPLATE: the MaintenancePlan created",
              kDocumentOutputs);
-  rollout->callback([&] {
-    command = [&arg](Session& s, CommandOptions o) { return run_rollout(s, arg, std::move(o)); };
-  });
+  on_chosen(*rollout, chosen, run_rollout);
+}
 
-  for (CLI::App* sub :
-       {start, stop, done, resume, list, status, watch, plan, diagnose, plan_status, rollout}) {
+// The name kubectl looks for on PATH to complete `kubectl maintenance ...` (a symlink to us).
+constexpr std::string_view kCompletionExecutable = "kubectl_complete-maintenance";
+
+// Answers a completion request (completion.h); always exits 0, as cobra does.
+int complete(CLI::App& app, Flags& flags, Chosen& chosen, const std::vector<std::string>& words) {
+  CompletionQuery query = classify_completion(app, words);
+  if (query.kind == CompletionQuery::Kind::kStatic) {
+    print_candidates(query.candidates, query.prefix);
+  } else if (query.kind != CompletionQuery::Kind::kNothing) {
+    // The connection flags, then any subcommand, parsed like a real command line (CLI11 takes
+    // the arguments in reverse order).
+    std::vector<std::string> args = query.global_args;
+    args.emplace_back("list");
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+      chosen.command = [query](Session& s, CommandOptions) {
+        return print_cluster_candidates(s, query);
+      };
+      (void)run_command(flags, chosen.command);
+    } catch (const CLI::ParseError&) {
+      // A broken flag among the words: no names to offer.
+    }
+  }
+  print_directive();
+  return kExitOk;
+}
+
+// One function per subcommand, in the order --help lists them.
+using AddSubcommand = void (*)(CLI::App&, Flags&, Chosen&);
+constexpr std::array<AddSubcommand, 11> kSubcommands = {
+    add_start, add_stop, add_done,     add_resume,      add_list,   add_status,
+    add_watch, add_plan, add_diagnose, add_plan_status, add_rollout};
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "kubectl-maintenance: start, follow, explain and stop NodeMaintenances, and follow "
+      "MaintenancePlans (nodemaintenance.medik8s.io) — also `kubectl maintenance` when on PATH.",
+      "kubectl-maintenance"};
+  app.set_version_flag("--version", std::string("kubectl-maintenance ") + NMO_VERSION);
+  app.footer(kExitCodesHelp);
+  app.require_subcommand(1);
+  Flags flags;
+  flags.options.operator_namespace = std::string(op::kDefaultOperatorNamespace);
+  flags.options.lease_namespace = std::string(op::kDefaultLeaseNamespace);
+  add_connection_flags(app, flags);
+  Chosen chosen;
+  for (const AddSubcommand add : kSubcommands) add(app, flags, chosen);
+  for (CLI::App* sub : app.get_subcommands({})) {
     sub->fallthrough();
     sub->footer(kExitCodesHelp);
   }
   std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
   if (std::filesystem::path(argc > 0 ? argv[0] : "").filename() == kCompletionExecutable) {
-    return complete(app, flags, command, words);
+    return complete(app, flags, chosen, words);
   }
   if (!words.empty() && words.front() == "__complete") {
     words.erase(words.begin());
-    return complete(app, flags, command, words);
+    return complete(app, flags, chosen, words);
   }
   try {
     app.parse(argc, argv);
@@ -406,7 +429,7 @@ int run(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  return run_command(flags, command);
+  return run_command(flags, chosen.command);
 }
 
 }  // namespace

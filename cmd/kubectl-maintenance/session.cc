@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "cli/cluster_reader.h"
 #include "cli/exit_code.h"
 #include "kube/api/resource.h"
 
@@ -18,31 +19,20 @@ namespace {
 // "/apis/<group>/<version>": served when the kind's CRD is installed.
 template <kube::Resource T>
 std::string group_version_path() {
-  return "/apis/" + kube::api_version<T>();
+  return kube::api_root_path<T>();
 }
 
 }  // namespace
 
 asio::awaitable<Outcome<std::optional<boost::json::value>>> Session::get_optional(
     std::string path) {
-  auto got = co_await client_.get_json(path);
-  if (got) co_return std::optional<boost::json::value>(std::move(*got));
-  if (got.error().code == ErrorCode::kNotFound && got.error().http_status == 404) {
-    co_return std::optional<boost::json::value>();
-  }
-  co_return failure(got.error());
-}
-
-asio::awaitable<Outcome<boost::json::value>> Session::get(std::string path) {
-  auto got = co_await client_.get_json(path);
-  if (!got) co_return failure(got.error());
-  co_return std::move(*got);
+  ApiClusterReader reader(client_, server_);
+  co_return co_await reader.get_optional(std::move(path));
 }
 
 asio::awaitable<Outcome<bool>> Session::served(std::string path) {
-  auto got = co_await get_optional(path);
-  if (!got) co_return got.failure();
-  co_return got->has_value();
+  ApiClusterReader reader(client_, server_);
+  co_return co_await reader.served(std::move(path));
 }
 
 asio::awaitable<Outcome<Done>> Session::require_api() {

@@ -12,32 +12,13 @@
 #include <boost/json/value.hpp>
 
 #include "cli/api_error.h"
+#include "cli/outcome.h"
 #include "http/asio.h"
 #include "kube/client/client.h"
 #include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
 
 namespace nmo::cli {
-
-// A value, or the Failure to report and exit with.
-template <typename T>
-class Outcome {
- public:
-  Outcome(T value) : value_(std::move(value)) {}              // NOLINT(google-explicit-constructor)
-  Outcome(Failure failure) : failure_(std::move(failure)) {}  // NOLINT(google-explicit-constructor)
-
-  [[nodiscard]] explicit operator bool() const noexcept { return value_.has_value(); }
-  [[nodiscard]] T& operator*() { return *value_; }
-  [[nodiscard]] T* operator->() { return &*value_; }
-  [[nodiscard]] const Failure& failure() const { return failure_; }
-
- private:
-  std::optional<T> value_;
-  Failure failure_;
-};
-
-// Outcome<Done> for steps without a value.
-struct Done {};
 
 class Session {
  public:
@@ -51,8 +32,6 @@ class Session {
 
   // GET `path`; std::nullopt when it answers 404.
   asio::awaitable<Outcome<std::optional<boost::json::value>>> get_optional(std::string path);
-  // GET `path`; 404 is a Failure (exit 3) with the server's message.
-  asio::awaitable<Outcome<boost::json::value>> get(std::string path);
   // True when GET `path` (an API group/version root) answers, false on 404.
   asio::awaitable<Outcome<bool>> served(std::string path);
 

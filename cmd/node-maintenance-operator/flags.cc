@@ -19,14 +19,21 @@
 
 namespace nmo {
 
-std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
-  CLI::App app{
-      "Kubernetes Node Maintenance Operator: cordons and drains nodes requested by "
-      "NodeMaintenance objects. Tested on Kubernetes " +
-          op::tested_range() +
-          "; at start it logs the API server's version and what an older one lacks.",
-      "node-maintenance-operator"};
-  app.set_version_flag("--version", std::string("node-maintenance-operator ") + NMO_VERSION);
+namespace {
+
+// Upstream NMO's own flags (controller-runtime's) as given, so its Deployment and CSV run this
+// binary unchanged (runtime/upstream_flags.h says what each does here). The two booleans count
+// only when given (apply_upstream_flags()).
+struct GivenUpstreamFlags {
+  runtime::UpstreamFlags values;
+  bool zap_devel = false;
+  bool enable_http2 = false;
+};
+
+constexpr const char* kUpstreamGroup = "Upstream NMO's flags (accepted; docs/operations.md)";
+
+// Which cluster, which namespaces, and how much the operator may do at once.
+void add_cluster_flags(CLI::App& app, Flags& flags) {
   app.add_option("--kubeconfig", flags.kubeconfig,
                  "kubeconfig file (default: $KUBECONFIG, in-cluster, then ~/.kube/config)")
       ->envname("NMO_KUBECONFIG");
@@ -84,6 +91,10 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
                  "maintenance; false: write none, and remove ours")
       ->envname("NMO_NODE_LIFECYCLE_CONDITIONS")
       ->capture_default_str();
+}
+
+// The webhook, /metrics and the probes.
+void add_server_flags(CLI::App& app, Flags& flags) {
   app.add_option("--webhook-port", flags.webhook_port,
                  "HTTPS port of the validating admission webhook; 0 disables it")
       ->envname("NMO_WEBHOOK_PORT")
@@ -132,6 +143,9 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
       ->envname("NMO_HEALTHZ_MAX_STALL")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+}
+
+void add_test_hooks(CLI::App& app, Flags& flags) {
   // For the end-to-end test of /healthz only; not shown in --help.
   app.add_option("--test-hook-wedge-reconcile", flags.options.wedge_reconcile_of)->group("");
   // For the end-to-end test of the node lease renewal only; not shown in --help.
@@ -142,6 +156,9 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
   app.add_option("--test-hook-plan-poll", flags.plan_poll_seconds)
       ->check(CLI::Range(1, 3600))
       ->group("");
+}
+
+void add_log_flags(CLI::App& app, Flags& flags) {
   app.add_option("--log-format", flags.log_format,
                  "json or text (default: json in a cluster, text elsewhere)")
       ->envname("NMO_LOG_FORMAT")
@@ -150,47 +167,46 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
       ->envname("NMO_LOG_LEVEL")
       ->check(CLI::Range(0, 10))
       ->capture_default_str();
-  // Upstream NMO's own flags (controller-runtime's), so its Deployment and CSV run this binary
-  // unchanged (runtime/upstream_flags.h says what each does here).
-  runtime::UpstreamFlags upstream;
-  bool zap_devel = false;
-  bool enable_http2 = false;
-  const std::string upstream_group = "Upstream NMO's flags (accepted; docs/operations.md)";
-  auto* zap_devel_flag =
-      app.add_flag("--zap-devel", zap_devel, "text logs at -v 1; =false: JSON logs")
-          ->group(upstream_group);
-  app.add_option("--zap-encoder", upstream.zap_encoder, "json|console: the log format")
-      ->group(upstream_group);
-  app.add_option("--zap-log-level", upstream.zap_log_level,
+}
+
+void add_upstream_flags(CLI::App& app, GivenUpstreamFlags& upstream) {
+  app.add_flag("--zap-devel", upstream.zap_devel, "text logs at -v 1; =false: JSON logs")
+      ->group(kUpstreamGroup);
+  app.add_option("--zap-encoder", upstream.values.zap_encoder, "json|console: the log format")
+      ->group(kUpstreamGroup);
+  app.add_option("--zap-log-level", upstream.values.zap_log_level,
                  "debug|info|error|panic or N > 0: the verbosity")
-      ->group(upstream_group);
-  app.add_option("--zap-stacktrace-level", upstream.zap_stacktrace_level,
+      ->group(kUpstreamGroup);
+  app.add_option("--zap-stacktrace-level", upstream.values.zap_stacktrace_level,
                  "info|error|panic: ignored (no stack traces)")
-      ->group(upstream_group);
-  app.add_option("--zap-time-encoding", upstream.zap_time_encoding,
+      ->group(kUpstreamGroup);
+  app.add_option("--zap-time-encoding", upstream.values.zap_time_encoding,
                  "epoch|millis|nanos|iso8601|rfc3339|rfc3339nano: ignored (RFC 3339 always)")
-      ->group(upstream_group);
-  auto* enable_http2_flag =
-      app.add_flag("--enable-http2", enable_http2, "ignored: the servers speak HTTP/1.1 only")
-          ->group(upstream_group);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    // One line naming the flag, and the exit status of every other usage error.
-    std::fprintf(stderr, "node-maintenance-operator: %s (see --help)\n", error.what());
-    return kExitUsage;
-  }
-  // OLM's certificate mount, when there is one and no other directory was asked for.
+      ->group(kUpstreamGroup);
+  app.add_flag("--enable-http2", upstream.enable_http2, "ignored: the servers speak HTTP/1.1 only")
+      ->group(kUpstreamGroup);
+}
+
+// OLM's certificate mount, when there is one and no other directory was asked for.
+void use_olm_certificate_mount(const CLI::App& app, Flags& flags) {
   if (app.get_option("--webhook-cert-dir")->count() == 0 &&
       std::filesystem::exists(std::filesystem::path(flags.olm_cert_dir) / "apiserver.crt")) {
     flags.webhook_cert_dir = flags.olm_cert_dir;
     flags.webhook_cert_file = "apiserver.crt";
     flags.webhook_key_file = "apiserver.key";
   }
-  if (zap_devel_flag->count() > 0) upstream.zap_devel = zap_devel;
-  if (enable_http2_flag->count() > 0) upstream.enable_http2 = enable_http2;
-  auto upstream_effects = runtime::map_upstream_flags(upstream);
+}
+
+// The log format and verbosity the zap flags ask for, where ours were not given, and the notes
+// saying what each upstream flag does here. std::nullopt to go on, or kExitUsage after a value
+// zap would refuse, reported on stderr.
+std::optional<int> apply_upstream_flags(const CLI::App& app, GivenUpstreamFlags upstream,
+                                        Flags& flags) {
+  if (app.get_option("--zap-devel")->count() > 0) upstream.values.zap_devel = upstream.zap_devel;
+  if (app.get_option("--enable-http2")->count() > 0) {
+    upstream.values.enable_http2 = upstream.enable_http2;
+  }
+  auto upstream_effects = runtime::map_upstream_flags(upstream.values);
   if (!upstream_effects) {
     std::fprintf(stderr, "node-maintenance-operator: %s\n",
                  upstream_effects.error().message.c_str());
@@ -202,14 +218,49 @@ std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
     flags.verbosity = *upstream_effects->verbosity;
   }
   flags.upstream_notes = std::move(upstream_effects->notes);
-  flags.namespace_given = app.get_option("--namespace")->count() > 0;
+  return std::nullopt;
+}
 
+// The operator options that follow from the flags.
+void derive_operator_options(const CLI::App& app, Flags& flags) {
+  flags.namespace_given = app.get_option("--namespace")->count() > 0;
   flags.options.max_parallel_maintenances = flags.max_parallel;
   flags.options.etcd_quorum_check = flags.etcd_quorum_check == "auto";
   flags.options.etcd_quorum_stable_for = std::chrono::seconds(flags.etcd_quorum_stable_for_seconds);
   flags.options.identity = host_identity();
   flags.options.node_lease_renew_interval =
       std::chrono::seconds(flags.node_lease_renew_interval_seconds);
+}
+
+}  // namespace
+
+std::optional<int> parse_flags(int argc, char** argv, Flags& flags) {
+  CLI::App app{
+      "Kubernetes Node Maintenance Operator: cordons and drains nodes requested by "
+      "NodeMaintenance objects. Tested on Kubernetes " +
+          op::tested_range() +
+          "; at start it logs the API server's version and what an older one lacks.",
+      "node-maintenance-operator"};
+  app.set_version_flag("--version", std::string("node-maintenance-operator ") + NMO_VERSION);
+  add_cluster_flags(app, flags);
+  add_server_flags(app, flags);
+  add_test_hooks(app, flags);
+  add_log_flags(app, flags);
+  GivenUpstreamFlags upstream;
+  add_upstream_flags(app, upstream);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    // One line naming the flag, and the exit status of every other usage error.
+    std::fprintf(stderr, "node-maintenance-operator: %s (see --help)\n", error.what());
+    return kExitUsage;
+  }
+  use_olm_certificate_mount(app, flags);
+  if (const std::optional<int> stop = apply_upstream_flags(app, std::move(upstream), flags)) {
+    return stop;
+  }
+  derive_operator_options(app, flags);
   return std::nullopt;
 }
 

@@ -188,54 +188,59 @@ Result<void> add_servers(asio::io_context& io, const kube::RestConfig& rest, con
   return Result<void>();
 }
 
-// Everything the process runs, on `manager`: the cache, the servers, the NodeMaintenance
-// controller and the plan controller (once its API is served); then runs it.
-Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& logger) {
-  asio::io_context io;
-  Parts parts;
-  flags.options.metrics = parts.operator_metrics;
-  std::string api_host = rest.server;
-  if (const auto scheme = api_host.find("://"); scheme != std::string::npos) {
-    api_host = api_host.substr(scheme + 3);
+// The host and port of the API server, as rest_client_requests_total labels them.
+std::string api_host(const kube::RestConfig& rest) {
+  std::string host = rest.server;
+  if (const auto scheme = host.find("://"); scheme != std::string::npos) {
+    host = host.substr(scheme + 3);
   }
-  const Observer observe = [&metrics = parts.metrics, api_host](std::string_view method,
-                                                                std::string_view code) {
-    metrics.observe_request(api_host, method, code);
-  };
-  // The client lanes (docs/design.md §6): the controllers', the Events' (a burst of Events never
-  // holds back an eviction or a status write, as controller-runtime's broadcaster does), leader
-  // election's (a renewal never queues behind anything).
+  return host;
+}
+
+// The client lanes (docs/design.md §6): the controllers', the Events' (a burst of Events never
+// holds back an eviction or a status write, as controller-runtime's broadcaster does), leader
+// election's (a renewal never queues behind anything).
+struct ClientLanes {
+  std::unique_ptr<kube::Client> controllers;
+  std::unique_ptr<kube::Client> events;
+  std::unique_ptr<kube::Client> election;
+};
+
+Result<ClientLanes> create_client_lanes(asio::io_context& io, const kube::RestConfig& rest,
+                                        const Flags& flags, const Observer& observe) {
   kube::ClientOptions controller_options;
   controller_options.qps = flags.qps;
   controller_options.burst = flags.burst;
   controller_options.on_attempt = observe;
-  NMO_TRY_ASSIGN(auto controller_client,
+  NMO_TRY_ASSIGN(auto controllers,
                  kube::Client::create(io.get_executor(), rest, controller_options));
-  NMO_TRY_ASSIGN(auto events_client,
-                 kube::Client::create(io.get_executor(), rest, controller_options));
+  NMO_TRY_ASSIGN(auto events, kube::Client::create(io.get_executor(), rest, controller_options));
   kube::ClientOptions election_options = leader_election_client_options();
   election_options.on_attempt = observe;
-  NMO_TRY_ASSIGN(auto election_client,
-                 kube::Client::create(io.get_executor(), rest, election_options));
+  NMO_TRY_ASSIGN(auto election, kube::Client::create(io.get_executor(), rest, election_options));
+  return ClientLanes{.controllers = std::move(controllers),
+                     .events = std::move(events),
+                     .election = std::move(election)};
+}
 
-  runtime::ManagerOptions manager_options;
+// Leader election when asked for, its state exported as a metric either way.
+runtime::ManagerOptions manager_options(const Flags& flags, runtime::ManagerMetrics& metrics) {
+  runtime::ManagerOptions options;
   if (flags.leader_elect) {
-    manager_options.leader_election =
+    options.leader_election =
         runtime::LeaderElectionConfig{.lease_namespace = flags.options.namespace_,
                                       .lease_name = kLeaderElectionId,
                                       .identity = runtime::unique_identity(flags.options.identity)};
   }
-  manager_options.on_leading_changed = [&metrics = parts.metrics](bool leading) {
+  options.on_leading_changed = [&metrics](bool leading) {
     metrics.set_leader(kLeaderElectionId, leading);
   };
-  runtime::Manager manager(io.get_executor(), *election_client, std::move(manager_options));
-  manager.own_client(std::move(election_client));
-  kube::Client& client = manager.own_client(std::move(controller_client));
-  flags.options.events_client = &manager.own_client(std::move(events_client));
-  // One cache under every controller (runtime/cache.h), on every replica.
-  runtime::Cache& cache = manager.add_cache(client);
-  NMO_TRY(add_servers(io, rest, flags, logger, observe, manager, parts));
+  return options;
+}
 
+// The NodeMaintenance controller, on the leader, with the health checks that watch it.
+void add_maintenance_controller(asio::io_context& io, kube::Client& client, runtime::Cache& cache,
+                                Flags& flags, runtime::Manager& manager, Parts& parts) {
   // With leader election, every eviction first checks the lease: a leader paused past it must
   // not send the evictions it had queued.
   if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
@@ -245,7 +250,12 @@ Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& l
                                 [&running] { return running.active_workers(); });
   add_checks(manager, flags, running, parts.webhook_port);
   manager.add("controller", std::move(controller), runtime::RunsOn::kLeader);
-  // MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10).
+}
+
+// MaintenancePlans drive NodeMaintenances through the controller above (docs/design.md §10), on
+// the leader once their API is served.
+void add_plan_controller(asio::io_context& io, kube::Client& client, runtime::Cache& cache,
+                         const Flags& flags, runtime::Manager& manager, Parts& parts) {
   auto plans = std::make_unique<op::fleet::PlanController>(
       io.get_executor(), client, cache,
       op::fleet::PlanControllerOptions{
@@ -263,10 +273,13 @@ Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& l
           .resource = "MaintenancePlans",
           .install = "install deploy/crd/nodemaintenance.medik8s.io_maintenanceplans.yaml"},
       std::move(plans), runtime::RunsOn::kLeader);
+}
 
-  // Courtesies on every replica, whose failure costs only a log line: the API server's version
-  // and what it lacks, and the budget for admins and `kubectl maintenance plan`
-  // (operator/budget/published_budget.h).
+// Courtesies on every replica, whose failure costs only a log line: the API server's version
+// and what it lacks, and the budget for admins and `kubectl maintenance plan`
+// (operator/budget/published_budget.h).
+void start_courtesies(asio::io_context& io, kube::Client& client, const Flags& flags,
+                      const log::Logger& logger) {
   asio::co_spawn(io, log_server_support(client, logger), asio::detached);
   asio::co_spawn(
       io,
@@ -279,6 +292,30 @@ Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& l
         }
       },
       asio::detached);
+}
+
+// Everything the process runs, on `manager`: the cache, the servers, the NodeMaintenance
+// controller and the plan controller (once its API is served); then runs it.
+Result<int> run(Flags& flags, const kube::RestConfig& rest, const log::Logger& logger) {
+  asio::io_context io;
+  Parts parts;
+  flags.options.metrics = parts.operator_metrics;
+  const Observer observe = [&metrics = parts.metrics, host = api_host(rest)](
+                               std::string_view method, std::string_view code) {
+    metrics.observe_request(host, method, code);
+  };
+  NMO_TRY_ASSIGN(ClientLanes lanes, create_client_lanes(io, rest, flags, observe));
+  runtime::Manager manager(io.get_executor(), *lanes.election,
+                           manager_options(flags, parts.metrics));
+  manager.own_client(std::move(lanes.election));
+  kube::Client& client = manager.own_client(std::move(lanes.controllers));
+  flags.options.events_client = &manager.own_client(std::move(lanes.events));
+  // One cache under every controller (runtime/cache.h), on every replica.
+  runtime::Cache& cache = manager.add_cache(client);
+  NMO_TRY(add_servers(io, rest, flags, logger, observe, manager, parts));
+  add_maintenance_controller(io, client, cache, flags, manager, parts);
+  add_plan_controller(io, client, cache, flags, manager, parts);
+  start_courtesies(io, client, flags, logger);
   int status = kExitFailure;
   asio::co_spawn(io, manager.run(), [&](std::exception_ptr error, int result) {
     status = error ? kExitFailure : result;

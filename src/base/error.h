@@ -82,4 +82,10 @@ struct Error {
   friend bool operator==(const Error&, const Error&) = default;
 };
 
+// The object asked for does not exist (or its API is not served): the one test for a gone
+// object, so that every caller treats "already gone" alike.
+[[nodiscard]] inline bool is_not_found(const Error& error) noexcept {
+  return error.code == ErrorCode::kNotFound;
+}
+
 }  // namespace nmo

@@ -81,6 +81,12 @@ TEST(ErrorTest, CauseWithoutLabelShowsMessageOnly) {
   EXPECT_EQ(e.describe(), "Invalid: bad [something]");
 }
 
+TEST(ErrorTest, IsNotFoundLooksAtTheCodeOnly) {
+  EXPECT_TRUE(is_not_found(Error(ErrorCode::kNotFound, "pods \"x\" not found", 404)));
+  EXPECT_TRUE(is_not_found(Error(ErrorCode::kNotFound, "no such file")));
+  EXPECT_FALSE(is_not_found(Error(ErrorCode::kGone, "gone", 410)));
+}
+
 TEST(ErrorTest, EqualityComparesAllFields) {
   const Error a(ErrorCode::kConflict, "stale", 409);
   Error b(ErrorCode::kConflict, "stale", 409);

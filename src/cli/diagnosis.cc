@@ -15,6 +15,7 @@
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/node_lease.h"
 #include "operator/node/lifecycle_conditions.h"
+#include "operator/node/node_patch.h"
 
 namespace nmo::cli {
 
@@ -162,7 +163,7 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
       if (!input.node) return "node " + node + " does not exist: delete the NodeMaintenance";
       const op::Condition* blocked =
           op::find_condition(nm.status.conditions, op::kConditionBlocked);
-      if (blocked != nullptr && blocked->reason == "EtcdQuorum") {
+      if (blocked != nullptr && blocked->reason == op::kReasonEtcdQuorum) {
         return blocked->message +
                ": bring the other control-plane nodes back to Ready; it proceeds by itself";
       }
@@ -273,7 +274,7 @@ std::string diagnosis_report(const DiagnosisInput& input, std::size_t max_events
     }
     out += "  taints:       " + (taints.empty() ? std::string("none") : taints) + "\n";
     if (input.nm.status.phase == op::Phase::kRunning &&
-        !has_taint(*input.node, "medik8s.io/drain")) {
+        !has_taint(*input.node, op::kDrainTaintKey)) {
       out += "  note:         the maintenance taint medik8s.io/drain is missing\n";
     }
     const std::vector<kube::NodeCondition> lifecycle =

@@ -7,7 +7,9 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "operator/api/failure.h"
 #include "operator/drain/eviction_policy.h"
+#include "operator/gates/admission_gates.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
 
@@ -42,9 +44,67 @@ bool unhealthy_pod_may_go(const kube::Pod& pod, const kube::PodDisruptionBudget&
   return pdb.current_healthy >= pdb.desired_healthy;
 }
 
-PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
-                 std::map<std::string, std::int32_t>& allowance) {
-  PodPlan plan{.namespace_ = pod.meta.namespace_, .name = pod.meta.name};
+// A KubeVirt virt-launcher pod, as the operator decides it for a maintenance `start` would
+// create (vmEvictionPolicy unset: LiveMigrate, no VM is shut down by an eviction).
+void plan_vm_pod(const PlanInput& input, const kube::Pod& pod, PodPlan& plan) {
+  const std::string vmi = key_of(pod.meta.namespace_, op::vmi_name(pod));
+  if (!input.kubevirt_served) {
+    plan.verdict = PodVerdict::kUnknown;
+    plan.reason = "VMMigrationUnknown";
+    plan.detail = "virt-launcher of VMI " + vmi +
+                  ": what its eviction does is unknown (kubevirt.io/v1 is not served)";
+    return;
+  }
+  const auto found = input.vmis.find(vmi);
+  if (found == input.vmis.end()) {
+    plan.verdict = PodVerdict::kUnknown;
+    plan.reason = "VMMigrationUnknown";
+    plan.detail = "virt-launcher of VMI " + vmi + ": the VMI was not found";
+    return;
+  }
+  const op::VmVerdict verdict = op::decide_vm(found->second, input.kubevirt_eviction_strategy,
+                                              op::VmEvictionPolicy::kLiveMigrate);
+  plan.reason = verdict.reason;
+  plan.detail = verdict.detail;
+  switch (verdict.action) {
+    case op::VmAction::kHold:
+      plan.verdict = PodVerdict::kBlock;
+      break;
+    case op::VmAction::kMigrate:
+      plan.detail += " (a VirtualMachineInstanceMigration); the pod ends once the VM has left";
+      break;
+    case op::VmAction::kEvict:
+      plan.detail += "; the eviction is deferred until the VM has left";
+      break;
+  }
+}
+
+// A pod under exactly one PDB, whose disruptions `allowance` counts down pod after pod.
+void plan_budgeted_pod(const kube::Pod& pod, const kube::PodDisruptionBudget& pdb,
+                       std::map<std::string, std::int32_t>& allowance, PodPlan& plan) {
+  if (unhealthy_pod_may_go(pod, pdb)) {
+    plan.detail = "not ready: PDB " + plan.pdbs.front() + " lets it go";
+    return;
+  }
+  std::int32_t& left =
+      allowance.try_emplace(plan.pdbs.front(), pdb.disruptions_allowed).first->second;
+  if (left > 0) {
+    --left;
+    return;
+  }
+  if (pdb.disruptions_allowed <= 0) {
+    plan.verdict = PodVerdict::kBlock;
+    plan.reason = op::to_string(op::PendingPodReason::kBlockedByPdb);
+    plan.detail = op::describe_pdb(pdb);
+    return;
+  }
+  plan.reason = "WaitsForPDB";
+  plan.detail = "waits until earlier evictions under PDB " + plan.pdbs.front() +
+                " are replaced by healthy pods (" + op::describe_pdb(pdb) + ")";
+}
+
+// Mirror pods and pods of an existing DaemonSet stay; true when `pod` is one.
+bool plan_skipped_pod(const PlanInput& input, const kube::Pod& pod, PodPlan& plan) {
   const op::PodAction action = op::classify_pod(pod, [&input](const op::DaemonSetRef& ref) {
     return std::any_of(input.daemon_sets.begin(), input.daemon_sets.end(),
                        [&ref](const op::DaemonSetRef& ds) {
@@ -56,182 +116,127 @@ PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
     plan.verdict = PodVerdict::kSkip;
     plan.reason = "MirrorPod";
     plan.detail = "mirror (static) pod: the kubelet owns it";
-    return plan;
+    return true;
   }
   if (action == op::PodAction::kSkipDaemonSet) {
     plan.verdict = PodVerdict::kSkip;
     plan.reason = "DaemonSet";
     plan.detail =
         "managed by DaemonSet " + key_of(pod.meta.namespace_, op::daemon_set_owner(pod)->name);
-    return plan;
+    return true;
   }
+  return false;
+}
+
+PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
+                 std::map<std::string, std::int32_t>& allowance) {
+  PodPlan plan{.namespace_ = pod.meta.namespace_, .name = pod.meta.name};
+  if (plan_skipped_pod(input, pod, plan)) return plan;
   const std::vector<kube::PodDisruptionBudget> covering = op::covering_pdbs(pod, input.pdbs);
   for (const auto& pdb : covering) plan.pdbs.push_back(key_of(pdb.meta.namespace_, pdb.meta.name));
   if (op::has_finished(pod)) {
     plan.reason = "Finished";
     plan.detail = "phase " + pod.phase + ": counts as gone at once";
-    return plan;
-  }
-  if (op::is_virt_launcher(pod)) {
-    const std::string vmi = key_of(pod.meta.namespace_, op::vmi_name(pod));
-    if (!input.kubevirt_served) {
-      plan.verdict = PodVerdict::kUnknown;
-      plan.reason = "VMMigrationUnknown";
-      plan.detail = "virt-launcher of VMI " + vmi +
-                    ": what its eviction does is unknown (kubevirt.io/v1 is not served)";
-      return plan;
-    }
-    const auto found = input.vmis.find(vmi);
-    if (found == input.vmis.end()) {
-      plan.verdict = PodVerdict::kUnknown;
-      plan.reason = "VMMigrationUnknown";
-      plan.detail = "virt-launcher of VMI " + vmi + ": the VMI was not found";
-      return plan;
-    }
-    // As the operator decides it for a maintenance `start` would create (vmEvictionPolicy
-    // unset: LiveMigrate, no VM is shut down by an eviction).
-    const op::VmVerdict verdict = op::decide_vm(found->second, input.kubevirt_eviction_strategy,
-                                                op::VmEvictionPolicy::kLiveMigrate);
-    plan.reason = verdict.reason;
-    plan.detail = verdict.detail;
-    switch (verdict.action) {
-      case op::VmAction::kHold:
-        plan.verdict = PodVerdict::kBlock;
-        break;
-      case op::VmAction::kMigrate:
-        plan.detail += " (a VirtualMachineInstanceMigration); the pod ends once the VM has left";
-        break;
-      case op::VmAction::kEvict:
-        plan.detail += "; the eviction is deferred until the VM has left";
-        break;
-    }
-    return plan;
-  }
-  if (covering.size() > 1) {
+  } else if (op::is_virt_launcher(pod)) {
+    plan_vm_pod(input, pod, plan);
+  } else if (covering.size() > 1) {
     plan.verdict = PodVerdict::kBlock;
-    plan.reason = "MultiplePDBs";
+    plan.reason = op::to_string(op::PendingPodReason::kMultiplePdbs);
     std::string names;
     for (const auto& name : plan.pdbs) names += (names.empty() ? "" : ", ") + name;
     plan.detail = "the Eviction API refuses a pod under more than one PDB: " + names;
-    return plan;
-  }
-  if (covering.size() == 1) {
-    const kube::PodDisruptionBudget& pdb = covering.front();
-    if (unhealthy_pod_may_go(pod, pdb)) {
-      plan.detail = "not ready: PDB " + plan.pdbs.front() + " lets it go";
-      return plan;
+  } else if (covering.size() == 1) {
+    plan_budgeted_pod(pod, covering.front(), allowance, plan);
+  } else {
+    if (pod.has_empty_dir) plan.detail = "emptyDir data is lost";
+    if (pod.controller() == nullptr && plan.detail.empty()) {
+      plan.detail = "no controller: it is not recreated elsewhere";
     }
-    std::int32_t& left =
-        allowance.try_emplace(plan.pdbs.front(), pdb.disruptions_allowed).first->second;
-    if (left > 0) {
-      --left;
-      return plan;
-    }
-    if (pdb.disruptions_allowed <= 0) {
-      plan.verdict = PodVerdict::kBlock;
-      plan.reason = "BlockedByPDB";
-      plan.detail = op::describe_pdb(pdb);
-      return plan;
-    }
-    plan.reason = "WaitsForPDB";
-    plan.detail = "waits until earlier evictions under PDB " + plan.pdbs.front() +
-                  " are replaced by healthy pods (" + op::describe_pdb(pdb) + ")";
-    return plan;
-  }
-  if (pod.has_empty_dir) plan.detail = "emptyDir data is lost";
-  if (pod.controller() == nullptr && plan.detail.empty()) {
-    plan.detail = "no controller: it is not recreated elsewhere";
   }
   return plan;
 }
 
-op::BudgetPhase budget_phase(const std::optional<op::Phase>& phase) {
-  if (!phase) return op::BudgetPhase::kNew;
-  switch (*phase) {
-    case op::Phase::kPending:
-      return op::BudgetPhase::kPending;
-    case op::Phase::kRunning:
-      return op::BudgetPhase::kRunning;
-    case op::Phase::kSucceeded:
-      return op::BudgetPhase::kSucceeded;
-    case op::Phase::kFailed:
-      return op::BudgetPhase::kFailed;
-  }
-  return op::BudgetPhase::kNew;
-}
-
-// The controller's reading of a Failed maintenance whose changes are already undone (node gone,
-// lease lost, duplicate, invalid spec): everything but a drain timeout.
-bool cleanup_finished(const op::NodeMaintenance& nm) {
-  if (nm.status.phase != op::Phase::kFailed) return false;
-  return nm.status.last_error.rfind("drain did not complete within", 0) != 0;
-}
-
-std::optional<kube::Lease> lease_of(const PlanInput& input, const std::string& node) {
-  const std::string name = op::node_lease_name(node);
-  for (const auto& lease : input.node_leases) {
-    if (lease.meta.name == name) return lease;
-  }
-  return std::nullopt;
-}
-
-bool node_checks_pass(const PlanInput& input, const std::string& node) {
-  if (!op::node_lease_available(op::classify_node_lease(lease_of(input, node), input.now))) {
-    return false;
-  }
-  if (!input.etcd_quorum_check || !input.control_plane_nodes.contains(node)) return true;
-  const auto safe = input.quorum_safe.find(node);
-  return safe != input.quorum_safe.end() && safe->second;
-}
-
-GatePlan budget_gate(const PlanInput& input) {
-  std::vector<op::BudgetCandidate> candidates;
+// The cluster as the operator's gates see it, with the maintenance `start` would create added as
+// the youngest.
+op::GateWorld gate_world(const PlanInput& input) {
+  op::GateWorld world{.now = input.now,
+                      .node_leases = input.node_leases,
+                      .etcd = input.etcd,
+                      .etcd_quorum_check = input.etcd_quorum_check,
+                      .max_parallel = input.max_parallel};
   for (const auto& nm : input.maintenances) {
-    op::BudgetCandidate c{
-        .name = nm.meta.name,
-        .uid = nm.meta.uid,
-        .node = nm.spec.node_name,
-        .creation_time = nm.meta.creation_timestamp.value_or(kube::Time{}),
-        .phase = budget_phase(nm.status.phase),
-        .holds_slot = input.slot_leases.contains(op::slot_lease_name(nm.meta.name)),
-        .cleanup_finished = cleanup_finished(nm),
-        .deleting = nm.meta.deletion_timestamp.has_value()};
-    if (c.phase == op::BudgetPhase::kNew || c.phase == op::BudgetPhase::kPending) {
-      c.node_checks_pass = node_checks_pass(input, c.node);
-    }
-    candidates.push_back(std::move(c));
+    world.maintenances.push_back(op::gate_maintenance(
+        nm, nm.status, input.slot_leases.contains(op::slot_lease_name(nm.meta.name)),
+        !input.missing_nodes.contains(nm.spec.node_name)));
   }
-  candidates.push_back(op::BudgetCandidate{.name = input.maintenance_name,
-                                           .node = input.node.meta.name,
-                                           .creation_time = input.now,
-                                           .phase = op::BudgetPhase::kNew,
-                                           .node_checks_pass = true});
-  std::vector<op::ForeignNodeLease> foreign;
-  for (const auto& lease : input.node_leases) {
-    if (op::classify_node_lease(lease, input.now) != op::NodeLeaseState::kHeldByOther) continue;
-    if (lease.meta.name.rfind("node-", 0) != 0) continue;
-    foreign.push_back(
-        op::ForeignNodeLease{.node = lease.meta.name.substr(5), .holder = op::lease_holder(lease)});
+  world.maintenances.push_back(op::GateMaintenance{
+      .name = input.maintenance_name, .node = input.node.meta.name, .created = input.now});
+  return world;
+}
+
+GatePlan lease_gate(const PlanInput& input, const op::GateVerdict& verdict) {
+  const std::string& node = input.node.meta.name;
+  const std::string lease_ref = input.lease_namespace + "/" + op::node_lease_name(node);
+  std::string detail;
+  switch (verdict.lease) {
+    case op::NodeLeaseState::kFree:
+      detail = "Lease " + lease_ref + " is free";
+      break;
+    case op::NodeLeaseState::kOurs:
+      detail = "Lease " + lease_ref + " is held by " + std::string(op::kNodeLeaseHolder);
+      break;
+    case op::NodeLeaseState::kHeldByOther:
+      detail = "Lease " + lease_ref + " is held by " + op::lease_holder(*verdict.lease_object);
+      if (auto expiry = op::lease_expiry(*verdict.lease_object)) {
+        detail += " until " + kube::format_time(*expiry);
+      }
+      break;
+    case op::NodeLeaseState::kExpiredForeign:
+      detail = "Lease " + lease_ref + " of " + op::lease_holder(*verdict.lease_object) +
+               " has expired and would be taken over";
+      break;
   }
-  const op::BudgetDecision decision =
-      op::decide_admissions(candidates, foreign, input.max_parallel);
+  return GatePlan{
+      .gate = "node lease", .open = op::node_lease_available(verdict.lease), .detail = detail};
+}
+
+GatePlan quorum_gate(const PlanInput& input, const op::GateVerdict& verdict) {
+  const std::string& node = input.node.meta.name;
+  if (!input.etcd.control_plane_ready.contains(node)) {
+    return GatePlan{.gate = "etcd quorum", .open = true, .detail = "not a control-plane node"};
+  }
+  if (!input.etcd_quorum_check) {
+    return GatePlan{
+        .gate = "etcd quorum", .open = true, .detail = "check disabled (--etcd-quorum-check=off)"};
+  }
+  std::string detail = verdict.quorum.detail;
+  if (!verdict.quorum.safe) {
+    detail = op::etcd_quorum_blocked_message(node) + (detail.empty() ? "" : " (" + detail + ")");
+  }
+  return GatePlan{.gate = "etcd quorum", .open = verdict.quorum.safe, .detail = detail};
+}
+
+GatePlan budget_gate(const PlanInput& input, const op::GateVerdict& verdict) {
+  if (!verdict.budget_evaluated) {
+    return GatePlan{
+        .gate = "budget", .open = false, .detail = "not evaluated while etcd quorum is unsafe"};
+  }
+  const op::BudgetDecision& decision = verdict.budget;
   std::string users;
   for (const op::SlotUse& use : decision.in_use) {
     users += (users.empty() ? "" : ", ") + use.holder + " (node " + use.node + ")";
   }
-  const bool admitted = std::find(decision.admit.begin(), decision.admit.end(),
-                                  input.maintenance_name) != decision.admit.end();
   std::string detail =
       fmt::format("{} of {} slots in use (--max-parallel-maintenances {}{})", decision.slots_used,
                   input.max_parallel, input.max_parallel,
                   input.max_parallel_source.empty() ? "" : ", " + input.max_parallel_source);
   if (!users.empty()) detail += ": " + users;
-  if (!admitted) {
+  if (!verdict.admitted) {
     const std::size_t ahead = decision.admit.size();
     detail += ahead > 0 ? fmt::format("; {} older maintenance(s) would be admitted first", ahead)
                         : "; it would wait for a slot (BlockedByNodeHealthCheck)";
   }
-  return GatePlan{.gate = "budget", .open = admitted, .detail = detail};
+  return GatePlan{.gate = "budget", .open = verdict.admitted, .detail = detail};
 }
 
 }  // namespace
@@ -283,57 +288,13 @@ Plan make_plan(const PlanInput& input) {
   plan.gates.push_back(GatePlan{
       .gate = "existing maintenance",
       .open = holder.empty(),
-      .detail = holder.empty()
-                    ? "none for node " + node
-                    : "node \"" + node + "\" is already under maintenance by NodeMaintenance \"" +
-                          holder + "\""});
+      .detail = holder.empty() ? "none for node " + node : op::duplicate_message(node, holder)});
 
-  const std::optional<kube::Lease> lease = lease_of(input, node);
-  const op::NodeLeaseState state = op::classify_node_lease(lease, input.now);
-  const std::string lease_ref = input.lease_namespace + "/" + op::node_lease_name(node);
-  std::string lease_detail;
-  switch (state) {
-    case op::NodeLeaseState::kFree:
-      lease_detail = "Lease " + lease_ref + " is free";
-      break;
-    case op::NodeLeaseState::kOurs:
-      lease_detail = "Lease " + lease_ref + " is held by " + std::string(op::kNodeLeaseHolder);
-      break;
-    case op::NodeLeaseState::kHeldByOther: {
-      lease_detail = "Lease " + lease_ref + " is held by " + op::lease_holder(*lease);
-      if (auto expiry = op::lease_expiry(*lease)) {
-        lease_detail += " until " + kube::format_time(*expiry);
-      }
-      break;
-    }
-    case op::NodeLeaseState::kExpiredForeign:
-      lease_detail = "Lease " + lease_ref + " of " + op::lease_holder(*lease) +
-                     " has expired and would be taken over";
-      break;
-  }
-  plan.gates.push_back(GatePlan{
-      .gate = "node lease", .open = op::node_lease_available(state), .detail = lease_detail});
-
-  if (!input.control_plane_nodes.contains(node)) {
-    plan.gates.push_back(
-        GatePlan{.gate = "etcd quorum", .open = true, .detail = "not a control-plane node"});
-  } else if (!input.etcd_quorum_check) {
-    plan.gates.push_back(GatePlan{
-        .gate = "etcd quorum", .open = true, .detail = "check disabled (--etcd-quorum-check=off)"});
-  } else {
-    const auto safe = input.quorum_safe.find(node);
-    const bool open = safe != input.quorum_safe.end() && safe->second;
-    std::string detail;
-    if (auto why = input.quorum_detail.find(node); why != input.quorum_detail.end()) {
-      detail = why->second;
-    }
-    if (!open) {
-      detail = "etcd quorum is not maintained when node " + node + " is remediated" +
-               (detail.empty() ? "" : " (" + detail + ")");
-    }
-    plan.gates.push_back(GatePlan{.gate = "etcd quorum", .open = open, .detail = detail});
-  }
-  plan.gates.push_back(budget_gate(input));
+  const op::GateVerdict verdict =
+      op::evaluate_gates(gate_world(input), input.maintenance_name, op::quorum_without_window);
+  plan.gates.push_back(lease_gate(input, verdict));
+  plan.gates.push_back(quorum_gate(input, verdict));
+  plan.gates.push_back(budget_gate(input, verdict));
   return plan;
 }
 

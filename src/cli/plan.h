@@ -10,10 +10,12 @@
 //     operator/kubevirt/vm_policy.h decides for a maintenance without vmEvictionPolicy (unknown
 //     when the kubevirt.io/v1 API is not served); budgets are consumed pod after pod, so a second
 //     pod under a budget allowing one disruption waits for the first one's replacement;
-//   - which gates would hold the maintenance Pending (operator/gates): an existing maintenance of
-//     the node, the medik8s node lease held by another component, etcd quorum for a
-//     control-plane node, and the cluster disruption budget (decide_admissions() with this
-//     maintenance added as the youngest candidate).
+//   - which gates would hold the maintenance Pending: an existing maintenance of the node, then
+//     the operator's own evaluation (operator/gates/admission_gates.h, with this maintenance
+//     added as the youngest): the medik8s node lease held by another component, etcd quorum for
+//     a control-plane node (members on nodes other maintenances hold count as down), and the
+//     cluster disruption budget. The quorum's stability window is the operator's memory: a
+//     safe quorum reads as open here.
 //
 // Threading: pure functions; safe from any thread.
 #pragma once
@@ -33,6 +35,7 @@
 #include "kube/api/time.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/drain/pod_policy.h"
+#include "operator/gates/admission_gates.h"
 #include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::cli {
@@ -59,11 +62,10 @@ struct PlanInput {
   // on Lease <ns>/nmo-budget"); empty: nothing is shown.
   std::string max_parallel_source;
   bool etcd_quorum_check = true;
-  std::set<std::string> control_plane_nodes;  // every control-plane node
-  // For each control-plane node: whether etcd quorum survives taking it down, and why (the
-  // caller applies op::check_etcd_quorum or the OpenShift guard rule).
-  std::map<std::string, bool> quorum_safe;
-  std::map<std::string, std::string> quorum_detail;
+  // The control-plane nodes and etcd members, as the operator reads them (admission_gates.h).
+  op::EtcdView etcd;
+  // The nodes of waiting maintenances that do not exist (those take no place in the budget).
+  std::set<std::string> missing_nodes;
 };
 
 enum class PodVerdict { kEvict, kSkip, kBlock, kUnknown };

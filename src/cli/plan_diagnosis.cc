@@ -81,7 +81,7 @@ std::string plan_diagnosis_verdict(const PlanDiagnosisInput& input) {
       }
       const std::string also =
           plan.spec.paused ? " (and set spec.paused to false, which is yours)" : "";
-      if (stopped->reason == "HealthGateTimeout") {
+      if (stopped->reason == op::kStoppedByHealthGate) {
         const op::PlanNodeStatus* gate = first_in(plan, op::PlanNodePhase::kHealthCheck);
         return "stopped by its health gate: " + (gate ? with_message(*gate) : stopped->message) +
                "; once the node is healthy, resume: " + resume_command(name) + also;

@@ -208,17 +208,26 @@ TEST(Plan, ExistingMaintenanceAndQuorum) {
       R"json({"metadata":{"name":"old","creationTimestamp":"2024-05-01T09:00:00Z"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}})json"));
   ASSERT_OK(nm);
   input.maintenances = {*nm};
-  input.control_plane_nodes = {"n1"};
-  input.quorum_safe["n1"] = false;
-  input.quorum_detail["n1"] = "3 members, 2 healthy, 1 left, 2 needed";
+  // Three stacked etcd members; n2's node is NotReady, so taking n1 leaves one.
+  for (const std::string node : {"n1", "n2", "n3"}) {
+    input.etcd.control_plane_ready[node] = node != "n2";
+    kube::Pod member;
+    member.meta.namespace_ = "kube-system";
+    member.meta.name = "etcd-" + node;
+    member.meta.labels = kube::Labels{{"component", "etcd"}};
+    member.meta.annotations.set(std::string(kube::kMirrorPodAnnotation), "hash");
+    member.node_name = node;
+    member.ready_status = "True";
+    input.etcd.member_pods.push_back(member);
+  }
   const Plan plan = make_plan(input);
   EXPECT_FALSE(plan.gates[0].open);
   EXPECT_EQ(plan.gates[0].detail,
             "node \"n1\" is already under maintenance by NodeMaintenance \"old\"");
   EXPECT_FALSE(plan.gates[2].open);
   EXPECT_EQ(plan.gates[2].detail,
-            "etcd quorum is not maintained when node n1 is remediated (3 members, 2 healthy, 1 "
-            "left, 2 needed)");
+            "etcd quorum is not maintained when node n1 is remediated (3 etcd members, 2 healthy, "
+            "1 left while it is down, 2 needed)");
 }
 
 TEST(Plan, JsonAndReport) {

@@ -16,6 +16,7 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "kube/api/event.h"
 #include "kube/api/time.h"
 #include "runtime/internal/event_recorder_correlator.h"
 #include "runtime/internal/event_recorder_json.h"
@@ -120,7 +121,7 @@ void write_failed(State& state, const std::string& ns, const PendingEvent& event
 asio::awaitable<void> create_event(State& state, const PendingEvent& event, std::string key) {
   std::string ns = event_namespace(event.regarding);
   std::string name = event_name(state, event.regarding.name);
-  std::string path = fmt::format("/api/v1/namespaces/{}/events", ns);
+  std::string path = kube::collection_path<kube::Event>(ns);
   boost::json::value body =
       build_event(name, state.source, event.regarding, event.options, event.time);
   // Named, not defaulted: GCC 12 double-frees temporaries in a co_await-ed call's arguments.
@@ -148,7 +149,7 @@ asio::awaitable<void> write(State& state, const PendingEvent& event) {
   }
   CachedEvent next = *cached;
   ++next.count;
-  std::string path = fmt::format("/api/v1/namespaces/{}/events/{}", next.namespace_, next.name);
+  std::string path = kube::object_path<kube::Event>(next.namespace_, next.name);
   std::string patch = build_count_patch(next.count, event.options.message, event.time);
   kube::WriteOptions write_options;  // named: see create_event()
   auto patched = co_await state.client.patch(std::move(path), kube::PatchType::kMergePatch,
@@ -157,7 +158,7 @@ asio::awaitable<void> write(State& state, const PendingEvent& event) {
     state.cache.put(key, std::move(next));
     co_return;
   }
-  if (patched.error().code == ErrorCode::kNotFound) {  // expired or deleted: start again
+  if (is_not_found(patched.error())) {  // expired or deleted: start again
     state.cache.erase(key);
     co_await create_event(state, event, std::move(key));
     co_return;
@@ -248,10 +249,6 @@ asio::awaitable<void> stop_on_strand(std::shared_ptr<State> state,
 
 }  // namespace
 }  // namespace internal
-
-std::string_view to_string(EventType type) noexcept {
-  return type == EventType::kWarning ? "Warning" : "Normal";
-}
 
 EventRecorder::EventRecorder(asio::any_io_executor executor, kube::Client& client,
                              std::string component, std::string host, const Clock& clock,

@@ -37,6 +37,7 @@
 
 #include "base/clock.h"
 #include "http/asio.h"
+#include "kube/api/event.h"
 #include "kube/client/client.h"
 
 namespace nmo::runtime {
@@ -53,11 +54,8 @@ struct ObjectRef {
   std::string uid;
 };
 
-/// The two types core v1 Events have.
-enum class EventType { kNormal, kWarning };
-
-/// "Normal" or "Warning".
-[[nodiscard]] std::string_view to_string(EventType type) noexcept;
+/// The two types core v1 Events have, and their to_string() (kube/api/event.h).
+using kube::EventType;
 
 /// What happened.
 struct EventOptions {

@@ -65,7 +65,7 @@ asio::awaitable<Result<void>> remove_finalizer(kube::Client& client, std::string
   std::optional<json::array> patch = remove_finalizer_patch(meta, finalizer);
   if (!patch) co_return Result<void>();
   Result<void> removed = co_await send(client, std::move(path), std::move(*patch));
-  if (!removed && removed.error().code != ErrorCode::kNotFound) co_return removed.error();
+  if (!removed && !is_not_found(removed.error())) co_return removed.error();
   co_return Result<void>();
 }
 

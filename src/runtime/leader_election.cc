@@ -219,7 +219,7 @@ asio::awaitable<Result<bool>> LeaderElector::try_acquire_or_renew() {
     asio::awaitable<Result<bool>> update = take_or_renew(path, std::move(*current));
     co_return co_await std::move(update);
   }
-  if (current.error().code != ErrorCode::kNotFound) co_return current.error();
+  if (!is_not_found(current.error())) co_return current.error();
   asio::awaitable<Result<bool>> create = create_lease();
   co_return co_await std::move(create);
 }

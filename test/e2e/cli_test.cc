@@ -661,6 +661,114 @@ TEST_F(CliTest, PlanReadsTheBudgetTheOperatorRunsWith) {
       << overridden.out;
 }
 
+// The plugin predicts the operator (docs/design.md §2.2): both evaluate the gates with the same
+// code (operator/gates/admission_gates.h), the operator from its cache, `plan` from lists. For
+// each cluster state `plan -o json` says whether the maintenance would start and which gate
+// would hold it; the operator, given that very maintenance, then does exactly that: it starts,
+// or it stays Pending with the Event of that gate. (Pods that block a started drain: the PDB and
+// VM tests above.)
+TEST_F(CliTest, PlanPredictsWhatTheOperatorThenDoes) {
+  auto etcd = std::make_shared<KubeadmEtcd>(kubectl_, kControlPlaneNodes);
+  defer([etcd]() mutable { etcd.reset(); });
+  ASSERT_TRUE(etcd->ready());
+  for (const auto& node : kControlPlaneNodes) restore_node_at_end(node);
+  start_operator(kOperatorFlags);  // one maintenance at a time
+
+  struct Prediction {
+    bool would_start = false;
+    std::string closed_gate;  // the first gate that holds it, "" when none
+    std::string verdict;
+  };
+  const auto predict = [&](const std::string& node) {
+    const ProcessResult planned = cli({"plan", node, "-o", "json"});
+    EXPECT_EQ(planned.exit_code, 0) << describe(planned);
+    Prediction p;
+    boost::system::error_code ec;
+    const json::value plan = json::parse(planned.out, ec);
+    if (ec) return p;
+    p.would_start = plan.at("wouldStart").as_bool();
+    p.verdict = std::string(plan.at("verdict").as_string());
+    for (const auto& gate : plan.at("gates").as_array()) {
+      if (!gate.at("open").as_bool()) {
+        p.closed_gate = std::string(gate.at("gate").as_string());
+        break;
+      }
+    }
+    return p;
+  };
+  // The Event the operator announces for the gate that holds a maintenance.
+  const std::map<std::string, std::string> event_of_gate = {
+      {"node lease", "BlockedByNodeHealthCheck"},
+      {"budget", "BlockedByNodeHealthCheck"},
+      {"etcd quorum", "BlockedByEtcdQuorum"}};
+  int serial = 0;
+  // Predicts for `node`, creates its maintenance, and checks that the operator does what the
+  // plugin said; deletes the maintenance again.
+  const auto check = [&](const std::string& what, const std::string& node, bool would_start,
+                         const std::string& closed_gate) {
+    SCOPED_TRACE(what);
+    const Prediction p = predict(node);
+    EXPECT_EQ(p.would_start, would_start) << p.verdict;
+    EXPECT_EQ(p.closed_gate, closed_gate) << p.verdict;
+    const std::string cr = "maintenance-predicted-" + std::to_string(++serial);
+    const std::string uid = create(cr, node);
+    ASSERT_FALSE(uid.empty());
+    if (p.would_start) {
+      EXPECT_TRUE(wait_phase(cr, {"Running", "Succeeded"}, kReact)) << p.verdict;
+    } else {
+      const auto event = event_of_gate.find(p.closed_gate);
+      ASSERT_NE(event, event_of_gate.end()) << p.verdict;
+      EXPECT_TRUE(wait_event(uid, event->second, std::nullopt, kReact)) << p.verdict;
+      auto nm = get_node_maintenance(cr);
+      ASSERT_TRUE(nm);
+      EXPECT_EQ(phase_of(*nm), "Pending") << p.verdict;
+    }
+    remove(cr);
+    EXPECT_TRUE(wait_gone(cr, kReact));
+  };
+
+  const std::string worker = make_node();
+  check("a free worker", worker, true, "");
+
+  // Another maintenance fills the budget of one.
+  const std::string other = make_node();
+  const std::string other_cr = "maintenance-predicted-other";
+  ASSERT_FALSE(create(other_cr, other).empty());
+  ASSERT_TRUE(wait_phase(other_cr, {"Running", "Succeeded"}, kReact));
+  check("the budget is full", worker, false, "budget");
+
+  // Quorum with another control-plane node under maintenance: its member counts as down, so
+  // the quorum gate holds the next control-plane node before the budget does.
+  remove(other_cr);
+  ASSERT_TRUE(wait_gone(other_cr, kReact));
+  check("quorum safe", kControlPlaneNodes[1], true, "");
+  const std::string held_cr = "maintenance-predicted-held";
+  ASSERT_FALSE(create(held_cr, kControlPlaneNodes[0]).empty());
+  ASSERT_TRUE(wait_phase(held_cr, {"Running", "Succeeded"}, kReact));
+  check("quorum with another control-plane node under maintenance", kControlPlaneNodes[1], false,
+        "etcd quorum");
+  remove(held_cr);
+  ASSERT_TRUE(wait_gone(held_cr, kReact));
+  ASSERT_TRUE(wait_node_restored(kControlPlaneNodes[0], /*stays_cordoned=*/false, kReact));
+
+  // Node Health Check holds the worker's node lease.
+  const std::string now = kube::format_micro_time(kube::wall_now());
+  kubectl_.apply(json::serialize(
+      json::value{{"apiVersion", "coordination.k8s.io/v1"},
+                  {"kind", "Lease"},
+                  {"metadata", {{"name", "node-" + worker}, {"namespace", "medik8s-leases"}}},
+                  {"spec",
+                   {{"holderIdentity", "NodeHealthCheck-predicted"},
+                    {"leaseDurationSeconds", 3600},
+                    {"acquireTime", now},
+                    {"renewTime", now}}}}));
+  defer([this, worker] {
+    (void)kubectl_.run(
+        {"delete", "lease", "-n", "medik8s-leases", "node-" + worker, "--ignore-not-found"});
+  });
+  check("Node Health Check holds the node lease", worker, false, "node lease");
+}
+
 // The JSON lines of `text`, parsed; a line that is no JSON fails the test.
 std::vector<json::value> json_lines(const std::string& text) {
   std::vector<json::value> lines;

@@ -7,6 +7,10 @@
 
 namespace nmo::kube {
 
+std::string_view to_string(EventType type) noexcept {
+  return type == EventType::kWarning ? "Warning" : "Normal";
+}
+
 Result<Event> decode_event(const boost::json::value& object) {
   using internal::FieldPath;
   NMO_TRY_ASSIGN(const boost::json::object* top, internal::object_of_kind(object, "Event"));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/json/fwd.hpp>
 
@@ -16,6 +17,12 @@
 #include "kube/api/time.h"
 
 namespace nmo::kube {
+
+// The two types core v1 Events have.
+enum class EventType { kNormal, kWarning };
+
+// "Normal" or "Warning".
+[[nodiscard]] std::string_view to_string(EventType type) noexcept;
 
 // The object an Event is about (involvedObject).
 struct EventObject {

@@ -65,6 +65,13 @@ template <Resource T>
   return std::string(Info::kGroup) + "/" + std::string(Info::kVersion);
 }
 
+// The root of T's group version, "/api/v1" or "/apis/<group>/<version>": a GET of it answers 404
+// exactly while that API is not served (a CRD not installed, KubeVirt absent).
+template <Resource T>
+[[nodiscard]] std::string api_root_path() {
+  return internal::api_root(ResourceInfo<T>::kGroup, ResourceInfo<T>::kVersion);
+}
+
 // The collection URL path for list and watch: "/api/v1/namespaces/default/pods",
 // "/api/v1/pods" (namespaced kind, all namespaces: empty `ns`), "/api/v1/nodes",
 // "/apis/policy/v1/namespaces/db/poddisruptionbudgets". Names and namespaces are used verbatim:

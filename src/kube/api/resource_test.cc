@@ -21,6 +21,12 @@ TEST(ResourcePathTest, CoreAndNamedGroups) {
             "/apis/events.k8s.io/v1/namespaces/ns/events");
 }
 
+TEST(ResourcePathTest, PathsOfAResource) {
+  EXPECT_EQ(api_root_path<Node>(), "/api/v1");
+  EXPECT_EQ(collection_path<Node>(), "/api/v1/nodes");
+  EXPECT_EQ(object_path<Pod>("shop", "web-0"), "/api/v1/namespaces/shop/pods/web-0");
+}
+
 TEST(ResourcePathDeathTest, NamespaceForClusterScopedKindIsABug) {
   EXPECT_DEATH((void)collection_path<Node>("default"),
                "a namespace was given for the cluster-scoped resource nodes");

@@ -18,6 +18,7 @@
 #include "base/token_bucket.h"
 #include "http/client.h"
 #include "http/line_stream.h"
+#include "kube/api/pod.h"
 #include "kube/api/status.h"
 #include "kube/client/server_throttle.h"
 
@@ -189,10 +190,10 @@ class ClientImpl final : public Client {
     if (options.dry_run) delete_options["dryRun"] = boost::json::array{"All"};
     if (!delete_options.empty()) eviction["deleteOptions"] = std::move(delete_options);
 
-    auto response = co_await call(
-        http::Method::kPost, "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/eviction",
-        boost::json::serialize(eviction), "application/json", RetryPolicy::kEviction,
-        std::move(options.fence));
+    auto response =
+        co_await call(http::Method::kPost, object_path<Pod>(namespace_, name) + "/eviction",
+                      boost::json::serialize(eviction), "application/json", RetryPolicy::kEviction,
+                      std::move(options.fence));
     if (!response) co_return response.error();
     EvictionResult result;
     if (is_2xx(response->status)) co_return result;

@@ -200,7 +200,7 @@ Result<std::shared_ptr<const ExecCredential>> ExecCredentialSource::run_plugin()
   Result<internal::ProcessOutput> ran = internal::run_process(
       argv, plugin_environment(exec, info), internal::ProcessStdio{.interactive = interactive});
   if (!ran) {
-    if (ran.error().code == ErrorCode::kNotFound) {
+    if (is_not_found(ran.error())) {
       std::string message =
           plugin + " is not installed (" +
           (exec.command.find('/') == std::string::npos ? "not found on PATH" : "no such file") +

@@ -187,7 +187,7 @@ Result<Kubeconfig> load_kubeconfig_list(const std::string& list) {
     }
     Result<Kubeconfig> file = load_kubeconfig_file(std::string(entry));
     if (!file.has_value()) {
-      if (file.error().code == ErrorCode::kNotFound) {
+      if (is_not_found(file.error())) {
         continue;  // kubectl skips missing files in the list
       }
       return std::move(file).error();

@@ -51,6 +51,11 @@ inline constexpr std::string_view kPlanUidAnnotation = "nodemaintenance.medik8s.
 inline constexpr std::string_view kResumeAnnotation = "nodemaintenance.medik8s.io/resume";
 // The status condition of a plan the operator stopped (a node failed, a health gate timed out).
 inline constexpr std::string_view kStoppedCondition = "Stopped";
+// Its reasons: True after a node's drain failed or was stopped, or after a node given back was not
+// healthy within spec.healthGateTimeout; False once `kubectl maintenance resume` lifted the stop.
+inline constexpr std::string_view kStoppedByNodeFailure = "NodeFailed";
+inline constexpr std::string_view kStoppedByHealthGate = "HealthGateTimeout";
+inline constexpr std::string_view kStopResumed = "Resumed";
 // On a NodeMaintenance: the admin's word that the work on the node is done (RFC 3339 time);
 // written by `kubectl maintenance done NODE`.
 inline constexpr std::string_view kDoneAnnotation = "nodemaintenance.medik8s.io/done";
@@ -178,8 +183,9 @@ struct MaintenancePlanStatus {
   std::string next_window_text;   // the same as the admin reads it: "Sat 22:00 Asia/Taipei"
   std::optional<kube::Time> eta;  // estimated end, from measured node durations
   std::string message;            // what the plan waits for now, or why it stopped
-  // kStoppedCondition: True while the operator holds the plan stopped (reason NodeFailed or
-  // HealthGateTimeout, the message says what happened); False once resumed (reason Resumed).
+  // kStoppedCondition: True while the operator holds the plan stopped (reason
+  // kStoppedByNodeFailure or kStoppedByHealthGate, the message says what happened); False once
+  // resumed (reason kStopResumed).
   std::vector<kube::Condition> conditions;
   // While stopped: this stop's token, the value kResumeAnnotation must have to resume it.
   std::string stop_token;

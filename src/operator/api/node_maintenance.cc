@@ -276,6 +276,41 @@ Result<NodeMaintenance> decode_node_maintenance(const boost::json::value& object
   return out;
 }
 
+boost::json::value node_maintenance_object(const kube::ObjectMeta& meta,
+                                           const NodeMaintenanceSpec& spec) {
+  const auto encode_labels = [](const kube::Labels& labels) {
+    boost::json::object out;
+    for (const auto& [key, value] : labels) {
+      out[key] = value;
+    }
+    return out;
+  };
+  boost::json::object metadata{{"name", meta.name}};
+  if (!meta.labels.empty()) {
+    metadata["labels"] = encode_labels(meta.labels);
+  }
+  if (!meta.annotations.empty()) {
+    metadata["annotations"] = encode_labels(meta.annotations);
+  }
+  boost::json::object fields{{"nodeName", spec.node_name}};
+  if (!spec.reason.empty()) {
+    fields["reason"] = spec.reason;
+  }
+  if (!spec.drain_timeout_text.empty()) {
+    fields["drainTimeout"] = spec.drain_timeout_text;
+  }
+  if (spec.grace_period_seconds.has_value()) {
+    fields["gracePeriodSeconds"] = *spec.grace_period_seconds;
+  }
+  if (spec.vm_eviction_policy != VmEvictionPolicy::kLiveMigrate) {
+    fields["vmEvictionPolicy"] = to_string(spec.vm_eviction_policy);
+  }
+  return boost::json::object{{"apiVersion", kApiVersion},
+                             {"kind", kKind},
+                             {"metadata", std::move(metadata)},
+                             {"spec", std::move(fields)}};
+}
+
 boost::json::object encode_status(const NodeMaintenanceStatus& status) {
   boost::json::object out;
   if (status.phase.has_value()) {

@@ -77,6 +77,19 @@ inline constexpr std::string_view kConditionCordoned = "Cordoned";  // node cord
 inline constexpr std::string_view kConditionDrained = "Drained";  // every pod that must leave left
 inline constexpr std::string_view kConditionBlocked = "Blocked";  // waiting on a gate or a pod
 
+// The reasons of those conditions, but for a Failed status's Ready reason (failure.h) and the
+// Blocked reason while a pod holds the drain (to_string(PendingPodReason)).
+inline constexpr std::string_view kReasonSucceeded = "Succeeded";  // Ready True
+inline constexpr std::string_view kReasonCordoned = "Cordoned";    // Cordoned True
+inline constexpr std::string_view kReasonRestored = "Restored";    // Cordoned False: undone
+inline constexpr std::string_view kReasonDraining = "Draining";    // Drained False; Blocked False
+inline constexpr std::string_view kReasonDrained = "Drained";      // Drained True; Blocked False
+inline constexpr std::string_view kReasonAdmitted = "Admitted";    // Blocked False: gates passed
+// Blocked True while Pending: the etcd quorum gate (docs/design.md §2.2), and the budget slot or
+// the node lease (§2.3).
+inline constexpr std::string_view kReasonEtcdQuorum = "EtcdQuorum";
+inline constexpr std::string_view kReasonWaitingForLease = "WaitingForLease";
+
 // status.phase.
 enum class Phase {
   kPending,    // waiting for a gate; nothing on the node touched
@@ -217,6 +230,15 @@ struct NodeMaintenance {
 // observedGeneration left out when 0. decode_node_maintenance() of {"status": encode_status(s)}
 // gives back `s` when its times are whole seconds.
 [[nodiscard]] boost::json::object encode_status(const NodeMaintenanceStatus& status);
+
+// A new NodeMaintenance as its creators send it (`kubectl maintenance start`, a MaintenancePlan):
+// apiVersion, kind, metadata.name, metadata.labels and metadata.annotations (left out when empty),
+// and spec.nodeName, spec.reason and spec.drainTimeout (drain_timeout_text; both left out when
+// ""), spec.gracePeriodSeconds when set and spec.vmEvictionPolicy unless it is the default
+// LiveMigrate. The rest of `meta` (a creation has no uid or resourceVersion yet) and the spec's
+// parsed and error fields are not written.
+[[nodiscard]] boost::json::value node_maintenance_object(const kube::ObjectMeta& meta,
+                                                         const NodeMaintenanceSpec& spec);
 
 // A JSON merge patch (RFC 7386) for the /status subresource that makes the stored status equal
 // to `status`: {"status": {...encode_status(status), and null for each field it left out}}.

@@ -485,5 +485,39 @@ TEST(StatusMergePatchTest, NullsEveryFieldLeftOut) {
   EXPECT_EQ(full.at("status"), boost::json::value(encode_status(full_status())));
 }
 
+TEST(NodeMaintenanceObjectTest, WritesWhatItsCreatorsSetAndLeavesTheRestOut) {
+  kube::ObjectMeta meta;
+  meta.name = "maintenance-node-worker-01";
+  meta.uid = "not written";
+  NodeMaintenanceSpec spec;
+  spec.node_name = "node-worker-01";
+  EXPECT_EQ(boost::json::serialize(node_maintenance_object(meta, spec)),
+            R"({"apiVersion":"nodemaintenance.medik8s.io/v1beta1","kind":"NodeMaintenance",)"
+            R"("metadata":{"name":"maintenance-node-worker-01"},)"
+            R"("spec":{"nodeName":"node-worker-01"}})");
+
+  meta.labels.set("nodemaintenance.medik8s.io/plan", "memory-upgrade");
+  meta.annotations.set("nodemaintenance.medik8s.io/plan-uid", "u-1");
+  spec.reason = "firmware update";
+  spec.drain_timeout_text = "1h30m";
+  spec.grace_period_seconds = 60;
+  spec.vm_eviction_policy = VmEvictionPolicy::kAllowShutdown;
+  const boost::json::value object = node_maintenance_object(meta, spec);
+  EXPECT_EQ(
+      boost::json::serialize(object),
+      R"({"apiVersion":"nodemaintenance.medik8s.io/v1beta1","kind":"NodeMaintenance",)"
+      R"("metadata":{"name":"maintenance-node-worker-01",)"
+      R"("labels":{"nodemaintenance.medik8s.io/plan":"memory-upgrade"},)"
+      R"("annotations":{"nodemaintenance.medik8s.io/plan-uid":"u-1"}},)"
+      R"("spec":{"nodeName":"node-worker-01","reason":"firmware update",)"
+      R"("drainTimeout":"1h30m","gracePeriodSeconds":60,"vmEvictionPolicy":"AllowShutdown"}})");
+  // What the API server would store decodes back to the same spec.
+  ASSERT_OK_AND_ASSIGN(const NodeMaintenance nm, decode_node_maintenance(object));
+  EXPECT_EQ(nm.spec.node_name, "node-worker-01");
+  EXPECT_EQ(nm.spec.drain_timeout, std::chrono::minutes{90});
+  EXPECT_EQ(nm.meta.labels, meta.labels);
+  EXPECT_EQ(nm.meta.annotations, meta.annotations);
+}
+
 }  // namespace
 }  // namespace nmo::op

@@ -25,7 +25,7 @@ asio::awaitable<Result<void>> publish_budget(kube::Client& client, std::string n
   // operator's requests are counted by answer code; a 409 there means a bug).
   for (int attempt = 1;; ++attempt) {
     auto current = co_await client.get_json(path);
-    if (!current && current.error().code != ErrorCode::kNotFound) co_return current.error();
+    if (!current && !is_not_found(current.error())) co_return current.error();
     Result<boost::json::value> written = Error(ErrorCode::kUnknown, "");
     if (!current) {
       kube::Lease lease;

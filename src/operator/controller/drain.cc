@@ -1,6 +1,6 @@
-// The drain's I/O (docs/design.md §2.4): which pods must leave (DaemonSet lookups), and the
-// evictions, concurrent and bounded, that never block a reconcile and report their answers into
-// the maintenance's inbox. What the answers mean is state_machine.cc's business.
+// The drain's I/O (docs/design.md §2.4): which pods must leave (DaemonSet lookups), the VMs'
+// verdicts and the operator's live migrations, whose answers go into the maintenance's inbox
+// (the evictions are EvictionRunner's). What the answers mean is state_machine.cc's business.
 #include <algorithm>
 #include <utility>
 
@@ -19,8 +19,8 @@ asio::awaitable<bool> OperatorImpl::daemon_set_exists(std::string ns, std::strin
   if (!found) {
     // Not found: orphaned, evict it. Any other error: assume it exists (the safe side, as a
     // DaemonSet pod would come back anyway) and ask again next time.
-    if (found.error().code == ErrorCode::kNotFound) daemon_sets_[uid] = false;
-    co_return found.error().code != ErrorCode::kNotFound;
+    if (is_not_found(found.error())) daemon_sets_[uid] = false;
+    co_return !is_not_found(found.error());
   }
   const bool same = found->meta.uid == uid;
   daemon_sets_[uid] = same;
@@ -51,8 +51,8 @@ asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
   if (kubevirt_.checked && kubevirt_.served && now < kubevirt_.checked_at + kKubeVirtRecheck) {
     co_return Result<void>{};
   }
-  auto served = co_await client_.get_json(std::string(kKubeVirtApiRoot));
-  if (!served && served.error().code != ErrorCode::kNotFound) {
+  auto served = co_await client_.get_json(kubevirt_api_root());
+  if (!served && !is_not_found(served.error())) {
     co_return Error(served.error().code,
                     "could not tell whether KubeVirt is served: " + served.error().describe());
   }
@@ -119,7 +119,7 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   auto hold_unknown = [&facts](const kube::Pod& pod, const std::string& why) {
     facts.vms[pod.meta.uid] =
         VmVerdict{.action = VmAction::kHold,
-                  .reason = "VMWouldShutDown",
+                  .reason = std::string(to_string(PendingPodReason::kVmWouldShutDown)),
                   .detail = "cannot tell whether evicting the pod would shut VMI " +
                             pod.meta.namespace_ + "/" + vmi_name(pod) + " down: " + why,
                   .held_as = PendingPodReason::kError};
@@ -176,9 +176,10 @@ asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(st
 }
 
 void OperatorImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
-  asio::co_spawn(executor_,
-                 create_migration(nm.meta.name, nm.meta.uid, std::move(request), state(nm).alive),
-                 asio::detached);
+  asio::co_spawn(
+      executor_,
+      create_migration(nm.meta.name, nm.meta.uid, std::move(request), registry_.memory(nm).alive),
+      asio::detached);
 }
 
 asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::string cr_uid,
@@ -200,11 +201,11 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
     }
   }
   if (!*alive) co_return;
-  auto found = maintenances_state_.find(cr_name);
-  if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
+  MaintenanceMemory* memory = registry_.find(cr_name, cr_uid);
+  if (memory == nullptr) co_return;
   Result<void> answer;
   if (!created) answer = std::move(created).error();
-  found->second.drain.migration_inbox.push_back(
+  memory->drain.migration_inbox.push_back(
       MigrationReport{.request = std::move(request), .created = std::move(answer)});
   controller_.enqueue(cr_name);
 }
@@ -214,7 +215,7 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
   std::string uid = nm.meta.uid;
   Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
   // Without KubeVirt's API there is nothing to cancel.
-  if (!listed && listed.error().code == ErrorCode::kNotFound) co_return cancelled;
+  if (!listed && is_not_found(listed.error())) co_return cancelled;
   if (!listed) {
     log_for(nm).warn(
         "could not list the live migrations to cancel; the garbage collector "
@@ -228,7 +229,7 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
     std::string path = kube::object_path<Migration>(migration.namespace_, migration.name);
     const kube::DeleteOptions options;  // passed, not defaulted (see create_migration())
     Result<void> removed = co_await client_.remove(std::move(path), options);
-    if (!removed && removed.error().code != ErrorCode::kNotFound) {
+    if (!removed && !is_not_found(removed.error())) {
       log_for(nm).warn("could not cancel a live migration",
                        {{"migration", key}, {"error", removed.error().describe()}});
       continue;
@@ -247,42 +248,12 @@ std::optional<Vmi> OperatorImpl::read_vmi(const std::string& ns, const std::stri
   return found->vmi;
 }
 
-void OperatorImpl::start_eviction(const NodeMaintenance& nm, const kube::Pod& pod) {
-  asio::co_spawn(
-      executor_,
-      evict(nm.meta.name, nm.meta.uid, pod, nm.spec.grace_period_seconds, state(nm).alive),
-      asio::detached);
-}
-
-asio::awaitable<void> OperatorImpl::evict(std::string cr_name, std::string cr_uid, kube::Pod pod,
-                                          std::optional<std::int64_t> grace,
-                                          std::shared_ptr<bool> alive) {
-  kube::EvictOptions options;
-  options.grace_period_seconds = grace;
-  options.precondition_uid = pod.meta.uid;
-  options.fence = options_.may_evict;
-  auto answer = co_await client_.evict(pod.meta.namespace_, pod.meta.name, options);
-  if (options_.metrics != nullptr) {
-    options_.metrics->on_eviction(answer ? std::optional(answer->outcome) : std::nullopt);
+std::vector<kube::PodDisruptionBudget> OperatorImpl::covering_budgets(const kube::Pod& pod) const {
+  std::vector<kube::PodDisruptionBudget> in_namespace;
+  for (const auto& budget : budgets_->by_index(kNamespaceIndex, pod.meta.namespace_)) {
+    in_namespace.push_back(*budget);
   }
-  std::vector<kube::PodDisruptionBudget> covering;
-  if (answer && (answer->outcome == kube::EvictionOutcome::kBlockedByPdb ||
-                 answer->outcome == kube::EvictionOutcome::kMultiplePdbs)) {
-    // The budgets only shape the message; without them the API's text still says enough.
-    std::vector<kube::PodDisruptionBudget> in_namespace;
-    for (const auto& budget : budgets_->by_index(kNamespaceIndex, pod.meta.namespace_)) {
-      in_namespace.push_back(*budget);
-    }
-    covering = covering_pdbs(pod, in_namespace);
-  }
-  if (!*alive) co_return;
-  auto found = maintenances_state_.find(cr_name);
-  if (found == maintenances_state_.end() || found->second.uid != cr_uid) co_return;
-  // Into the inbox: the next drain step applies it, so the reconcile is the only writer of the
-  // maintenance's state.
-  found->second.drain.inbox.push_back(EvictionReport{
-      .pod = std::move(pod), .answer = std::move(answer), .covering = std::move(covering)});
-  controller_.enqueue(cr_name);
+  return covering_pdbs(pod, in_namespace);
 }
 
 }  // namespace nmo::op::internal

@@ -5,7 +5,7 @@
 namespace nmo::op::events {
 namespace {
 
-using runtime::EventType;
+using kube::EventType;
 
 Event normal(std::string reason, std::string message) {
   return Event{

@@ -10,13 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/event_recorder.h"
+#include "kube/api/event.h"
 
 namespace nmo::op::events {
 
 // One Event about to be recorded.
 struct Event {
-  runtime::EventType type = runtime::EventType::kNormal;
+  kube::EventType type = kube::EventType::kNormal;
   std::string reason;
   std::string message;
 

@@ -5,7 +5,7 @@
 namespace nmo::op::events {
 namespace {
 
-using runtime::EventType;
+using kube::EventType;
 
 // The messages users read (docs/design.md §5); tests elsewhere and scripts match them.
 TEST(EventsTest, ReasonsTypesAndMessages) {

@@ -16,13 +16,13 @@ asio::awaitable<Result<std::optional<kube::Node>>> OperatorImpl::write_lifecycle
     const NodeMaintenance& nm, const kube::Node& current, const LifecycleIntent& intent) {
   using Written = std::optional<kube::Node>;
   LifecyclePatch plan = lifecycle_patch(current, intent, wall_now());
-  if (!plan.foreign.empty() && !state(nm).said_foreign_conditions) {
+  if (!plan.foreign.empty() && !registry_.memory(nm).said_foreign_conditions) {
     // Said once per maintenance: the other writer's conditions stay as long as it wants them.
     std::string types;
     for (const std::string& type : plan.foreign) types += (types.empty() ? "" : ", ") + type;
     log_for(nm).warn("another writer holds node conditions of ours; leaving them",
                      {{"conditions", types}});
-    state(nm).said_foreign_conditions = true;
+    registry_.memory(nm).said_foreign_conditions = true;
   }
   if (!plan.patch) co_return Written();
   const std::string path = kube::object_path<kube::Node>("", nm.spec.node_name) + "/status";
@@ -57,7 +57,7 @@ asio::awaitable<Result<void>> OperatorImpl::sync_lifecycle_conditions(
   if (!lifecycle_patch(*cached, intent, wall_now()).patch) co_return Result<void>();
   auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
   if (!current) {
-    if (current.error().code == ErrorCode::kNotFound) co_return Result<void>();
+    if (is_not_found(current.error())) co_return Result<void>();
     co_return current.error();
   }
   auto written = co_await write_lifecycle_conditions(nm, *current, intent);
@@ -98,7 +98,7 @@ asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance n
 asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, bool* left_cordoned) {
   auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
   if (!current) {
-    if (current.error().code == ErrorCode::kNotFound) co_return false;
+    if (is_not_found(current.error())) co_return false;
     co_return current.error();
   }
   // Our lifecycle conditions go first, while the prior-state annotation still tells whose they
@@ -110,7 +110,7 @@ asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, boo
                              .drain_timed_out = false};
   auto cleared = co_await write_lifecycle_conditions(nm, *current, none);
   if (!cleared) {
-    if (cleared.error().code == ErrorCode::kNotFound) co_return false;
+    if (is_not_found(cleared.error())) co_return false;
     if (cleared.error().code == ErrorCode::kConflict) {
       log_for(nm).info("the node changed while we wrote its lifecycle conditions");
     }
@@ -127,7 +127,7 @@ asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, boo
   auto written = co_await client_.patch(path, kube::PatchType::kJsonPatch,
                                         boost::json::serialize(*plan.patch), options);
   if (!written) {
-    if (written.error().code == ErrorCode::kNotFound) co_return false;
+    if (is_not_found(written.error())) co_return false;
     co_return written.error();
   }
   log_for(nm).info("node restored",

@@ -61,7 +61,11 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
                                                           "nodemaintenance", options_.workers)
                                                     : nullptr},
           clock_),
-      quorum_(options_.etcd_quorum_stable_for) {
+      registry_(options_.etcd_quorum_stable_for),
+      evictions_(
+          executor_, client_, registry_, options_,
+          [this](const kube::Pod& pod) { return covering_budgets(pod); },
+          [this](const std::string& name) { controller_.enqueue(name); }) {
   if (options_.metrics != nullptr) {
     if (auto hooks = options_.metrics->queue_metrics("nodemaintenance")) {
       controller_.queue().set_metrics(std::move(hooks));
@@ -120,6 +124,7 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
       kube::ListOptions{.label_selector = std::string(kSlotLabel)});
   slots_ = slots.store();
   slots.on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
+  leases_ = std::make_unique<LeaseKeeper>(client_, options_, logger_, node_leases_, slots_, nodes_);
   auto& budgets =
       cache_.informer<kube::PodDisruptionBudget>(std::string(kPodDisruptionBudgetCache));
   budgets_ = budgets.store();
@@ -158,7 +163,7 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
     auto openshift = co_await client_.get_json(openshift_path);
     if (openshift) {
       watch_openshift_guard();
-    } else if (openshift.error().code != ErrorCode::kNotFound) {
+    } else if (!is_not_found(openshift.error())) {
       co_return Error(openshift.error().code,
                       "cannot tell whether this is OpenShift: " + openshift.error().describe());
     }
@@ -185,7 +190,7 @@ asio::awaitable<void> OperatorImpl::stop() {
   ready_ = false;
   const std::chrono::nanoseconds grace = kStopGrace;
   co_await controller_.stop(grace);
-  for (auto& [name, state] : maintenances_state_) *state.alive = false;
+  for (const auto& [name, memory] : registry_.memories()) *memory.alive = false;
   co_await recorder_.stop(kEventFlushDeadline);
   // The shared informers stop with the cache; the pod informers go when nobody holds them.
   pod_watches_.clear();
@@ -299,23 +304,11 @@ std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::s
   return found->second.store().list();
 }
 
-std::string OperatorImpl::node_lease_ref(const std::string& node) const {
-  return options_.lease_namespace + "/" + node_lease_name(node);
-}
-
 std::optional<std::string> OperatorImpl::lease_node(const kube::Lease& lease) const {
   if (auto named = maintenances_->by_index(kLeaseIndex, lease.meta.name); !named.empty()) {
     return named.front()->spec.node_name;
   }
   return node_of_lease(lease);
-}
-
-std::shared_ptr<const kube::Lease> OperatorImpl::node_lease(const std::string& node) const {
-  return node_leases_->get(options_.lease_namespace + "/" + node_lease_name(node));
-}
-
-std::shared_ptr<const kube::Lease> OperatorImpl::slot(const std::string& cr) const {
-  return slots_->get(options_.namespace_ + "/" + slot_lease_name(cr));
 }
 
 std::vector<MaintenanceView> OperatorImpl::maintenances() const {
@@ -331,8 +324,8 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
     if (status->phase == Phase::kPending) {
       if (const Condition* gate = find_condition(status->conditions, kConditionBlocked);
           gate != nullptr && gate->status == ConditionStatus::kTrue) {
-        if (gate->reason == "EtcdQuorum") blocked.insert("BlockedByEtcdQuorum");
-        if (gate->reason == "WaitingForLease") blocked.insert("BlockedByNodeHealthCheck");
+        if (gate->reason == kReasonEtcdQuorum) blocked.insert("BlockedByEtcdQuorum");
+        if (gate->reason == kReasonWaitingForLease) blocked.insert("BlockedByNodeHealthCheck");
       }
     }
     if (status->phase == Phase::kRunning) {

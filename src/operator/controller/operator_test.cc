@@ -30,6 +30,7 @@
 #include "kube/api/resource.h"
 #include "kube/client/testing/fake_api_server.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/controller/state_machine.h"
 #include "operator/gates/node_lease.h"
 #include "operator/node/node_patch.h"
 #include "operator/testing/fake_cluster_json.h"
@@ -140,6 +141,16 @@ bool removes_finalizer(const FakeRequest& request) {
                      [](const json::value& op) {
                        return string_at(op, "/op") == "remove" &&
                               string_at(op, "/path").starts_with("/metadata/finalizers/");
+                     });
+}
+
+// Whether `request` is the JSON patch that puts our finalizer on a NodeMaintenance.
+bool adds_finalizer(const FakeRequest& request) {
+  if (request.verb != "patch" || !request.body.is_array()) return false;
+  return std::any_of(request.body.as_array().begin(), request.body.as_array().end(),
+                     [](const json::value& op) {
+                       return string_at(op, "/op") == "add" &&
+                              string_at(op, "/path").starts_with("/metadata/finalizers");
                      });
 }
 
@@ -466,6 +477,87 @@ TEST_F(OperatorShellTest, APodBlockedByItsBudgetIsReportedUntilItIsAllowed) {
   EXPECT_EQ(done.status.eviction_pods, 1);
   EXPECT_FALSE(server_.object(pod_path("db-0")));
   EXPECT_EQ(server_.count("evict", pod_path("db-0")), 2U);
+}
+
+// ---- the handlers of actions.h that have behaviour of their own ----
+
+// AddFinalizer: a conflict (the object changed since the cache showed it) is not an error with
+// its millisecond backoff; the reconcile comes back after kConflictRetry. Two conflicts: the
+// third patch, which adds the finalizer, comes a pause after the first at the earliest (a wake
+// queued while the first ran may bring the second at once).
+TEST_F(OperatorShellTest, AConflictingFinalizerPatchIsRetriedAfterTheConflictPause) {
+  server_.put(node_object("w1"));
+  server_.fail_next("patch", maintenance_path("m1"),
+                    Error(ErrorCode::kConflict, "the object has been modified", 409), 2);
+  ASSERT_NO_FATAL_FAILURE(start());
+  const auto finalizer_patches = [&] {
+    return std::count_if(
+        server_.requests().begin(), server_.requests().end(),
+        [](const FakeRequest& r) { return r.path == maintenance_path("m1") && adds_finalizer(r); });
+  };
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("the first finalizer patch", [&] { return finalizer_patches() == 1; }));
+  const auto refused_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run_until("the third finalizer patch", [&] { return finalizer_patches() == 3; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - refused_at, kConflictRetry - 50ms);
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  const NodeMaintenance done = *maintenance("m1");
+  EXPECT_EQ(std::count(done.meta.finalizers.begin(), done.meta.finalizers.end(), kFinalizer), 1);
+  EXPECT_EQ(finalizer_patches(), 3);
+}
+
+// WriteStatus: when the write fails, the Events announcing its status go with the next write
+// that carries it, once: BeginMaintenance is sent after Pending is on record, and only then.
+TEST_F(OperatorShellTest, AFailedStatusWriteSendsItsAnnouncementsWithTheNextWrite) {
+  server_.put(node_object("w1"));
+  const std::string status_path = maintenance_path("m1") + "/status";
+  server_.fail_next("patch", status_path, Error(ErrorCode::kInternal, "etcdserver: timeout", 500));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  ASSERT_TRUE(run_until("SucceedMaintenance announced",
+                        [&] { return has_event("m1", "SucceedMaintenance"); }));
+
+  const std::vector<std::string> reasons = event_reasons("m1");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "BeginMaintenance"), 1);
+  const auto& log = server_.requests();
+  const auto status_patch = [&](std::size_t from) {
+    return std::find_if(
+        log.begin() + static_cast<std::ptrdiff_t>(from), log.end(),
+        [&](const FakeRequest& r) { return r.verb == "patch" && r.path == status_path; });
+  };
+  const auto refused = status_patch(0);
+  ASSERT_NE(refused, log.end());
+  const auto written = status_patch(static_cast<std::size_t>(refused - log.begin()) + 1);
+  ASSERT_NE(written, log.end()) << "the status was never written again";
+  const auto announced = first_request([](const FakeRequest& r) {
+    return r.verb == "create" && string_at(r.body, "/reason") == "BeginMaintenance";
+  });
+  ASSERT_TRUE(announced.has_value());
+  EXPECT_GT(*announced, static_cast<std::size_t>(written - log.begin()))
+      << "BeginMaintenance went out before its status was on record";
+}
+
+// TakeNodeLease: an admission whose node lease cannot be taken gives its budget slot back, so
+// that it holds no slot while it waits; the next try takes both.
+TEST_F(OperatorShellTest, AFailedNodeLeaseGivesTheSlotBack) {
+  server_.put(node_object("w1"));
+  server_.fail_next("create", node_leases_path(),
+                    Error(ErrorCode::kInternal, "etcdserver: timeout", 500));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+
+  const std::string slots = kube::collection_path<kube::Lease>(kOperatorNamespace);
+  const auto lease_refused = first_request(
+      [](const FakeRequest& r) { return r.verb == "create" && r.path == node_leases_path(); });
+  const auto slot_given_back = first_request(
+      [&](const FakeRequest& r) { return r.verb == "delete" && r.path.starts_with(slots + "/"); });
+  ASSERT_TRUE(lease_refused.has_value());
+  ASSERT_TRUE(slot_given_back.has_value()) << "the slot was kept while the node lease failed";
+  EXPECT_GT(*slot_given_back, *lease_refused);
+  EXPECT_EQ(server_.objects(slots).size(), 1U) << "the slot was not taken again";
+  EXPECT_TRUE(server_.object(node_lease_path("w1")));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "operator/controller/failure.h"
+#include "operator/api/failure.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/node/node_patch.h"
@@ -27,10 +27,11 @@ constexpr std::chrono::seconds kTotalBoundRecheck{1};
 // runs out (a Lease is valid up to and including renewTime + leaseDurationSeconds).
 constexpr std::chrono::seconds kForeignLeaseExpiryMargin{1};
 
-Condition condition(std::string_view type, bool status, std::string reason, std::string message) {
+Condition condition(std::string_view type, bool status, std::string_view reason,
+                    std::string message) {
   return Condition{.type = std::string(type),
                    .status = status ? ConditionStatus::kTrue : ConditionStatus::kFalse,
-                   .reason = std::move(reason),
+                   .reason = std::string(reason),
                    .message = std::move(message)};
 }
 
@@ -93,32 +94,28 @@ class Step {
   DrainMemory& drain() { return d_.drain; }
   Outcomes& done() { return d_.done; }
 
-  Action& add(ActionKind kind) {
-    d_.actions.push_back(Action{.kind = kind});
-    return d_.actions.back();
-  }
+  void add(Action action) { d_.actions.push_back(std::move(action)); }
   void event(events::Event what, std::optional<kube::Pod> related = std::nullopt) {
-    Action& a = add(ActionKind::kEvent);
-    a.event = std::move(what);
-    a.pod = std::move(related);
+    add(actions::EmitEvent{.event = std::move(what), .on_node = false, .pod = std::move(related)});
   }
   void announce(events::Event what) { announcements_.push_back(std::move(what)); }
   void write(bool wake_for_delayed_write = true) {
-    Action& a = add(ActionKind::kWriteStatus);
-    a.status = d_.status;
-    a.wake_for_delayed_write = wake_for_delayed_write;
-    for (events::Event& what : announcements_) add(ActionKind::kAnnounce).event = std::move(what);
+    add(actions::WriteStatus{.status = d_.status,
+                             .wake_for_delayed_write = wake_for_delayed_write});
+    for (events::Event& what : announcements_) add(actions::Announce{.event = std::move(what)});
     announcements_.clear();
   }
-  void requeue(Clock::time_point at) { add(ActionKind::kRequeue).at = at; }
-  void decide_again(Need need = Need::kNothing) { add(ActionKind::kDecideAgain).need = need; }
+  void requeue(Clock::time_point at) { add(actions::Requeue{.at = at}); }
+  void decide_again(Need need = Need::kNothing) { add(actions::DecideAgain{.need = need}); }
   void info(std::string message, std::vector<log::Field> fields = {}) {
-    add(ActionKind::kLog).log = LogNote{
-        .level = LogNote::Level::kInfo, .message = std::move(message), .fields = std::move(fields)};
+    add(actions::Log{.note = LogNote{.level = LogNote::Level::kInfo,
+                                     .message = std::move(message),
+                                     .fields = std::move(fields)}});
   }
   void warn(std::string message, std::vector<log::Field> fields = {}) {
-    add(ActionKind::kLog).log = LogNote{
-        .level = LogNote::Level::kWarn, .message = std::move(message), .fields = std::move(fields)};
+    add(actions::Log{.note = LogNote{.level = LogNote::Level::kWarn,
+                                     .message = std::move(message),
+                                     .fields = std::move(fields)}});
   }
 
   // The failure into the status (unless it records it already), logged, and FailedMaintenance
@@ -138,14 +135,15 @@ class Step {
   // lease and the slot back first (lost lease, node gone), as upstream does.
   void fail(FailureKind kind, std::string message, bool undo) {
     if (undo) {
-      add(ActionKind::kStopEvictions);
-      add(ActionKind::kCancelMigrations);
-      add(ActionKind::kRestoreNode);
-      add(ActionKind::kReleaseNodeLease);
-      add(ActionKind::kReleaseSlot);
-      set_condition(d_.status.conditions,
-                    condition(kConditionCordoned, false, "Restored", "the maintenance was undone"),
-                    in_.now.wall);
+      add(actions::StopEvictions{});
+      add(actions::CancelMigrations{});
+      add(actions::RestoreNode{});
+      add(actions::ReleaseNodeLease{});
+      add(actions::ReleaseSlot{});
+      set_condition(
+          d_.status.conditions,
+          condition(kConditionCordoned, false, kReasonRestored, "the maintenance was undone"),
+          in_.now.wall);
     }
     record_failure(kind, std::move(message), undo);
     write();
@@ -199,7 +197,7 @@ void apply_evictions(const Inputs& in, Step& step) {
                    {"message", decision.message},
                    {"retry_after_ms", static_cast<std::int64_t>(decision.retry_after.count())}});
         // A pod waiting for a retry needs a reconcile at its time even without a watch event.
-        step.add(ActionKind::kWakeAfter).after = decision.retry_after;
+        step.add(actions::WakeAfter{.after = decision.retry_after});
         break;
     }
     if (decision.drain_error) {
@@ -269,6 +267,74 @@ void hold_vm(const Inputs& in, Step& step, const kube::Pod& pod, const VmVerdict
   step.requeue(in.now.tick + kVmRecheck);
 }
 
+// The pod of a VM the operator live-migrates is pending for `message`.
+void migrating(DrainLedger& ledger, const kube::Pod& pod, std::string message) {
+  ledger.set_pending(pod.meta.uid, PendingPodReason::kMigratingVm, std::move(message));
+}
+
+// Follows the operator's migration of the VMI `key` that is under way or has ended
+// (docs/design.md §2.9): the pod's pending reason, the end counted once, a failure announced
+// once with its retry time. `ours`: its migrations as listed, lowest attempt first. True when a
+// new migration may be started now.
+bool follow_migration(const Inputs& in, Step& step, const kube::Pod& pod, const std::string& key,
+                      VmMigration& memory, const std::vector<Migration>& ours) {
+  DrainMemory& drain = step.drain();
+  DrainLedger& ledger = *drain.ledger;
+  const Migration* latest = ours.empty() ? nullptr : &ours.back();
+  if (!memory.created.empty()) {
+    const bool shown = std::any_of(ours.begin(), ours.end(),
+                                   [&](const Migration& m) { return m.name == memory.created; });
+    if (shown || in.now.tick >= memory.created_at + kMigrationListedWithin) memory.created.clear();
+  }
+  if (memory.creating || !memory.created.empty()) {
+    migrating(ledger, pod, "starting live migration of VMI " + key);
+    return false;
+  }
+  if (latest != nullptr && !latest->finished()) {
+    memory.running.insert(latest->name);
+    migrating(ledger, pod,
+              "live migration " + latest->name + " of VMI " + key + ": " +
+                  (latest->phase.empty() ? std::string("Pending") : latest->phase));
+    return false;
+  }
+  if (latest != nullptr && memory.running.erase(latest->name) > 0) {
+    step.add(actions::MigrationEnded{.succeeded = latest->succeeded()});
+  }
+  if (latest != nullptr && latest->succeeded()) {
+    migrating(ledger, pod,
+              "VMI " + key + " live-migrated (migration " + latest->name +
+                  "); waiting for its pod to end");
+    return false;
+  }
+  if (latest == nullptr || !latest->failed()) {
+    // A create that was refused waits for its retry.
+    if (memory.retry_at <= in.now.tick) return true;
+    step.requeue(memory.retry_at);
+    return false;
+  }
+  const int failures = static_cast<int>(
+      std::count_if(ours.begin(), ours.end(), [](const Migration& m) { return m.failed(); }));
+  const std::string failed = "live migration " + latest->namespace_ + "/" + latest->name +
+                             " of VMI " + key + " failed" +
+                             (latest->failure.empty() ? "" : ": " + latest->failure);
+  if (memory.failure_seen != latest->name) {
+    memory.failure_seen = latest->name;
+    const std::chrono::seconds delay = migration_retry_delay(failures);
+    memory.retry_at = in.now.tick + delay;
+    const std::string message = failed + "; attempt " + std::to_string(failures + 1) + " in " +
+                                std::to_string(delay.count()) + "s";
+    drain.last_drain_error = message;
+    step.warn("a live migration failed; retrying",
+              {{"migration", latest->name}, {"failures", failures}, {"error", message}});
+    step.event(events::migration_failed(message), pod);
+  }
+  if (memory.retry_at <= in.now.tick) return true;
+  migrating(ledger, pod,
+            failed + "; trying again (" + std::to_string(failures) + " failed so far)");
+  step.requeue(memory.retry_at);
+  return false;
+}
+
 // A KubeVirt VM's pod whose eviction would shut the VM down, and that can live-migrate
 // (docs/design.md §2.9): the operator migrates the VM, at most kMaxMigrationsPerMaintenance at
 // once and none once the maintenance has failed, retrying a failed migration after
@@ -283,64 +349,12 @@ void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_sta
   const std::string key = pod.meta.namespace_ + "/" + vmi;
   VmMigration& memory = drain.migrations[key];
   drain.evictions[pod.meta.uid].vm_hold.reset();
-  auto pending = [&](std::string message) {
-    ledger.set_pending(pod.meta.uid, PendingPodReason::kMigratingVm, std::move(message));
-  };
   step.requeue(in.now.tick + kMigrationRecheck);
 
   static const std::vector<Migration> kNone;
   const auto listed = in.pods->migrations.find(key);
   const std::vector<Migration>& ours = listed != in.pods->migrations.end() ? listed->second : kNone;
-  const Migration* latest = ours.empty() ? nullptr : &ours.back();
-  if (!memory.created.empty()) {
-    const bool shown = std::any_of(ours.begin(), ours.end(),
-                                   [&](const Migration& m) { return m.name == memory.created; });
-    if (shown || in.now.tick >= memory.created_at + kMigrationListedWithin) memory.created.clear();
-  }
-  if (memory.creating || !memory.created.empty()) {
-    pending("starting live migration of VMI " + key);
-    return;
-  }
-  if (latest != nullptr && !latest->finished()) {
-    memory.running.insert(latest->name);
-    pending("live migration " + latest->name + " of VMI " + key + ": " +
-            (latest->phase.empty() ? std::string("Pending") : latest->phase));
-    return;
-  }
-  if (latest != nullptr && memory.running.erase(latest->name) > 0) {
-    step.add(ActionKind::kMigrationEnded).succeeded = latest->succeeded();
-  }
-  if (latest != nullptr && latest->succeeded()) {
-    pending("VMI " + key + " live-migrated (migration " + latest->name +
-            "); waiting for its pod to end");
-    return;
-  }
-  const int failures = static_cast<int>(
-      std::count_if(ours.begin(), ours.end(), [](const Migration& m) { return m.failed(); }));
-  if (latest != nullptr && latest->failed()) {
-    const std::string failed = "live migration " + latest->namespace_ + "/" + latest->name +
-                               " of VMI " + key + " failed" +
-                               (latest->failure.empty() ? "" : ": " + latest->failure);
-    if (memory.failure_seen != latest->name) {
-      memory.failure_seen = latest->name;
-      const std::chrono::seconds delay = migration_retry_delay(failures);
-      memory.retry_at = in.now.tick + delay;
-      const std::string message = failed + "; attempt " + std::to_string(failures + 1) + " in " +
-                                  std::to_string(delay.count()) + "s";
-      drain.last_drain_error = message;
-      step.warn("a live migration failed; retrying",
-                {{"migration", latest->name}, {"failures", failures}, {"error", message}});
-      step.event(events::migration_failed(message), pod);
-    }
-    if (memory.retry_at > in.now.tick) {
-      pending(failed + "; trying again (" + std::to_string(failures) + " failed so far)");
-      step.requeue(memory.retry_at);
-      return;
-    }
-  } else if (memory.retry_at > in.now.tick) {  // a create that was refused
-    step.requeue(memory.retry_at);
-    return;
-  }
+  if (!follow_migration(in, step, pod, key, memory, ours)) return;
   if (!in.pods->migrations_error.empty()) {
     ledger.set_pending(
         pod.meta.uid, PendingPodReason::kError,
@@ -353,12 +367,13 @@ void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_sta
     return;
   }
   if (!may_start) {
-    pending("VMI " + key + " is to be live-migrated");
+    migrating(ledger, pod, "VMI " + key + " is to be live-migrated");
     return;
   }
   if (running >= kMaxMigrationsPerMaintenance) {
-    pending("waiting to live-migrate VMI " + key + ": " + std::to_string(running) +
-            " live migrations of this maintenance are running");
+    migrating(ledger, pod,
+              "waiting to live-migrate VMI " + key + ": " + std::to_string(running) +
+                  " live migrations of this maintenance are running");
     return;
   }
   int attempt = 1;
@@ -366,9 +381,10 @@ void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_sta
   const std::string name = migration_name(vmi, in.nm.meta.uid, attempt);
   memory.creating = true;
   ++running;
-  step.add(ActionKind::kCreateMigration).migration = MigrationRequest{
-      .namespace_ = pod.meta.namespace_, .name = name, .vmi = vmi, .attempt = attempt};
-  pending("starting live migration " + name + " of VMI " + key);
+  step.add(actions::CreateMigration{
+      .request = MigrationRequest{
+          .namespace_ = pod.meta.namespace_, .name = name, .vmi = vmi, .attempt = attempt}});
+  migrating(ledger, pod, "starting live migration " + name + " of VMI " + key);
   step.info("live-migrating a VM instead of evicting its pod",
             {{"pod", pod_key(pod)}, {"migration", name}, {"attempt", attempt}});
   step.event(events::migrating_vm(key, in.nm.spec.node_name, name), pod);
@@ -376,19 +392,18 @@ void migrate_vm(const Inputs& in, Step& step, const kube::Pod& pod, bool may_sta
 
 // The conditions of a Succeeded maintenance: Drained, Ready, not Blocked.
 void set_succeeded_conditions(NodeMaintenanceStatus& status, kube::Time now) {
-  set_condition(status.conditions, condition(kConditionDrained, true, "Drained", ""), now);
-  set_condition(status.conditions, condition(kConditionReady, true, "Succeeded", ""), now);
-  set_condition(status.conditions, condition(kConditionBlocked, false, "Drained", ""), now);
+  set_condition(status.conditions, condition(kConditionDrained, true, kReasonDrained, ""), now);
+  set_condition(status.conditions, condition(kConditionReady, true, kReasonSucceeded, ""), now);
+  set_condition(status.conditions, condition(kConditionBlocked, false, kReasonDrained, ""), now);
 }
 
-// One drain step (docs/design.md §2.4): syncs the ledger with the pods that must leave, starts
-// the evictions that are due, and fills the status counters.
-void drain_step(const Inputs& in, Step& step) {
+// The ledger of the drain (restored from the status after a restart), the answers in the
+// inboxes applied, and the pods that must leave synced into it: the drain's start announced, or
+// the newcomers since the last step.
+void sync_ledger(const Inputs& in, Step& step) {
   const NodeMaintenance& nm = in.nm;
   NodeMaintenanceStatus& status = step.status();
   DrainMemory& drain = step.drain();
-  const std::vector<kube::Pod>& leaving = in.pods->leaving;
-
   const bool fresh = !drain.ledger.has_value();
   if (fresh) {
     const bool restored =
@@ -399,14 +414,14 @@ void drain_step(const Inputs& in, Step& step) {
   apply_migration_reports(in, step);
   DrainLedger& ledger = *drain.ledger;
   const bool announced = find_condition(status.conditions, kConditionDrained) != nullptr;
-  const LedgerChanges changes = ledger.sync(leaving);
+  const LedgerChanges changes = ledger.sync(in.pods->leaving);
   if (!announced && status.phase == Phase::kSucceeded) {
     // Drained by upstream medik8s NMO before it was replaced (docs/design.md §2.8): nothing to
     // announce, the conditions say what the phase says.
     set_succeeded_conditions(status, in.now.wall);
   } else if (!announced) {
     step.announce(events::begin_eviction(ledger.total_pods(), nm.spec.node_name));
-    set_condition(status.conditions, condition(kConditionDrained, false, "Draining", ""),
+    set_condition(status.conditions, condition(kConditionDrained, false, kReasonDraining, ""),
                   in.now.wall);
     step.info("drain started", {{"pods_to_evict", ledger.total_pods()}});
   } else if (!fresh) {
@@ -418,17 +433,23 @@ void drain_step(const Inputs& in, Step& step) {
       }
     }
   }
+}
 
-  // Evictions that are due, bounded per node; terminating pods are only watched. None before
-  // the drain's start (Running, totalPods) is on record: a successor must find the counters of
-  // pods already evicted, and must not announce the drain again.
+// Evictions that are due, bounded per node and across maintenances; terminating pods are only
+// watched, VMs' pods held or migrated. None before the drain's start (Running, totalPods) is on
+// record: a successor must find the counters of pods already evicted, and must not announce the
+// drain again.
+void start_due_evictions(const Inputs& in, Step& step) {
+  DrainMemory& drain = step.drain();
+  DrainLedger& ledger = *drain.ledger;
+  const std::vector<kube::Pod>& leaving = in.pods->leaving;
   const bool recorded = find_condition(in.on_record.conditions, kConditionDrained) != nullptr;
   if (!recorded && !leaving.empty()) step.requeue(in.now.tick);
   drain.waits_for_total = false;
-  const bool may_migrate = recorded && status.phase != Phase::kFailed;
+  const bool may_migrate = recorded && step.status().phase != Phase::kFailed;
   // Held (a MaintenancePlan outside its window): nothing new starts until the annotation goes,
   // which is a change of the object and wakes the maintenance.
-  const std::string* hold = nm.meta.annotations.find(kHoldAnnotation);
+  const std::string* hold = in.nm.meta.annotations.find(kHoldAnnotation);
   int migrations = running_migrations(in, drain);
   for (const kube::Pod& pod : leaving) {
     const LedgerPod* entry = ledger.find(pod.meta.uid);
@@ -469,13 +490,18 @@ void drain_step(const Inputs& in, Step& step) {
     // answer comes: the status must not flicker to Evicting on every attempt.
     eviction.in_flight = true;
     ++drain.in_flight;
-    step.add(ActionKind::kStartEviction).pod = pod;
+    step.add(actions::StartEviction{.pod = pod});
   }
-  // Woken when a slot frees (OperatorImpl::wake_eviction_waiters()); the requeue only guards
+  // Woken when a slot frees (EvictionRunner::wake_waiters()); the requeue only guards
   // against a missed wake.
   if (drain.waits_for_total) step.requeue(in.now.tick + kTotalBoundRecheck);
+}
 
-  // The counters.
+// The status counters from the ledger, lastError, and the Blocked condition of a Running drain.
+void fill_counters(const Inputs& in, Step& step) {
+  NodeMaintenanceStatus& status = step.status();
+  DrainMemory& drain = step.drain();
+  const DrainLedger& ledger = *drain.ledger;
   status.total_pods = ledger.total_pods();
   status.eviction_pods = ledger.eviction_pods();
   status.drain_progress = ledger.drain_progress();
@@ -500,10 +526,18 @@ void drain_step(const Inputs& in, Step& step) {
   if (!drain.last_drain_error.empty()) status.last_error = drain.last_drain_error;
   if (status.phase == Phase::kRunning) {
     set_condition(status.conditions,
-                  condition(kConditionBlocked, blocked, blocked ? blocked_reason : "Draining",
+                  condition(kConditionBlocked, blocked, blocked ? blocked_reason : kReasonDraining,
                             blocked ? status.last_error : ""),
                   in.now.wall);
   }
+}
+
+// One drain step (docs/design.md §2.4): syncs the ledger with the pods that must leave, starts
+// the evictions that are due, and fills the status counters.
+void drain_step(const Inputs& in, Step& step) {
+  sync_ledger(in, step);
+  start_due_evictions(in, step);
+  fill_counters(in, step);
 }
 
 // The node: cordoned and tainted, and kept so (docs/design.md §2.3, §2.5). False when the
@@ -515,7 +549,7 @@ bool node_step(const Inputs& in, Step& step) {
   if (in.done.cordoned) {
     patched = *in.done.cordoned;
   } else if (check_maintenance(*in.node, in.nm.meta.uid).needs_patch()) {
-    step.add(ActionKind::kCordon);
+    step.add(actions::Cordon{});
     step.decide_again();
     return false;
   }
@@ -525,7 +559,7 @@ bool node_step(const Inputs& in, Step& step) {
     // Not patched: an earlier run of this maintenance cordoned it and stopped before recording
     // that (and announced it, or not: at most once).
     if (patched) step.event(events::node_cordoned(in.nm.spec.node_name));
-    set_condition(status.conditions, condition(kConditionCordoned, true, "Cordoned", ""),
+    set_condition(status.conditions, condition(kConditionCordoned, true, kReasonCordoned, ""),
                   in.now.wall);
     step.info("node cordoned and tainted");
   } else if (patched) {
@@ -586,7 +620,7 @@ bool lease_step(const Inputs& in, Step& step) {
     return lease_held_by_other(in, step);
   }
   if (!lease || should_renew_node_lease(*lease, in.now.wall, in.node_lease_renew_interval)) {
-    step.add(ActionKind::kRenewNodeLease);
+    step.add(actions::RenewNodeLease{});
     step.decide_again();
     return false;
   }
@@ -616,8 +650,8 @@ void maintain(const Inputs& in, Step& step) {
     status.last_error.clear();
     set_succeeded_conditions(status, in.now.wall);
     if (const Condition* cordoned = find_condition(status.conditions, kConditionCordoned)) {
-      step.add(ActionKind::kDrainCompleted).after =
-          std::chrono::duration_cast<Clock::duration>(in.now.wall - cordoned->last_transition_time);
+      step.add(actions::DrainCompleted{.took = std::chrono::duration_cast<Clock::duration>(
+                                           in.now.wall - cordoned->last_transition_time)});
     }
     step.announce(events::succeed_maintenance(nm.spec.node_name, status.total_pods));
     step.info("maintenance succeeded", {{"total_pods", status.total_pods}});
@@ -629,7 +663,7 @@ void maintain(const Inputs& in, Step& step) {
       // The same failure as any other, but the node stays cordoned and tainted and keeps its
       // slot (the safe side), and the maintenance goes on being kept.
       // Its unfinished live migrations are cancelled: nothing more moves off the node.
-      step.add(ActionKind::kCancelMigrations);
+      step.add(actions::CancelMigrations{});
       step.record_failure(
           FailureKind::kTimeout,
           drain_timeout_message(*nm.spec.drain_timeout, status.total_pods - status.eviction_pods),
@@ -642,94 +676,107 @@ void maintain(const Inputs& in, Step& step) {
   step.write();
 }
 
+// Admitted (the slot and the node lease taken): Running is believed, and the maintenance is
+// kept from here on (its first drain step).
+void enter_running(const Inputs& in, Step& step) {
+  const GateFacts& gates = *in.gates;
+  NodeMaintenanceStatus& status = step.status();
+  if (!in.pods) {
+    step.decide_again(Need::kPods);
+    return;
+  }
+  // Running is written together with the first counters, so nobody sees "Running, 0 of 0";
+  // until then it is believed.
+  status.phase = Phase::kRunning;
+  status.totalpods = in.pods->bound;
+  status.last_error.clear();
+  set_condition(status.conditions, condition(kConditionBlocked, false, kReasonAdmitted, ""),
+                in.now.wall);
+  step.info("admitted: slot and node lease taken",
+            {{"slots_used", gates.slots_used + (gates.holds_slot ? 0 : 1)},
+             {"resumed", gates.holds_slot}});
+  step.add(actions::ForgetQuorum{});
+  step.add(actions::Believe{.status = status});
+  maintain(in, step);
+}
+
+// Gate 1, per node and changing nothing: etcd quorum would be lost, or has been safe for less
+// than the stability window.
+void wait_for_quorum(const Inputs& in, Step& step) {
+  const GateFacts& gates = *in.gates;
+  NodeMaintenanceStatus& status = step.status();
+  // While the stability window runs the condition says so, so that quorum turning unsafe
+  // again is a change of the status on record, and announced as such.
+  const bool stabilizing = gates.quorum.recheck_at.has_value();
+  const std::string message = stabilizing
+                                  ? etcd_quorum_stabilizing_message(in.etcd_quorum_stable_for)
+                                  : etcd_quorum_blocked_message(in.nm.spec.node_name);
+  const bool changed =
+      set_condition(status.conditions,
+                    condition(kConditionBlocked, true, kReasonEtcdQuorum, message), in.now.wall);
+  if (!stabilizing && changed) {
+    step.announce(events::blocked_by_etcd_quorum(message));
+    step.info("waiting: etcd quorum would be lost");
+  }
+  step.write(/*wake_for_delayed_write=*/!stabilizing);
+  if (stabilizing) {
+    step.info(
+        "etcd quorum is safe; waiting for it to stay so",
+        {{"stable_for_seconds", static_cast<std::int64_t>(in.etcd_quorum_stable_for.count())}});
+    step.requeue(*gates.quorum.recheck_at);
+  }
+}
+
+// Gate 2: the cluster budget, oldest eligible first, and the node lease; this one waits.
+void wait_for_slot(const Inputs& in, Step& step) {
+  const GateFacts& gates = *in.gates;
+  NodeMaintenanceStatus& status = step.status();
+  events::Event blocked = events::blocked_by_node_health_check();
+  const bool changed = set_condition(
+      status.conditions,
+      condition(kConditionBlocked, true, kReasonWaitingForLease, blocked.message), in.now.wall);
+  if (changed) {
+    step.announce(std::move(blocked));
+    step.info("waiting for a maintenance slot or the node lease",
+              {{"slots_used", gates.slots_used},
+               {"max_parallel_maintenances", in.max_parallel_maintenances},
+               {"in_use", gates.slots_in_use},
+               {"node_lease", to_string(gates.lease)}});
+  }
+  step.write();
+  // A holder that died leaves its Lease to expire by time (docs/design.md §3.1): look again
+  // just after that, when it may be taken over and no longer fills the budget.
+  if (gates.foreign_lease_expiry) {
+    step.requeue(
+        in.now.tick +
+        std::chrono::duration_cast<Clock::duration>(*gates.foreign_lease_expiry - in.now.wall) +
+        kForeignLeaseExpiryMargin);
+  }
+}
+
 // The gates of a Pending maintenance (docs/design.md §2.2) and its admission.
 void admit(const Inputs& in, Step& step) {
-  const NodeMaintenance& nm = in.nm;
-  NodeMaintenanceStatus& status = step.status();
   if (!in.gates) {
     step.decide_again(Need::kGates);
     return;
   }
   const GateFacts& gates = *in.gates;
   if (in.done.admitted) {
-    if (!in.pods) {
-      step.decide_again(Need::kPods);
-      return;
+    enter_running(in, step);
+  } else if (!gates.quorum.open) {
+    wait_for_quorum(in, step);
+  } else if (!gates.admitted) {
+    wait_for_slot(in, step);
+  } else {
+    // Gate 3: take the slot, then the node lease; only then Running. Announced by whoever took
+    // the lease: an earlier run that stopped before recording Running left both to this one.
+    step.add(actions::TakeSlot{});
+    step.add(actions::TakeNodeLease{});
+    if (!gates.holds_slot || gates.lease != NodeLeaseState::kOurs) {
+      step.event(events::lease_acquired(in.node_lease_ref, in.nm.spec.node_name));
     }
-    // Running is written together with the first counters, so nobody sees "Running, 0 of 0";
-    // until then it is believed.
-    status.phase = Phase::kRunning;
-    status.totalpods = in.pods->bound;
-    status.last_error.clear();
-    set_condition(status.conditions, condition(kConditionBlocked, false, "Admitted", ""),
-                  in.now.wall);
-    step.info("admitted: slot and node lease taken",
-              {{"slots_used", gates.slots_used + (gates.holds_slot ? 0 : 1)},
-               {"resumed", gates.holds_slot}});
-    step.add(ActionKind::kForgetQuorum);
-    step.add(ActionKind::kBelieve).status = status;
-    maintain(in, step);
-    return;
+    step.decide_again(Need::kPods);
   }
-
-  // Gate 1: per-node checks, changing nothing.
-  if (!gates.quorum.open) {
-    // While the stability window runs the condition says so, so that quorum turning unsafe
-    // again is a change of the status on record, and announced as such.
-    const bool stabilizing = gates.quorum.recheck_at.has_value();
-    const std::string message = stabilizing
-                                    ? etcd_quorum_stabilizing_message(in.etcd_quorum_stable_for)
-                                    : etcd_quorum_blocked_message(nm.spec.node_name);
-    const bool changed = set_condition(
-        status.conditions, condition(kConditionBlocked, true, "EtcdQuorum", message), in.now.wall);
-    if (!stabilizing && changed) {
-      step.announce(events::blocked_by_etcd_quorum(message));
-      step.info("waiting: etcd quorum would be lost");
-    }
-    step.write(/*wake_for_delayed_write=*/!stabilizing);
-    if (stabilizing) {
-      step.info(
-          "etcd quorum is safe; waiting for it to stay so",
-          {{"stable_for_seconds", static_cast<std::int64_t>(in.etcd_quorum_stable_for.count())}});
-      step.requeue(*gates.quorum.recheck_at);
-    }
-    return;
-  }
-
-  // Gate 2: the cluster budget, oldest eligible first.
-  if (!gates.admitted) {
-    events::Event blocked = events::blocked_by_node_health_check();
-    const bool changed = set_condition(
-        status.conditions, condition(kConditionBlocked, true, "WaitingForLease", blocked.message),
-        in.now.wall);
-    if (changed) {
-      step.announce(std::move(blocked));
-      step.info("waiting for a maintenance slot or the node lease",
-                {{"slots_used", gates.slots_used},
-                 {"max_parallel_maintenances", in.max_parallel_maintenances},
-                 {"in_use", gates.slots_in_use},
-                 {"node_lease", to_string(gates.lease)}});
-    }
-    step.write();
-    // A holder that died leaves its Lease to expire by time (docs/design.md §3.1): look again
-    // just after that, when it may be taken over and no longer fills the budget.
-    if (gates.foreign_lease_expiry) {
-      step.requeue(
-          in.now.tick +
-          std::chrono::duration_cast<Clock::duration>(*gates.foreign_lease_expiry - in.now.wall) +
-          kForeignLeaseExpiryMargin);
-    }
-    return;
-  }
-
-  // Gate 3: take the slot, then the node lease; only then Running. Announced by whoever took
-  // the lease: an earlier run that stopped before recording Running left both to this one.
-  step.add(ActionKind::kTakeSlot);
-  step.add(ActionKind::kTakeNodeLease);
-  if (!gates.holds_slot || gates.lease != NodeLeaseState::kOurs) {
-    step.event(events::lease_acquired(in.node_lease_ref, nm.spec.node_name));
-  }
-  step.decide_again(Need::kPods);
 }
 
 }  // namespace
@@ -763,7 +810,7 @@ Decision decide(Inputs in) {
   // First sight (docs/design.md §2.1): the finalizer, then Pending.
   if (!in.has_finalizer) {
     // Added already, and the watch brings the updated object back with the next reconcile.
-    if (!in.finalizer_in_flight) step.add(ActionKind::kAddFinalizer);
+    if (!in.finalizer_in_flight) step.add(actions::AddFinalizer{});
     return std::move(step).finish();
   }
   if (!status.phase) {
@@ -814,7 +861,7 @@ Decision decide(Inputs in) {
       if (c.type == kConditionBlocked) fresh.conditions.push_back(c);
     }
     status = std::move(fresh);
-    step.add(ActionKind::kResetEvictions);
+    step.add(actions::ResetEvictions{});
     step.drain() = DrainMemory{.lease_recheck_at = step.drain().lease_recheck_at};
   }
 
@@ -839,7 +886,7 @@ Decision decide_deletion(Inputs in) {
   const NodeMaintenanceStatus& status = step.status();
   // The cache may still show the finalizer we removed a moment ago.
   if (!in.has_finalizer || in.finalized) return std::move(step).finish();
-  step.add(ActionKind::kStopEvictions);
+  step.add(actions::StopEvictions{});
   if (!in.node_synced) {
     step.requeue(in.now.tick + kNodeSyncRetry);
     return std::move(step).finish();
@@ -852,38 +899,36 @@ Decision decide_deletion(Inputs in) {
   // The live migrations it started and that have not finished are cancelled first: nothing
   // moves off a node that is given back (docs/design.md §2.9).
   if (admitted && !in.done.cancelled) {
-    step.add(ActionKind::kCancelMigrations);
+    step.add(actions::CancelMigrations{});
     step.decide_again();
     return std::move(step).finish();
   }
   if (in.node && !in.done.restored) {
-    Action& restore = step.add(ActionKind::kRestoreNode);
-    restore.retry_conflicts = true;
+    step.add(actions::RestoreNode{.retry_conflicts = true});
     step.decide_again();
     return std::move(step).finish();
   }
   const RestoreOutcome restored = in.done.restored.value_or(RestoreOutcome{});
   if (restored.uncordoned) {
-    Action& uncordon = step.add(ActionKind::kEvent);
-    uncordon.event = events::uncordon_node(nm.spec.node_name, nm.meta.name);
-    uncordon.on_node = true;
+    step.add(actions::EmitEvent{.event = events::uncordon_node(nm.spec.node_name, nm.meta.name),
+                                .on_node = true,
+                                .pod = std::nullopt});
     step.info("node uncordoned");
   }
   if (admitted && in.node_lease && lease_holder(*in.node_lease) == kNodeLeaseHolder) {
-    step.add(ActionKind::kReleaseNodeLease);
+    step.add(actions::ReleaseNodeLease{});
     step.event(events::lease_released(in.node_lease_ref));
   } else if (admitted && !in.node_lease) {
     // The cache shows no node lease, yet this maintenance took one: its watch may lag behind our
     // own create (an API server restarting). The release reads it afresh and deletes it only if
     // it is ours.
-    step.add(ActionKind::kReleaseNodeLease);
+    step.add(actions::ReleaseNodeLease{});
   }
-  step.add(ActionKind::kReleaseSlot);
-  step.add(ActionKind::kRemoveFinalizer);
+  step.add(actions::ReleaseSlot{});
+  step.add(actions::RemoveFinalizer{});
   step.event(events::removed_maintenance(nm.spec.node_name, restored.left_cordoned,
                                          in.done.cancelled.value_or(std::vector<std::string>{})));
   step.info("maintenance removed");
-  step.add(ActionKind::kForget);
   return std::move(step).finish();
 }
 

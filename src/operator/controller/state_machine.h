@@ -6,14 +6,14 @@
 // eviction answer.
 //
 // The reconcile runs the actions in order and stops at the first that fails (a failed write). An
-// Event announcing a status (kAnnounce) comes after the kWriteStatus that records it and is sent
+// Event announcing a status (Announce) comes after the WriteStatus that records it and is sent
 // once that status is on record: at once when it is written, else with the later write that
 // carries it (a coalesced write, or the retry of a failed one, whose status stays believed). So
 // a successor leader that finds the status there never sends it again (docs/design.md §2.7).
 //
 // Some decisions depend on what an earlier action did (did the node patch change the node, was
 // the node lease renewed, what did the restore find) or on facts that cost I/O to gather (the
-// gates, the pods of the node). Then the action list ends with kDecideAgain: the reconcile records
+// gates, the pods of the node). Then the action list ends with DecideAgain: the reconcile records
 // the outcomes in Inputs::done, gathers what `need` names, and calls decide() again with the
 // status of the previous decision.
 //
@@ -29,15 +29,15 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/log.h"
 #include "base/result.h"
+#include "kube/api/eviction.h"
 #include "kube/api/lease.h"
 #include "kube/api/node.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
-#include "kube/client/eviction.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/controller/actions.h"
 #include "operator/controller/events.h"
 #include "operator/drain/ledger.h"
 #include "operator/gates/etcd_quorum.h"
@@ -90,14 +90,6 @@ struct VmMigration {
   Clock::time_point retry_at{};    // no new attempt before this
   std::string failure_seen;        // the failed migration whose failure was announced
   std::set<std::string> running;   // seen unfinished: their end is counted once (metrics)
-};
-
-// What a kCreateMigration asks for.
-struct MigrationRequest {
-  std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
-  std::string name;
-  std::string vmi;
-  int attempt = 1;
 };
 
 // A create's answer, as its coroutine reports it into the maintenance's inbox.
@@ -159,7 +151,7 @@ struct RestoreOutcome {
   bool left_cordoned = false;  // cordoned before the maintenance, and stays so
 };
 
-// What a kRenewNodeLease found.
+// What a RenewNodeLease found.
 enum class LeaseRenewal {
   kRenewed,      // taken or renewed
   kHeldByOther,  // another holder has it (the cache changed meanwhile)
@@ -170,13 +162,13 @@ enum class LeaseRenewal {
 // marked, so that deciding again never takes a step twice; the reconcile adds the outcomes of
 // the actions it runs.
 struct Outcomes {
-  bool admitted = false;                // kTakeNodeLease succeeded
-  bool node_checked = false;            // the node step of a held maintenance has run
-  bool lease_checked = false;           // its lease step has run
-  std::optional<bool> cordoned;         // kCordon ran: it patched an uncordoned or untainted node
-  std::optional<LeaseRenewal> renewal;  // kRenewNodeLease ran
-  std::optional<RestoreOutcome> restored;  // kRestoreNode ran on deletion
-  // kCancelMigrations ran on deletion: the unfinished migrations it deleted ("<ns>/<name>").
+  bool admitted = false;                   // TakeNodeLease succeeded
+  bool node_checked = false;               // the node step of a held maintenance has run
+  bool lease_checked = false;              // its lease step has run
+  std::optional<bool> cordoned;            // Cordon ran: it patched an uncordoned or untainted node
+  std::optional<LeaseRenewal> renewal;     // RenewNodeLease ran
+  std::optional<RestoreOutcome> restored;  // RestoreNode ran on deletion
+  // CancelMigrations ran on deletion: the unfinished migrations it deleted ("<ns>/<name>").
   std::optional<std::vector<std::string>> cancelled;
 };
 
@@ -223,63 +215,6 @@ struct Inputs {
   int evictions_in_flight_elsewhere = 0;  // the other maintenances' evictions in flight
   std::string node_lease_ref;  // "<namespace>/<name>" of the node lease, as Events name it
   Now now;
-};
-
-// What the reconcile gathers before deciding again.
-enum class Need { kNothing, kGates, kPods };
-
-enum class ActionKind {
-  kAddFinalizer,      // our finalizer onto the object; a conflict: again after kConflictRetry
-  kWriteStatus,       // `status` through /status: at once on a phase change, else coalesced
-  kBelieve,           // hold `status` as the believed one before it is written
-  kAnnounce,          // `event`, once the status of the preceding kWriteStatus is on record
-  kEvent,             // `event` now: about the Node when `on_node`; `pod` is the related object
-  kCordon,            // cordon and taint the node (docs/design.md §2.3); conflict: kConflictRetry
-  kRestoreNode,       // undo kCordon; `retry_conflicts`: a conflict means again after 1 s
-  kTakeSlot,          // the budget slot Lease
-  kReleaseSlot,       //
-  kTakeNodeLease,     // admission: refused or failed, the slot goes back; again after 1 s
-  kRenewNodeLease,    // best effort: a failure is an outcome, not a stop
-  kReleaseNodeLease,  // when we hold it
-  kStopEvictions,     // evictions in flight drop their answers
-  kResetEvictions,    // the same, and later ones report again (a fresh drain)
-  kStartEviction,     // evict `pod` (its bookkeeping is in the returned DrainMemory)
-  kCreateMigration,   // create `migration` (docs/design.md §2.9); its answer comes to the inbox
-  kMigrationEnded,    // metrics: a migration seen running ended (`succeeded` or failed)
-  kCancelMigrations,  // delete the maintenance's unfinished migrations; the names go to `done`
-  kWakeAfter,         // queue the maintenance again after `after`, whatever the reconcile returns
-  kDrainCompleted,    // metrics: the drain took `after`
-  kForgetQuorum,      // the etcd quorum window of this maintenance is over
-  kRemoveFinalizer,   // our finalizer off the object; it is finalized
-  kForget,            // drop everything remembered about the maintenance
-  kLog,               // `log` (every decision is explained, docs/design.md §6)
-  kRequeue,           // reconcile again at `at` (the earliest wins; none: done)
-  kDecideAgain,       // gather `need`, record the outcomes, decide again
-};
-
-// A log line of a decision.
-struct LogNote {
-  enum class Level { kInfo, kWarn } level = Level::kInfo;
-  std::string message;
-  std::vector<log::Field> fields;
-};
-
-struct Action {
-  ActionKind kind = ActionKind::kRequeue;
-  NodeMaintenanceStatus status;  // kWriteStatus, kBelieve
-  // kWriteStatus: a write delayed by the coalescer requeues for then (else the requeue of the
-  // decision stands alone).
-  bool wake_for_delayed_write = true;
-  events::Event event;                        // kAnnounce, kEvent
-  bool on_node = false;                       // kEvent
-  std::optional<kube::Pod> pod;               // kStartEviction; kEvent: the related pod
-  bool retry_conflicts = false;               // kRestoreNode
-  std::optional<MigrationRequest> migration;  // kCreateMigration
-  bool succeeded = false;                     // kMigrationEnded
-  Clock::time_point at{};                     // kRequeue
-  Clock::duration after{};                    // kWakeAfter, kDrainCompleted
-  Need need = Need::kNothing;                 // kDecideAgain
-  LogNote log;                                // kLog
 };
 
 struct Decision {

@@ -1,4 +1,4 @@
-// The per-maintenance state and its status (docs/design.md §1.2, §2.7): the status this operator
+// The status of each maintenance (docs/design.md §1.2, §2.7): the status this operator
 // believes each maintenance has, the coalesced status writes, and the Events announced once the
 // status they announce is on record.
 #include <algorithm>
@@ -37,57 +37,24 @@ void OperatorImpl::event(runtime::ObjectRef regarding, events::Event what,
 }
 
 void OperatorImpl::announce(const NodeMaintenance& nm, events::Event what) {
-  state(nm).announcements.push_back(std::move(what));
+  registry_.memory(nm).announcements.push_back(std::move(what));
 }
 
 void OperatorImpl::flush_announcements(const NodeMaintenance& nm) {
-  Maintenance& m = state(nm);
+  MaintenanceMemory& m = registry_.memory(nm);
   for (events::Event& what : m.announcements) event(nm, std::move(what));
   m.announcements.clear();
 }
 
-Maintenance& OperatorImpl::state(const NodeMaintenance& nm) {
-  Maintenance& m = maintenances_state_[nm.meta.name];
-  if (m.uid != nm.meta.uid) {
-    // A new CR under an old name starts afresh, in every table keyed by the name too: its
-    // quorum window starts anew rather than inheriting the old object's.
-    if (m.alive) *m.alive = false;
-    m = Maintenance{};
-    m.uid = nm.meta.uid;
-    coalescer_.forget(nm.meta.name);
-    quorum_.forget(nm.meta.name);
-    eviction_waiters_.erase(nm.meta.name);
-  }
-  return m;
-}
-
-void OperatorImpl::forget(const std::string& name) {
-  if (auto found = maintenances_state_.find(name); found != maintenances_state_.end()) {
-    *found->second.alive = false;
-    maintenances_state_.erase(found);
-  }
-  coalescer_.forget(name);
-  quorum_.forget(name);
-  eviction_waiters_.erase(name);
-  wake_eviction_waiters();
-}
-
-void OperatorImpl::wake_eviction_waiters() {
-  for (const std::string& name : eviction_waiters_) controller_.enqueue(name);
-  eviction_waiters_.clear();
-}
-
 const NodeMaintenanceStatus& OperatorImpl::believed_status(const NodeMaintenance& nm) const {
-  if (auto known = maintenances_state_.find(nm.meta.name); known != maintenances_state_.end() &&
-                                                           known->second.uid == nm.meta.uid &&
-                                                           known->second.status) {
-    return *known->second.status;
+  if (const MaintenanceMemory* known = registry_.find(nm); known != nullptr && known->status) {
+    return *known->status;
   }
   return nm.status;
 }
 
 NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
-  Maintenance& m = state(nm);
+  MaintenanceMemory& m = registry_.memory(nm);
   if (!m.status) m.status = nm.status;
   const std::string& seen = nm.meta.resource_version;
   if (!m.own_versions.empty() && seen == m.own_versions.back()) {
@@ -111,7 +78,7 @@ NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
 
 asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_status(
     NodeMaintenance nm, NodeMaintenanceStatus status) {
-  Maintenance& m = state(nm);
+  MaintenanceMemory& m = registry_.memory(nm);
   if (!m.written) {
     m.written = nm.status;
     m.own_versions = {nm.meta.resource_version};
@@ -122,7 +89,7 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
   const bool changed = !(compare == *m.written);
   const bool phase_changed = status.phase != m.written->phase;
   const StatusWriteDecision decision =
-      coalescer_.decide(nm.meta.name, changed, phase_changed, clock_.now());
+      registry_.status_writes().decide(nm.meta.name, changed, phase_changed, clock_.now());
   if (decision.kind == StatusWriteDecision::Kind::kSkip) {
     flush_announcements(nm);
     co_return std::optional<Clock::time_point>();
@@ -144,7 +111,7 @@ asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_st
   m.status = status;
   m.written = status;
   m.own_versions.push_back(kube::resource_version_of(written));
-  coalescer_.record_write(nm.meta.name, clock_.now());
+  registry_.status_writes().record_write(nm.meta.name, clock_.now());
   flush_announcements(nm);
   co_return std::optional<Clock::time_point>();
 }

@@ -33,10 +33,10 @@
 #include <vector>
 
 #include "base/jitter.h"
+#include "kube/api/eviction.h"
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
-#include "kube/client/eviction.h"
 #include "operator/api/node_maintenance.h"
 
 namespace nmo::op {

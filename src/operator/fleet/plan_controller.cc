@@ -20,6 +20,7 @@
 #include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/fleet/rollout.h"
+#include "operator/gates/etcd_quorum.h"
 #include "operator/gates/node_lease.h"
 #include "operator/kubevirt/vm_policy.h"
 #include "operator/node/lifecycle_conditions.h"
@@ -279,7 +280,7 @@ asio::awaitable<Result<World>> PlanControllerImpl::read_world(const MaintenanceP
     facts.name = node.meta.name;
     facts.ready = node.is_ready();
     facts.unschedulable = node.unschedulable;
-    facts.control_plane = node.meta.labels.contains(kControlPlaneLabel);
+    facts.control_plane = is_control_plane(node);
     if (const std::string* zone = node.meta.labels.find(kZoneLabel)) {
       facts.zone = *zone;
     }
@@ -388,7 +389,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::read_vms(const MaintenancePlan
       auto vmi = co_await client_.get<Vmi>(namespace_, vm_name);
       if (!vmi.has_value()) {
         // Deleted since, or KubeVirt no longer served: nothing to wait for.
-        if (vmi.error().code == ErrorCode::kNotFound) {
+        if (is_not_found(vmi.error())) {
           continue;
         }
         co_return vmi.error();
@@ -504,19 +505,15 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
     }
     // No owner reference: a delete of the plan, whatever its propagation policy, must not let the
     // garbage collector give a drained node back (docs/design.md §10).
-    json::object object{
-        {"apiVersion", kApiVersion},
-        {"kind", kKind},
-        {"metadata",
-         json::object{{"name", start.maintenance},
-                      {"labels", json::object{{kPlanLabel, plan.meta.name}}},
-                      {"annotations", json::object{{kPlanUidAnnotation, plan.meta.uid}}}}},
-        {"spec",
-         json::object{{"nodeName", start.node},
-                      {"reason", plan.spec.reason.empty() ? "MaintenancePlan " + plan.meta.name
-                                                          : plan.spec.reason}}}};
+    kube::ObjectMeta meta;
+    meta.name = start.maintenance;
+    meta.labels.set(std::string(kPlanLabel), plan.meta.name);
+    meta.annotations.set(std::string(kPlanUidAnnotation), plan.meta.uid);
+    NodeMaintenanceSpec spec;
+    spec.node_name = start.node;
+    spec.reason = plan.spec.reason.empty() ? "MaintenancePlan " + plan.meta.name : plan.spec.reason;
     const std::string path = kube::collection_path<NodeMaintenance>("");
-    json::value manifest(std::move(object));
+    json::value manifest = node_maintenance_object(meta, spec);
     const kube::WriteOptions write;
     auto created = co_await client_.create(path, std::move(manifest), write);
     if (created.has_value()) {
@@ -525,7 +522,7 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
       }
       continue;
     }
-    std::string reason = "NodeNotStarted";
+    PlanEventReason reason = PlanEventReason::kNodeNotStarted;
     std::string why =
         "could not create NodeMaintenance " + start.maintenance + ": " + created.error().message;
     if (created.error().code == ErrorCode::kAlreadyExists) {
@@ -536,7 +533,7 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
           existing->spec.node_name == start.node) {
         continue;
       }
-      reason = "NameCollision";
+      reason = PlanEventReason::kNameCollision;
       why = "NodeMaintenance " + start.maintenance +
             " exists and is not this plan's; the node waits until it is gone";
     } else {
@@ -549,9 +546,9 @@ asio::awaitable<void> PlanControllerImpl::create_maintenances(const MaintenanceP
       entry->message = why;
     }
     std::erase_if(decision.events, [&](const PlanEvent& event) {
-      return event.reason == "NodeStarted" && event.node == start.node;
+      return event.reason == PlanEventReason::kNodeStarted && event.node == start.node;
     });
-    decision.events.push_back({true, reason, "node " + start.node + ": " + why, start.node});
+    decision.events.push_back({reason, "node " + start.node + ": " + why, start.node});
   }
 }
 
@@ -583,7 +580,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const Maintenance
     if (!planned_patch(*cached, plan.meta.name, message, kube::wall_now())) continue;
     auto current = co_await client_.get<kube::Node>("", name);
     if (!current.has_value()) {
-      if (current.error().code == ErrorCode::kNotFound) continue;
+      if (is_not_found(current.error())) continue;
       co_return current.error();
     }
     const auto patch = planned_patch(*current, plan.meta.name, message, kube::wall_now());
@@ -593,7 +590,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const Maintenance
     const kube::WriteOptions write;
     auto written =
         co_await client_.patch(path, kube::PatchType::kStrategicMerge, std::move(body), write);
-    if (written.has_value() || written.error().code == ErrorCode::kNotFound) continue;
+    if (written.has_value() || is_not_found(written.error())) continue;
     // The node changed since the read (a kubelet's heartbeat): the next look converges it. A
     // live plan does not hold its nodes back for that; a plan being deleted retries, so that its
     // conditions go before its finalizer.
@@ -620,7 +617,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::patch_metadata(std::string mai
   const kube::WriteOptions write;
   auto patched = co_await client_.patch(path, kube::PatchType::kMergePatch, std::move(body), write);
   // A maintenance deleted meanwhile has nothing left to change.
-  if (!patched.has_value() && patched.error().code != ErrorCode::kNotFound) {
+  if (!patched.has_value() && !is_not_found(patched.error())) {
     co_return patched.error();
   }
   co_return Result<void>{};
@@ -634,7 +631,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     const std::string maintenance_path = kube::object_path<NodeMaintenance>("", name);
     const kube::DeleteOptions options;
     auto removed = co_await client_.remove(maintenance_path, options);
-    if (!removed.has_value() && removed.error().code != ErrorCode::kNotFound) {
+    if (!removed.has_value() && !is_not_found(removed.error())) {
       co_return removed.error();
     }
     own_maintenances_.forget(name);
@@ -673,9 +670,9 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
     written_version_ = kube::resource_version_of(*written);
   }
   for (PlanEvent& event : decision.events) {
-    recorder_.record(plan_ref(plan), {.type = event.warning ? runtime::EventType::kWarning
-                                                            : runtime::EventType::kNormal,
-                                      .reason = std::move(event.reason),
+    recorder_.record(plan_ref(plan), {.type = event.warning() ? runtime::EventType::kWarning
+                                                              : runtime::EventType::kNormal,
+                                      .reason = std::string(to_string(event.reason)),
                                       .message = std::move(event.message),
                                       .related = std::nullopt});
   }

@@ -197,6 +197,7 @@ TEST_F(PlanControllerShellTest, TakesTwoNodesOneAfterTheOtherReadingOnlyFromTheC
   const auto nm = server_.object(maintenance_path(first));
   ASSERT_TRUE(nm) << "the plan did not create " << first;
   EXPECT_EQ(string_at(*nm, "/spec/nodeName"), "w1");
+  EXPECT_EQ(string_at(*nm, "/spec/reason"), "kernel upgrade");
   const MaintenancePlan started = *plan();
   ASSERT_NE(entry(started, "w1"), nullptr);
   ASSERT_NE(entry(started, "w2"), nullptr);

@@ -1,7 +1,6 @@
 #include "operator/fleet/rollout.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -9,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/fnv1a.h"
 #include "base/strings.h"
 #include "kube/api/duration.h"
 
@@ -23,20 +23,6 @@ constexpr std::size_t kMaxNameLength = 253;
 // Hex digits of the (plan, node) hash in a NodeMaintenance's name: 32 bits, against an accidental
 // clash of two cut names; a clash is still only a wait (the plan never adopts what is not its own).
 constexpr std::size_t kNameHashLength = 8;
-
-// FNV-1a: a short, stable fingerprint of a name (the same on every build and machine).
-std::string fingerprint(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  std::array<char, 16> digits{};
-  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), hash, 16);
-  std::string out(digits.data(), result.ptr);
-  out.insert(0, digits.size() - out.size(), '0');  // always 16 digits
-  return out;
-}
 
 bool in_progress(PlanNodePhase phase) {
   return phase == PlanNodePhase::kDraining || phase == PlanNodePhase::kInMaintenance ||
@@ -134,10 +120,17 @@ class Step {
     return facts != nullptr && facts->owned && facts->node == node ? facts : nullptr;
   }
   // An Event on the plan; `node` names the node it is about ("" for the plan as a whole).
-  void event(bool warning, std::string reason, std::string message, std::string node = {}) {
-    decision_.events.push_back({warning, std::move(reason), std::move(message), std::move(node)});
+  void event(PlanEventReason reason, std::string message, std::string node = {}) {
+    decision_.events.push_back({reason, std::move(message), std::move(node)});
   }
+  // One node's next step along the path of the file comment in rollout.h; one function a phase.
   void advance(PlanNodeStatus& entry);
+  void adopt(PlanNodeStatus& entry);
+  // Each true when the node moved on to the next phase, which advance() then takes too.
+  bool drained(PlanNodeStatus& entry, const MaintenanceFacts* facts);
+  bool restored(PlanNodeStatus& entry, const MaintenanceFacts* facts);
+  void wait_for_work(PlanNodeStatus& entry, const MaintenanceFacts* facts);
+  void check_health(PlanNodeStatus& entry);
   void stop(std::string_view reason, std::string message);
   void resume_if_asked();
   std::string resume_hint() const {
@@ -153,6 +146,15 @@ class Step {
   void hold_drains(bool window_open);
   void delete_plan();
   void summarise(bool window_open);
+  // The plan's nodes in plan order into a new status, with its PlanStarted Event; false when
+  // none matches (the plan fails).
+  bool list_nodes();
+  // status.nextWindow and its text, when the window is closed.
+  void note_next_window(Instant now, bool window_open);
+  // WaitingForWindow, PlanSucceeded, PlanFailed: the Event of a phase the plan just entered.
+  void announce_phase();
+  // When to look again: soon while something moves, at the window's edge otherwise.
+  seconds next_look(Instant now, bool window_open) const;
 
   const MaintenancePlan& plan_;
   const World& world_;
@@ -190,7 +192,7 @@ void Step::stop(std::string_view reason, std::string message) {
   MaintenancePlanStatus& status = decision_.status;
   // A token of its own for each stop (the plan, the reason, the moment), so a resume written for
   // an earlier stop does not lift this one.
-  status.stop_token = fingerprint(plan_.meta.uid + "\n" + std::string(reason) + "\n" +
+  status.stop_token = fnv1a64_hex(plan_.meta.uid + "\n" + std::string(reason) + "\n" +
                                   kube::format_time(world_.now) + "\n" + message);
   kube::set_condition(status.conditions,
                       {.type = std::string(kStoppedCondition),
@@ -215,7 +217,7 @@ void Step::resume_if_asked() {
                        .status = kube::ConditionStatus::kFalse,
                        .observed_generation = plan_.meta.generation,
                        .last_transition_time = {},
-                       .reason = "Resumed",
+                       .reason = std::string(kStopResumed),
                        .message = "resumed by the annotation " + std::string(kResumeAnnotation)},
                       world_.now);
   // A node still in the health gate gets its whole timeout again.
@@ -224,7 +226,7 @@ void Step::resume_if_asked() {
       entry.gate_started_at = world_.now;
     }
   }
-  event(false, "PlanResumed", "resumed (" + std::string(kResumeAnnotation) + ")");
+  event(PlanEventReason::kPlanResumed, "resumed (" + std::string(kResumeAnnotation) + ")");
 }
 
 bool Step::work_done(const PlanNodeStatus& entry, const MaintenanceFacts& maintenance) const {
@@ -319,128 +321,144 @@ std::vector<std::string> Step::gate_problems(const PlanNodeStatus& entry) const 
 void Step::advance(PlanNodeStatus& entry) {
   const MaintenanceFacts* facts = ours(entry.maintenance, entry.name);
   switch (entry.phase) {
-    case PlanNodePhase::kWaiting: {
-      // Created before a crash that lost the status write: adopt it.
-      const MaintenanceFacts* mine =
-          ours(maintenance_name(plan_.meta.name, entry.name), entry.name);
-      if (mine != nullptr) {
-        entry.phase = PlanNodePhase::kDraining;
-        entry.maintenance = mine->name;
-        entry.started_at = entry.started_at.value_or(world_.now);
-        advance(entry);
-      }
+    case PlanNodePhase::kWaiting:
+      adopt(entry);
       return;
-    }
     case PlanNodePhase::kDraining:
-      if (facts == nullptr || (facts->deleting && facts->phase != Phase::kSucceeded)) {
-        // `kubectl maintenance stop`, or any other delete mid-drain: the node comes back
-        // undrained, and the plan stops before another node starts.
-        finish(entry, PlanNodePhase::kFailed,
-               "NodeMaintenance " + entry.maintenance +
-                   " was deleted by someone else before the drain finished");
-        stop("NodeFailed", "node " + entry.name + ": " + entry.message);
-        event(true, "NodeFailed",
-              "node " + entry.name + ": " + entry.message + "; the plan is stopped (" +
-                  resume_hint() + " with the next node)");
-        return;
-      }
-      if (facts->phase == Phase::kFailed) {
-        finish(entry, PlanNodePhase::kFailed,
-               "NodeMaintenance " + entry.maintenance + " failed: " + facts->last_error);
-        decision_.remove.push_back(entry.maintenance);
-        stop("NodeFailed", "node " + entry.name + ": " + entry.message);
-        event(true, "NodeFailed",
-              "node " + entry.name + ": " + entry.message +
-                  "; the node is given back and the plan is stopped (" + resume_hint() +
-                  " with the next node)");
-        return;
-      }
-      if (!facts->phase) {
-        entry.message = "NodeMaintenance " + entry.maintenance + " created";
-        return;
-      }
-      if (facts->phase == Phase::kPending) {
-        // Held by the operator's own gates: its budget (--max-parallel-maintenances, which may be
-        // below the plan's maxParallel), the node lease, etcd quorum.
-        entry.message = "NodeMaintenance " + entry.maintenance +
-                        " is Pending, held by the operator's gates (kubectl maintenance diagnose " +
-                        entry.maintenance + ")";
-        return;
-      }
-      if (facts->phase != Phase::kSucceeded) {
-        entry.message = facts->pending_pods > 0
-                            ? "draining: " + std::to_string(facts->pending_pods) + " pods left"
-                            : "draining";
-        return;
-      }
-      entry.phase = PlanNodePhase::kInMaintenance;
-      entry.drained_at = world_.now;
-      event(false, "NodeDrained",
-            "node " + entry.name + " is drained (" + position(entry) +
-                "): " + waiting_for_work(entry).substr(std::string_view("drained; ").size()));
+      if (!drained(entry, facts)) return;
       [[fallthrough]];
     case PlanNodePhase::kInMaintenance:
-      if (facts == nullptr || facts->deleting) {
-        // Deleting a maintenance by hand is how an admin ends one: the work is done.
-        entry.completed_at = world_.now;
-        entry.phase = PlanNodePhase::kRestoring;
-        entry.message = "giving the node back";
-        advance(entry);
-        return;
-      }
-      if (!work_done(entry, *facts)) {
-        entry.message = waiting_for_work(entry);
-        return;
-      }
-      entry.completed_at = world_.now;
-      entry.phase = PlanNodePhase::kRestoring;
-      entry.message = "giving the node back";
-      decision_.remove.push_back(entry.maintenance);
-      event(false, "NodeWorkDone",
-            "node " + entry.name + ": work done; deleting NodeMaintenance " + entry.maintenance);
+      wait_for_work(entry, facts);
       return;
     case PlanNodePhase::kRestoring:
-      if (facts != nullptr) {
-        if (!facts->deleting) {
-          decision_.remove.push_back(entry.maintenance);
-        }
-        return;
-      }
-      entry.restored_at = world_.now;
-      entry.gate_started_at = world_.now;
-      entry.phase = PlanNodePhase::kHealthCheck;
+      if (!restored(entry, facts)) return;
       [[fallthrough]];
-    case PlanNodePhase::kHealthCheck: {
-      const std::vector<std::string> problems = gate_problems(entry);
-      if (problems.empty()) {
-        const auto took =
-            duration_cast<seconds>(world_.now - entry.started_at.value_or(world_.now));
-        event(false, "NodeDone",
-              "node " + entry.name + " is back and healthy (" + position(entry) + ", took " +
-                  kube::format_duration(took) + ")");
-        // Only what a finished node still needs: a 10,000-node plan's status must fit in one
-        // object (docs/design.md §10).
-        entry = PlanNodeStatus{.name = std::move(entry.name),
-                               .phase = PlanNodePhase::kDone,
-                               .took_seconds = took.count()};
-        return;
-      }
-      entry.message = "health gate: " + join(problems, "; ");
-      const kube::Time since = entry.gate_started_at.value_or(world_.now);
-      if (world_.now - since >= rules_.health_gate_timeout && !plan_.spec.paused && !stopped_) {
-        entry.gate_started_at = world_.now;
-        const std::string what = "node " + entry.name + " is not healthy " +
-                                 kube::format_duration(rules_.health_gate_timeout) +
-                                 " after it was given back (" + join(problems, "; ") + ")";
-        stop("HealthGateTimeout", what);
-        event(true, "HealthGateTimeout",
-              what + "; the plan is stopped (once the node is healthy, " + resume_hint() + ")");
-      }
+    case PlanNodePhase::kHealthCheck:
+      check_health(entry);
       return;
-    }
     case PlanNodePhase::kDone:
     case PlanNodePhase::kFailed:
       return;
+  }
+}
+
+void Step::adopt(PlanNodeStatus& entry) {
+  // Created before a crash that lost the status write: adopt it.
+  const MaintenanceFacts* mine = ours(maintenance_name(plan_.meta.name, entry.name), entry.name);
+  if (mine != nullptr) {
+    entry.phase = PlanNodePhase::kDraining;
+    entry.maintenance = mine->name;
+    entry.started_at = entry.started_at.value_or(world_.now);
+    advance(entry);
+  }
+}
+
+bool Step::drained(PlanNodeStatus& entry, const MaintenanceFacts* facts) {
+  if (facts == nullptr || (facts->deleting && facts->phase != Phase::kSucceeded)) {
+    // `kubectl maintenance stop`, or any other delete mid-drain: the node comes back
+    // undrained, and the plan stops before another node starts.
+    finish(entry, PlanNodePhase::kFailed,
+           "NodeMaintenance " + entry.maintenance +
+               " was deleted by someone else before the drain finished");
+    stop(kStoppedByNodeFailure, "node " + entry.name + ": " + entry.message);
+    event(PlanEventReason::kNodeFailed, "node " + entry.name + ": " + entry.message +
+                                            "; the plan is stopped (" + resume_hint() +
+                                            " with the next node)");
+    return false;
+  }
+  if (facts->phase == Phase::kFailed) {
+    finish(entry, PlanNodePhase::kFailed,
+           "NodeMaintenance " + entry.maintenance + " failed: " + facts->last_error);
+    decision_.remove.push_back(entry.maintenance);
+    stop(kStoppedByNodeFailure, "node " + entry.name + ": " + entry.message);
+    event(PlanEventReason::kNodeFailed, "node " + entry.name + ": " + entry.message +
+                                            "; the node is given back and the plan is stopped (" +
+                                            resume_hint() + " with the next node)");
+    return false;
+  }
+  if (!facts->phase) {
+    entry.message = "NodeMaintenance " + entry.maintenance + " created";
+    return false;
+  }
+  if (facts->phase == Phase::kPending) {
+    // Held by the operator's own gates: its budget (--max-parallel-maintenances, which may be
+    // below the plan's maxParallel), the node lease, etcd quorum.
+    entry.message = "NodeMaintenance " + entry.maintenance +
+                    " is Pending, held by the operator's gates (kubectl maintenance diagnose " +
+                    entry.maintenance + ")";
+    return false;
+  }
+  if (facts->phase != Phase::kSucceeded) {
+    entry.message = facts->pending_pods > 0
+                        ? "draining: " + std::to_string(facts->pending_pods) + " pods left"
+                        : "draining";
+    return false;
+  }
+  entry.phase = PlanNodePhase::kInMaintenance;
+  entry.drained_at = world_.now;
+  event(PlanEventReason::kNodeDrained,
+        "node " + entry.name + " is drained (" + position(entry) +
+            "): " + waiting_for_work(entry).substr(std::string_view("drained; ").size()));
+  return true;
+}
+
+void Step::wait_for_work(PlanNodeStatus& entry, const MaintenanceFacts* facts) {
+  if (facts == nullptr || facts->deleting) {
+    // Deleting a maintenance by hand is how an admin ends one: the work is done.
+    entry.completed_at = world_.now;
+    entry.phase = PlanNodePhase::kRestoring;
+    entry.message = "giving the node back";
+    advance(entry);
+    return;
+  }
+  if (!work_done(entry, *facts)) {
+    entry.message = waiting_for_work(entry);
+    return;
+  }
+  entry.completed_at = world_.now;
+  entry.phase = PlanNodePhase::kRestoring;
+  entry.message = "giving the node back";
+  decision_.remove.push_back(entry.maintenance);
+  event(PlanEventReason::kNodeWorkDone,
+        "node " + entry.name + ": work done; deleting NodeMaintenance " + entry.maintenance);
+}
+
+bool Step::restored(PlanNodeStatus& entry, const MaintenanceFacts* facts) {
+  if (facts != nullptr) {
+    if (!facts->deleting) {
+      decision_.remove.push_back(entry.maintenance);
+    }
+    return false;
+  }
+  entry.restored_at = world_.now;
+  entry.gate_started_at = world_.now;
+  entry.phase = PlanNodePhase::kHealthCheck;
+  return true;
+}
+
+void Step::check_health(PlanNodeStatus& entry) {
+  const std::vector<std::string> problems = gate_problems(entry);
+  if (problems.empty()) {
+    const auto took = duration_cast<seconds>(world_.now - entry.started_at.value_or(world_.now));
+    event(PlanEventReason::kNodeDone, "node " + entry.name + " is back and healthy (" +
+                                          position(entry) + ", took " +
+                                          kube::format_duration(took) + ")");
+    // Only what a finished node still needs: a 10,000-node plan's status must fit in one
+    // object (docs/design.md §10).
+    entry = PlanNodeStatus{
+        .name = std::move(entry.name), .phase = PlanNodePhase::kDone, .took_seconds = took.count()};
+    return;
+  }
+  entry.message = "health gate: " + join(problems, "; ");
+  const kube::Time since = entry.gate_started_at.value_or(world_.now);
+  if (world_.now - since >= rules_.health_gate_timeout && !plan_.spec.paused && !stopped_) {
+    entry.gate_started_at = world_.now;
+    const std::string what = "node " + entry.name + " is not healthy " +
+                             kube::format_duration(rules_.health_gate_timeout) +
+                             " after it was given back (" + join(problems, "; ") + ")";
+    stop(kStoppedByHealthGate, what);
+    event(PlanEventReason::kHealthGateTimeout,
+          what + "; the plan is stopped (once the node is healthy, " + resume_hint() + ")");
   }
 }
 
@@ -478,7 +496,7 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
     const NodeFacts* facts = node(entry.name);
     if (facts == nullptr) {
       finish(entry, PlanNodePhase::kFailed, "node " + entry.name + " does not exist");
-      event(true, "NodeFailed", entry.message + "; going on with the next node");
+      event(PlanEventReason::kNodeFailed, entry.message + "; going on with the next node");
       continue;
     }
     if (running >= max_parallel) {
@@ -497,7 +515,7 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
                                     " of this plan") +
                 "); the node waits until it is gone";
       if (entry.message != holdup_) {
-        event(true, "NameCollision", "node " + entry.name + ": " + holdup_, entry.name);
+        event(PlanEventReason::kNameCollision, "node " + entry.name + ": " + holdup_, entry.name);
       }
       entry.message = holdup_;
       return;
@@ -522,7 +540,7 @@ void Step::start_nodes(int max_parallel, std::optional<int> max_unavailable) {
     entry.started_at = world_.now;
     entry.message = "draining";
     decision_.create.push_back({entry.name, entry.maintenance});
-    event(false, "NodeStarted",
+    event(PlanEventReason::kNodeStarted,
           "node " + entry.name + " (" + position(entry) + "): NodeMaintenance " +
               entry.maintenance + " created",
           entry.name);
@@ -551,7 +569,7 @@ void Step::hold_drains(bool window_open) {
         decision_.hold.push_back({facts->name, text});
       }
       if (facts->hold.empty()) {
-        event(false, "NodeHeld",
+        event(PlanEventReason::kNodeHeld,
               "node " + entry.name + ": drain held until the next window (" + next +
                   "); the node stays cordoned and no new eviction starts",
               entry.name);
@@ -563,7 +581,8 @@ void Step::hold_drains(bool window_open) {
     } else if (!facts->hold.empty()) {
       decision_.unhold.push_back(facts->name);
       if (draining) {
-        event(false, "NodeResumed", "node " + entry.name + ": the drain goes on", entry.name);
+        event(PlanEventReason::kNodeResumed, "node " + entry.name + ": the drain goes on",
+              entry.name);
       }
     }
   }
@@ -595,7 +614,7 @@ void Step::delete_plan() {
   if (!left.empty()) {
     message += "; left drained, delete when the work is done: NodeMaintenance " + join(left, ", ");
   }
-  event(false, "PlanDeleted", message);
+  event(PlanEventReason::kPlanDeleted, message);
 }
 
 void Step::summarise(bool window_open) {
@@ -670,28 +689,104 @@ void Step::summarise(bool window_open) {
   }
 }
 
+bool Step::list_nodes() {
+  MaintenancePlanStatus& status = decision_.status;
+  for (std::string& name : plan_order(plan_.spec, world_.nodes)) {
+    PlanNodeStatus entry;
+    entry.name = std::move(name);
+    status.nodes.push_back(std::move(entry));
+  }
+  if (status.nodes.empty()) {
+    status.phase = PlanPhase::kFailed;
+    status.message = "no node matches spec.nodeSelector";
+    if (plan_.status.message != status.message) {
+      event(PlanEventReason::kInvalidPlan, status.message);
+    }
+    return false;
+  }
+  std::vector<std::string> names;
+  for (const PlanNodeStatus& entry : status.nodes) {
+    names.push_back(entry.name);
+  }
+  event(PlanEventReason::kPlanStarted,
+        std::to_string(names.size()) + " nodes, in this order: " + join(names, ", "));
+  return true;
+}
+
+void Step::note_next_window(Instant now, bool window_open) {
+  MaintenancePlanStatus& status = decision_.status;
+  status.next_window.reset();
+  status.next_window_text.clear();
+  if (window_open) {
+    return;
+  }
+  if (const std::optional<Instant> next = rules_.schedule.next_open(now)) {
+    status.next_window = to_time(*next);
+    status.next_window_text = rules_.schedule.describe(*next);
+  } else {
+    status.next_window_text = "never (every window day is a blackout date)";
+  }
+}
+
+void Step::announce_phase() {
+  const MaintenancePlanStatus& status = decision_.status;
+  const std::optional<PlanPhase> was = plan_.status.phase;
+  if (status.phase == PlanPhase::kWaitingForWindow && was != PlanPhase::kWaitingForWindow) {
+    event(PlanEventReason::kWaitingForWindow, status.message);
+  }
+  const bool was_finished = was == PlanPhase::kSucceeded || was == PlanPhase::kFailed;
+  if ((status.phase == PlanPhase::kSucceeded || status.phase == PlanPhase::kFailed) &&
+      !was_finished) {
+    event(status.phase == PlanPhase::kFailed ? PlanEventReason::kPlanFailed
+                                             : PlanEventReason::kPlanSucceeded,
+          status.message);
+  }
+}
+
+seconds Step::next_look(Instant now, bool window_open) const {
+  const MaintenancePlanStatus& status = decision_.status;
+  if (status.in_progress > held_ || !decision_.create.empty()) {
+    seconds after = world_.progress_poll;
+    for (const PlanNodeStatus& entry : status.nodes) {
+      if (entry.phase == PlanNodePhase::kHealthCheck) {
+        after = std::min(after, seconds{kGatePoll});
+      }
+    }
+    // A soak that ends before the next look is an edge too: the node is given back on time.
+    if (rules_.done_when == DoneWhen::kSoaked) {
+      for (const PlanNodeStatus& entry : status.nodes) {
+        if (entry.phase != PlanNodePhase::kInMaintenance || !entry.drained_at) continue;
+        const auto left =
+            std::chrono::ceil<seconds>(*entry.drained_at + rules_.soak_time - world_.now);
+        after = std::clamp<seconds>(left, seconds{1}, after);
+      }
+    }
+    return after;
+  }
+  if (!holdup_.empty()) {
+    // The next node waits on what no watch of the plan's own reports (someone else's
+    // NodeMaintenance, maxUnavailable): look again soon, as while nodes are in progress.
+    return world_.progress_poll;
+  }
+  // Otherwise at the window's edge: where it opens, or where an open one closes so that the
+  // status says so.
+  std::optional<Instant> edge;
+  if (window_open) {
+    edge = rules_.schedule.closes_at(now);
+  } else if (status.next_window.has_value()) {
+    edge = to_instant(*status.next_window);
+  }
+  if (!edge.has_value()) {
+    return kIdlePoll;
+  }
+  const auto until = duration_cast<seconds>(*edge - now);
+  return std::clamp<seconds>(until + seconds{1}, seconds{1}, kIdlePoll);
+}
+
 Decision Step::run() {
   MaintenancePlanStatus& status = decision_.status;
-  if (status.nodes.empty() && !plan_.meta.deletion_timestamp.has_value()) {
-    for (std::string& name : plan_order(plan_.spec, world_.nodes)) {
-      PlanNodeStatus entry;
-      entry.name = std::move(name);
-      status.nodes.push_back(std::move(entry));
-    }
-    if (status.nodes.empty()) {
-      status.phase = PlanPhase::kFailed;
-      status.message = "no node matches spec.nodeSelector";
-      if (plan_.status.message != status.message) {
-        event(true, "InvalidPlan", status.message);
-      }
-      return std::move(decision_);
-    }
-    std::vector<std::string> names;
-    for (const PlanNodeStatus& entry : status.nodes) {
-      names.push_back(entry.name);
-    }
-    event(false, "PlanStarted",
-          std::to_string(names.size()) + " nodes, in this order: " + join(names, ", "));
+  if (status.nodes.empty() && !plan_.meta.deletion_timestamp.has_value() && !list_nodes()) {
+    return std::move(decision_);
   }
   if (plan_.meta.deletion_timestamp.has_value()) {
     delete_plan();
@@ -710,64 +805,14 @@ Decision Step::run() {
   }
   const Instant now = to_instant(world_.now);
   const bool window_open = rules_.schedule.open_at(now);
-  status.next_window.reset();
-  status.next_window_text.clear();
-  if (!window_open) {
-    if (const std::optional<Instant> next = rules_.schedule.next_open(now)) {
-      status.next_window = to_time(*next);
-      status.next_window_text = rules_.schedule.describe(*next);
-    } else {
-      status.next_window_text = "never (every window day is a blackout date)";
-    }
-  }
+  note_next_window(now, window_open);
   if (window_open && !plan_.spec.paused && !stopped_) {
     start_nodes(max_parallel, max_unavailable);
   }
   hold_drains(window_open);
-  const bool was_waiting = plan_.status.phase == PlanPhase::kWaitingForWindow;
-  const bool was_finished =
-      plan_.status.phase == PlanPhase::kSucceeded || plan_.status.phase == PlanPhase::kFailed;
   summarise(window_open);
-  if (status.phase == PlanPhase::kWaitingForWindow && !was_waiting) {
-    event(false, "WaitingForWindow", status.message);
-  }
-  if ((status.phase == PlanPhase::kSucceeded || status.phase == PlanPhase::kFailed) &&
-      !was_finished) {
-    event(status.phase == PlanPhase::kFailed, "Plan" + std::string(to_string(*status.phase)),
-          status.message);
-  }
-  // When to look again: soon while something moves, at the window's edge otherwise (where it
-  // opens, or where an open one closes so that the status says so).
-  std::optional<Instant> edge;
-  if (window_open) {
-    edge = rules_.schedule.closes_at(now);
-  } else if (status.next_window.has_value()) {
-    edge = to_instant(*status.next_window);
-  }
-  if (status.in_progress > held_ || !decision_.create.empty()) {
-    decision_.requeue_after = world_.progress_poll;
-    for (const PlanNodeStatus& entry : status.nodes) {
-      if (entry.phase == PlanNodePhase::kHealthCheck) {
-        decision_.requeue_after = std::min(decision_.requeue_after, seconds{kGatePoll});
-      }
-    }
-    // A soak that ends before the next look is an edge too: the node is given back on time.
-    if (rules_.done_when == DoneWhen::kSoaked) {
-      for (const PlanNodeStatus& entry : status.nodes) {
-        if (entry.phase != PlanNodePhase::kInMaintenance || !entry.drained_at) continue;
-        const auto left =
-            std::chrono::ceil<seconds>(*entry.drained_at + rules_.soak_time - world_.now);
-        decision_.requeue_after = std::clamp<seconds>(left, seconds{1}, decision_.requeue_after);
-      }
-    }
-  } else if (!holdup_.empty()) {
-    // The next node waits on what no watch of the plan's own reports (someone else's
-    // NodeMaintenance, maxUnavailable): look again soon, as while nodes are in progress.
-    decision_.requeue_after = world_.progress_poll;
-  } else if (edge.has_value()) {
-    const auto until = duration_cast<seconds>(*edge - now);
-    decision_.requeue_after = std::clamp<seconds>(until + seconds{1}, seconds{1}, kIdlePoll);
-  }
+  announce_phase();
+  decision_.requeue_after = next_look(now, window_open);
   return std::move(decision_);
 }
 
@@ -775,7 +820,7 @@ Decision Step::run() {
 
 std::string maintenance_name(const std::string& plan, const std::string& node) {
   // '/' is in neither name, so no two (plan, node) pairs hash the same text.
-  const std::string hash = fingerprint(plan + "/" + node).substr(0, kNameHashLength);
+  const std::string hash = fnv1a64_hex(plan + "/" + node).substr(0, kNameHashLength);
   const std::size_t room = kMaxNameLength - plan.size() - hash.size() - 2;
   std::string part = node.substr(0, room);
   // A name must end in a letter or digit: the hash does; the part before its '-' must not end in
@@ -874,7 +919,7 @@ Decision decide(const MaintenancePlan& plan, const World& world) {
     decision.status.message = rules.error().message;
     decision.status.observed_generation = plan.meta.generation;
     if (plan.status.message != decision.status.message) {
-      decision.events.push_back({true, "InvalidPlan", decision.status.message, {}});
+      decision.events.push_back({PlanEventReason::kInvalidPlan, decision.status.message, {}});
     }
     return decision;
   }

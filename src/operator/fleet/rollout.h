@@ -41,6 +41,7 @@
 #include "kube/api/time.h"
 #include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
+#include "operator/fleet/plan_events.h"
 #include "operator/fleet/window.h"
 
 namespace nmo::op::fleet {
@@ -57,8 +58,6 @@ inline constexpr std::chrono::seconds kGatePoll{1};
 // changed clock or time-zone database is noticed).
 inline constexpr std::chrono::minutes kIdlePoll{10};
 
-// The label kubeadm puts on control-plane nodes.
-inline constexpr std::string_view kControlPlaneLabel = "node-role.kubernetes.io/control-plane";
 // The well-known zone label (spec.order ByZone).
 inline constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
 
@@ -67,7 +66,7 @@ struct NodeFacts {
   std::string name;
   bool ready = false;
   bool unschedulable = false;
-  bool control_plane = false;
+  bool control_plane = false;  // is_control_plane() (operator/gates/etcd_quorum.h)
   std::string zone;
   std::string boot_id;
 };
@@ -132,10 +131,11 @@ struct World {
 
 // An Event on the plan.
 struct PlanEvent {
-  bool warning = false;
-  std::string reason;
+  PlanEventReason reason = PlanEventReason::kPlanStarted;
   std::string message;
   std::string node;  // the node it is about, "" for the plan as a whole
+
+  [[nodiscard]] bool warning() const noexcept { return is_warning(reason); }
 
   friend bool operator==(const PlanEvent&, const PlanEvent&) = default;
 };

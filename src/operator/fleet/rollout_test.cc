@@ -1,7 +1,9 @@
 #include "operator/fleet/rollout.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -129,7 +131,7 @@ class RolloutTest : public ::testing::Test {
   static std::vector<std::string> reasons(const Decision& decision) {
     std::vector<std::string> out;
     for (const PlanEvent& event : decision.events) {
-      out.push_back(event.reason);
+      out.emplace_back(to_string(event.reason));
     }
     return out;
   }
@@ -363,7 +365,7 @@ TEST_F(RolloutTest, AFailedMaintenanceGivesTheNodeBackAndStopsThePlanInItsStatus
   EXPECT_EQ(plan_.status.message, "stopped: node w1: " + entry("w1").message +
                                       " (kubectl maintenance resume memory-upgrade)");
   ASSERT_EQ(reasons(decision), std::vector<std::string>{"NodeFailed"});
-  EXPECT_TRUE(decision.events[0].warning);
+  EXPECT_TRUE(decision.events[0].warning());
   EXPECT_EQ(decision.events[0].message,
             "node w1: " + entry("w1").message +
                 "; the node is given back and the plan is stopped (kubectl maintenance resume "
@@ -686,7 +688,7 @@ TEST_F(RolloutTest, AMaintenanceOfThePlansNameThatIsNotItsOwnIsNeverAdopted) {
   EXPECT_EQ(entry("w1").message, waits);
   EXPECT_EQ(plan_.status.message, "next node: " + waits);
   ASSERT_EQ(reasons(decision), std::vector<std::string>{"NameCollision"});
-  EXPECT_TRUE(decision.events[0].warning);
+  EXPECT_TRUE(decision.events[0].warning());
   EXPECT_EQ(decision.requeue_after, kProgressPoll) << "its deletion wakes no watch of the plan";
   EXPECT_TRUE(reasons(step()).empty()) << "announced once";
 
@@ -761,6 +763,23 @@ TEST(MaintenanceNameTest, ALongNodeNameIsCutToFitAndStillDiffers) {
       maintenance_name(plan, std::string(179, 'n') + ".x" + std::string(60, 'y'));
   EXPECT_EQ(dotted.find(".-"), std::string::npos) << dotted;
   EXPECT_LE(dotted.size(), 253U);
+}
+
+TEST(PlanEventReasonTest, EachReasonHasItsOwnTextAndType) {
+  EXPECT_EQ(to_string(PlanEventReason::kPlanStarted), "PlanStarted");
+  EXPECT_EQ(to_string(PlanEventReason::kNodeResumed), "NodeResumed");
+  EXPECT_FALSE(is_warning(PlanEventReason::kNodeStarted));
+  EXPECT_TRUE(is_warning(PlanEventReason::kNodeNotStarted));
+  // The Events that announce a stop carry the Stopped condition's reason.
+  EXPECT_EQ(to_string(PlanEventReason::kNodeFailed), kStoppedByNodeFailure);
+  EXPECT_EQ(to_string(PlanEventReason::kHealthGateTimeout), kStoppedByHealthGate);
+  std::vector<std::string_view> texts;
+  for (int i = 0; i <= static_cast<int>(PlanEventReason::kNodeResumed); ++i) {
+    texts.push_back(to_string(static_cast<PlanEventReason>(i)));
+  }
+  std::sort(texts.begin(), texts.end());
+  EXPECT_EQ(std::adjacent_find(texts.begin(), texts.end()), texts.end());
+  EXPECT_EQ(texts.size(), 17U);
 }
 
 }  // namespace

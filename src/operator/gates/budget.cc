@@ -80,11 +80,11 @@ BudgetDecision decide_admissions(std::span<const BudgetCandidate> candidates,
 }
 
 std::string slot_lease_name(std::string_view cr_name) {
-  return internal::fit_name("nmo-slot-", cr_name, kMaxNameLength);
+  return internal::fit_name(kSlotLeasePrefix, cr_name, kMaxNameLength);
 }
 
 std::string foreign_slot_lease_name(std::string_view node_name) {
-  return internal::fit_name("nmo-foreign-", node_name, kMaxNameLength);
+  return internal::fit_name(kForeignSlotLeasePrefix, node_name, kMaxNameLength);
 }
 
 std::string slot_holder_identity(std::string_view holder, std::string_view node) {
@@ -93,6 +93,10 @@ std::string slot_holder_identity(std::string_view holder, std::string_view node)
   identity += node;
   identity += ')';
   return identity;
+}
+
+bool is_slot_lease_name(std::string_view name) noexcept {
+  return name.starts_with(kSlotLeasePrefix) || name.starts_with(kForeignSlotLeasePrefix);
 }
 
 }  // namespace nmo::op

@@ -101,8 +101,12 @@ struct BudgetDecision {
 // A name that would be too long is cut and suffixed with 16 hex digits of FNV-1a-64 of the full
 // CR or node name (internal/hashed_name.h). The two prefixes differ, so a CR named like a node
 // never collides with a foreign slot.
+inline constexpr std::string_view kSlotLeasePrefix = "nmo-slot-";
+inline constexpr std::string_view kForeignSlotLeasePrefix = "nmo-foreign-";
 [[nodiscard]] std::string slot_lease_name(std::string_view cr_name);
 [[nodiscard]] std::string foreign_slot_lease_name(std::string_view node_name);
+// Whether a Lease of the operator namespace named `name` is a slot (either kind).
+[[nodiscard]] bool is_slot_lease_name(std::string_view name) noexcept;
 
 // A slot Lease's holderIdentity: `<crName> (node <node>)`, or for a foreign holder
 // `<holder> (node <node>)`, e.g. `NodeHealthCheck-x (node node-worker-05)`.

@@ -79,6 +79,10 @@ std::string strategy_text(const std::optional<std::string>& strategy) {
   return strategy ? "eviction strategy " + *strategy : "no eviction strategy";
 }
 
+// A verdict's reason where it is also the pod's pending reason: the status and the Events say
+// the same word.
+std::string reason_text(PendingPodReason reason) { return std::string(to_string(reason)); }
+
 }  // namespace
 
 bool is_virt_launcher(const kube::Pod& pod) {
@@ -192,6 +196,8 @@ std::string_view to_string(VmAction action) noexcept {
   return "Evict";
 }
 
+std::string kubevirt_api_root() { return kube::api_root_path<Vmi>(); }
+
 VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_strategy,
                     VmEvictionPolicy policy) {
   const std::optional<std::string> strategy = effective_eviction_strategy(vmi, cluster_strategy);
@@ -201,20 +207,20 @@ VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_st
     case OnEviction::kMigrates:
       return {.action = VmAction::kEvict,
               .on_eviction = on_eviction,
-              .reason = "MigratingVM",
+              .reason = reason_text(PendingPodReason::kMigratingVm),
               .detail = name + " has " + strategy_text(strategy) +
                         ": KubeVirt live-migrates it when its pod is evicted"};
     case OnEviction::kEvacuates:
       return {.action = VmAction::kEvict,
               .on_eviction = on_eviction,
-              .reason = "MigratingVM",
+              .reason = reason_text(PendingPodReason::kMigratingVm),
               .detail = name +
                         " has eviction strategy External: KubeVirt defers the eviction "
                         "and an external controller evacuates it"};
     case OnEviction::kRefusesForGood:
       return {.action = VmAction::kHold,
               .on_eviction = on_eviction,
-              .reason = "VMNotMigratable",
+              .reason = reason_text(PendingPodReason::kVmNotMigratable),
               .detail = name + " has eviction strategy LiveMigrate but cannot live-migrate" +
                         because(vmi) +
                         ": KubeVirt refuses every eviction of its pod until the VM can migrate "
@@ -234,7 +240,7 @@ VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_st
   if (vmi.live_migratable.value_or(false)) {
     return {.action = VmAction::kMigrate,
             .on_eviction = on_eviction,
-            .reason = "MigratingVM",
+            .reason = reason_text(PendingPodReason::kMigratingVm),
             .detail = name + " has " + strategy_text(strategy) +
                       ", so evicting its pod would shut it down: the operator live-migrates it "
                       "instead",
@@ -242,7 +248,7 @@ VmVerdict decide_vm(const Vmi& vmi, const std::optional<std::string>& cluster_st
   }
   return {.action = VmAction::kHold,
           .on_eviction = on_eviction,
-          .reason = "VMWouldShutDown",
+          .reason = reason_text(PendingPodReason::kVmWouldShutDown),
           .detail = name + " cannot live-migrate" + because(vmi) + " and has " +
                     strategy_text(strategy) +
                     ": evicting its pod would shut it down; set vmEvictionPolicy AllowShutdown on "

@@ -50,8 +50,17 @@ inline constexpr std::string_view kVirtLauncherValue = "virt-launcher";
 inline constexpr std::string_view kVmiNameAnnotation = "kubevirt.io/domain";
 inline constexpr std::string_view kVmNameLabel = "vm.kubevirt.io/name";
 
-// The API group version KubeVirt serves its resources under.
+// The API group and version KubeVirt serves its resources under, and the two as an apiVersion.
+inline constexpr std::string_view kKubeVirtGroup = "kubevirt.io";
+inline constexpr std::string_view kKubeVirtVersion = "v1";
 inline constexpr std::string_view kKubeVirtApiVersion = "kubevirt.io/v1";
+static_assert(kKubeVirtApiVersion.size() == kKubeVirtGroup.size() + 1 + kKubeVirtVersion.size() &&
+                  kKubeVirtApiVersion.starts_with(kKubeVirtGroup) &&
+                  kKubeVirtApiVersion.ends_with(kKubeVirtVersion),
+              "kKubeVirtApiVersion is <group>/<version>");
+
+// "/apis/kubevirt.io/v1": served exactly while KubeVirt is installed.
+[[nodiscard]] std::string kubevirt_api_root();
 
 // True for a KubeVirt virt-launcher pod (label kubevirt.io=virt-launcher).
 [[nodiscard]] bool is_virt_launcher(const kube::Pod& pod);
@@ -233,8 +242,8 @@ namespace nmo::kube {
 
 template <>
 struct ResourceInfo<op::Vmi> {
-  static constexpr std::string_view kGroup = "kubevirt.io";
-  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kGroup = op::kKubeVirtGroup;
+  static constexpr std::string_view kVersion = op::kKubeVirtVersion;
   static constexpr std::string_view kPlural = "virtualmachineinstances";
   static constexpr std::string_view kKind = "VirtualMachineInstance";
   static constexpr bool kNamespaced = true;
@@ -244,8 +253,8 @@ struct ResourceInfo<op::Vmi> {
 
 template <>
 struct ResourceInfo<op::Migration> {
-  static constexpr std::string_view kGroup = "kubevirt.io";
-  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kGroup = op::kKubeVirtGroup;
+  static constexpr std::string_view kVersion = op::kKubeVirtVersion;
   static constexpr std::string_view kPlural = "virtualmachineinstancemigrations";
   static constexpr std::string_view kKind = "VirtualMachineInstanceMigration";
   static constexpr bool kNamespaced = true;
@@ -276,8 +285,8 @@ struct ResourceInfo<op::MigrationObject> : ResourceInfo<op::Migration> {
 
 template <>
 struct ResourceInfo<op::KubeVirtConfig> {
-  static constexpr std::string_view kGroup = "kubevirt.io";
-  static constexpr std::string_view kVersion = "v1";
+  static constexpr std::string_view kGroup = op::kKubeVirtGroup;
+  static constexpr std::string_view kVersion = op::kKubeVirtVersion;
   static constexpr std::string_view kPlural = "kubevirts";
   static constexpr std::string_view kKind = "KubeVirt";
   static constexpr bool kNamespaced = true;

@@ -40,6 +40,14 @@ TEST(VirtLauncherTest, LabelAndVmiName) {
   EXPECT_FALSE(is_virt_launcher(pod));
 }
 
+TEST(KubeVirtApiTest, OneGroupVersionForEveryPath) {
+  EXPECT_EQ(kubevirt_api_root(), "/apis/kubevirt.io/v1");
+  EXPECT_EQ(kube::api_version<Migration>(), kKubeVirtApiVersion);
+  EXPECT_EQ(kube::object_path<Vmi>("shop", "db"),
+            "/apis/kubevirt.io/v1/namespaces/shop/virtualmachineinstances/db");
+  EXPECT_EQ(kube::collection_path<KubeVirtConfig>(), "/apis/kubevirt.io/v1/kubevirts");
+}
+
 TEST(DecodeVmiTest, ReadsStrategyMigratabilityAndNodes) {
   const auto decoded = decode_vmi(json::parse(R"({
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",

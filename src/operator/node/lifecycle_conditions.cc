@@ -6,6 +6,7 @@
 
 #include <boost/json/array.hpp>
 
+#include "operator/api/failure.h"
 #include "operator/node/node_patch.h"
 
 namespace nmo::op {
@@ -36,15 +37,16 @@ std::array<std::pair<std::string_view, std::optional<Wanted>>, 3> wanted_of(
     wanted[1].second =
         intent.drain_timed_out
             ? Wanted{.status = "True",
-                     .reason = prefix + "DrainTimeout",
+                     .reason = prefix + std::string(failure_reason(FailureKind::kTimeout)),
                      .message = cr + " passed its drain timeout; the pods left are still evicted"}
             : Wanted{.status = "True",
-                     .reason = prefix + "Draining",
+                     .reason = prefix + std::string(kReasonDraining),
                      .message = cr + " is evicting the pods that must leave"};
   } else {
     const std::string drained = cr + " drained the node: every pod that must leave is gone";
-    wanted[1].second = Wanted{.status = "False", .reason = prefix + "Drained", .message = drained};
-    wanted[2].second = Wanted{.status = "True", .reason = prefix + "Drained", .message = drained};
+    const std::string reason = prefix + std::string(kReasonDrained);
+    wanted[1].second = Wanted{.status = "False", .reason = reason, .message = drained};
+    wanted[2].second = Wanted{.status = "True", .reason = reason, .message = drained};
   }
   return wanted;
 }

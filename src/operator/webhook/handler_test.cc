@@ -69,7 +69,7 @@ TEST_F(AdmissionHandlerTest, DenialIsAnAnswerNotAnHttpError) {
   EXPECT_EQ(answer.at_pointer("/response/status/code"), 403);
   EXPECT_EQ(answer.at_pointer("/response/status/reason"), "Forbidden");
   EXPECT_EQ(answer.at_pointer("/response/status/message"),
-            boost::json::value(node_not_found_message("node-that-does-not-exist")));
+            boost::json::value(unknown_node_message("node-that-does-not-exist")));
 }
 
 TEST_F(AdmissionHandlerTest, MalformedJsonGets400) {

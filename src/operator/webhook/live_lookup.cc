@@ -60,7 +60,7 @@ asio::awaitable<Result<bool>> LiveClusterLookup::node_exists(std::string node) {
   std::string path = kube::object_path<kube::Node>("", node);
   Result<boost::json::value> found = co_await client_.get_json(std::move(path));
   if (found) co_return true;
-  if (found.error().code == ErrorCode::kNotFound) co_return false;
+  if (is_not_found(found.error())) co_return false;
   co_return found.error();
 }
 
@@ -154,7 +154,7 @@ asio::awaitable<Result<bool>> LiveClusterLookup::etcd_quorum_safe(std::string no
   const std::string openshift_path(kOpenShiftApiGroupPath);
   Result<boost::json::value> openshift = co_await client_.get_json(openshift_path);
   if (openshift) co_return co_await openshift_quorum_safe(std::move(node));
-  if (openshift.error().code != ErrorCode::kNotFound) co_return openshift.error();
+  if (!is_not_found(openshift.error())) co_return openshift.error();
   kube::ListOptions options;
   options.label_selector = "component=etcd";
   const std::string ns(kEtcdNamespace);
@@ -168,7 +168,7 @@ asio::awaitable<Result<bool>> LiveClusterLookup::etcd_quorum_safe(std::string no
       node_ready = target->is_ready();
     } else if (!pod.node_name.empty()) {
       Result<kube::Node> host = co_await client_.get<kube::Node>("", pod.node_name);
-      if (!host && host.error().code != ErrorCode::kNotFound) co_return host.error();
+      if (!host && !is_not_found(host.error())) co_return host.error();
       node_ready = host && host->is_ready();
     }
     members.push_back(etcd_member(pod, node_ready));

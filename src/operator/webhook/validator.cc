@@ -1,8 +1,11 @@
 #include "operator/webhook/validator.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "operator/api/failure.h"
 
 namespace nmo::op::webhook {
 namespace {
@@ -26,17 +29,14 @@ std::string requester_of(const AdmissionRequest& request) {
 
 }  // namespace
 
-std::string node_not_found_message(std::string_view node) {
-  const std::string name(node);
-  return "node \"" + name + "\" not found in cluster; invalid nodeName, no node with name " + name +
-         " found";
+std::string unknown_node_message(std::string_view node) {
+  return node_not_found_message(node) + " in cluster; invalid nodeName, no node with name " +
+         std::string(node) + " found";
 }
 
 std::string already_under_maintenance_message(std::string_view node, std::string_view other) {
-  const std::string name(node);
-  return "node \"" + name + "\" is already under maintenance by NodeMaintenance \"" +
-         std::string(other) + "\"; invalid nodeName, a NodeMaintenance for node " + name +
-         " already exists";
+  return duplicate_message(node, other) + "; invalid nodeName, a NodeMaintenance for node " +
+         std::string(node) + " already exists";
 }
 
 std::string etcd_quorum_violation_message(std::string_view node) {
@@ -72,20 +72,9 @@ asio::awaitable<AdmissionVerdict> Validator::validate(AdmissionRequest request) 
   co_return AdmissionVerdict::allow();
 }
 
-asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest request) {
-  if (!request.object) {
-    // decode_admission_review() never lets such a review through.
-    co_return AdmissionVerdict::deny("a CREATE review must carry the object");
-  }
-  const std::string node = request.object->node_name;
-  const std::string name = request.object_name();
-  if (node.empty()) {
-    // The CRD schema requires spec.nodeName, so only a hand-made review gets here.
-    co_return AdmissionVerdict::deny("spec.nodeName is required");
-  }
-
+asio::awaitable<std::optional<AdmissionVerdict>> Validator::refuse_node(std::string node) {
   if (!is_dns_subdomain(node)) {
-    co_return AdmissionVerdict::deny(node_not_found_message(node));
+    co_return AdmissionVerdict::deny(unknown_node_message(node));
   }
   Result<bool> exists = co_await lookup_.node_exists(node);
   if (!exists) {
@@ -93,7 +82,7 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
                                                "\" exists: " + exists.error().describe());
   }
   if (!*exists) {
-    co_return AdmissionVerdict::deny(node_not_found_message(node));
+    co_return AdmissionVerdict::deny(unknown_node_message(node));
   }
   if (options_.reject_unsafe_control_plane) {
     Result<bool> safe = co_await lookup_.etcd_quorum_safe(node);
@@ -104,16 +93,15 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
     }
     if (!*safe) co_return AdmissionVerdict::deny(etcd_quorum_violation_message(node));
   }
-  Result<std::vector<ExistingMaintenance>> existing = co_await lookup_.maintenances_for_node(node);
-  if (!existing) {
-    co_return AdmissionVerdict::internal_error("cannot list the NodeMaintenances of node \"" +
-                                               node + "\": " + existing.error().describe());
-  }
+  co_return std::nullopt;
+}
 
-  // From here to the end no co_await: the check and the reservation are one step for every
-  // other create awaiting its lookups meanwhile.
+AdmissionVerdict Validator::check_and_reserve(const AdmissionRequest& request,
+                                              const std::string& node,
+                                              const std::vector<ExistingMaintenance>& existing) {
+  const std::string name = request.object_name();
   std::vector<ExistingMaintenance> others;
-  for (const ExistingMaintenance& maintenance : *existing) {
+  for (const ExistingMaintenance& maintenance : existing) {
     if (maintenance.name != name) others.push_back(maintenance);
   }
   const std::lock_guard lock(mutex_);
@@ -123,7 +111,7 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
     if (entry.second.expires <= now) return true;
     if (entry.first.first != node) return false;
     const std::string& holder = entry.second.holder;
-    return std::any_of(existing->begin(), existing->end(),
+    return std::any_of(existing.begin(), existing.end(),
                        [&](const ExistingMaintenance& m) { return m.name == holder; });
   });
   if (!others.empty()) {
@@ -138,20 +126,42 @@ asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest re
                            }
                            return a.name < b.name;
                          });
-    co_return AdmissionVerdict::deny(already_under_maintenance_message(node, first->name));
+    return AdmissionVerdict::deny(already_under_maintenance_message(node, first->name));
   }
   // Only the same requester's reservation refuses (see the header: a forged review must not).
   ReservationKey key{node, requester_of(request)};
   if (auto reserved = reservations_.find(key);
       reserved != reservations_.end() && reserved->second.holder != name) {
-    co_return AdmissionVerdict::deny(
-        already_under_maintenance_message(node, reserved->second.holder));
+    return AdmissionVerdict::deny(already_under_maintenance_message(node, reserved->second.holder));
   }
   if (!request.dry_run) {
     reservations_[std::move(key)] =
         Reservation{.holder = name, .expires = now + options_.reservation_ttl};
   }
-  co_return AdmissionVerdict::allow();
+  return AdmissionVerdict::allow();
+}
+
+asio::awaitable<AdmissionVerdict> Validator::validate_create(AdmissionRequest request) {
+  if (!request.object) {
+    // decode_admission_review() never lets such a review through.
+    co_return AdmissionVerdict::deny("a CREATE review must carry the object");
+  }
+  const std::string node = request.object->node_name;
+  if (node.empty()) {
+    // The CRD schema requires spec.nodeName, so only a hand-made review gets here.
+    co_return AdmissionVerdict::deny("spec.nodeName is required");
+  }
+  if (std::optional<AdmissionVerdict> refused = co_await refuse_node(node)) {
+    co_return std::move(*refused);
+  }
+  Result<std::vector<ExistingMaintenance>> existing = co_await lookup_.maintenances_for_node(node);
+  if (!existing) {
+    co_return AdmissionVerdict::internal_error("cannot list the NodeMaintenances of node \"" +
+                                               node + "\": " + existing.error().describe());
+  }
+  // No co_await from the lookup's answer on: the check and the reservation are one step for
+  // every other create awaiting its lookups meanwhile.
+  co_return check_and_reserve(request, node, *existing);
 }
 
 }  // namespace nmo::op::webhook

@@ -49,9 +49,11 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/clock.h"
 #include "http/asio.h"
@@ -64,7 +66,9 @@ namespace nmo::op::webhook {
 inline constexpr std::string_view kNodeNameImmutableMessage =
     "nodeName is immutable and cannot be changed after creation; updating spec.NodeName isn't "
     "allowed";
-[[nodiscard]] std::string node_not_found_message(std::string_view node);
+// The first words of each are the controller's lastError for the same fact
+// (operator/api/failure.h): node_not_found_message(), duplicate_message().
+[[nodiscard]] std::string unknown_node_message(std::string_view node);
 [[nodiscard]] std::string already_under_maintenance_message(std::string_view node,
                                                             std::string_view other);
 [[nodiscard]] std::string etcd_quorum_violation_message(std::string_view node);
@@ -93,6 +97,13 @@ class Validator {
 
  private:
   asio::awaitable<AdmissionVerdict> validate_create(AdmissionRequest request);
+  // The refusal of a create for `node` that names no Node, or (reject_unsafe_control_plane) a
+  // control-plane node whose loss would break etcd quorum; std::nullopt when neither.
+  asio::awaitable<std::optional<AdmissionVerdict>> refuse_node(std::string node);
+  // The other maintenances of the node and the reservations decide, and an admitted create
+  // reserves the node: one step under mutex_, with no co_await.
+  AdmissionVerdict check_and_reserve(const AdmissionRequest& request, const std::string& node,
+                                     const std::vector<ExistingMaintenance>& existing);
 
   struct Reservation {
     std::string holder;  // the admitted NodeMaintenance

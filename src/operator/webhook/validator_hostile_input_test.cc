@@ -66,7 +66,7 @@ TEST_F(HostileReviewTest, UnicodeNodeNameIsDeniedWithoutALookup) {
       "n\xc3\xb6"
       "de-01";
   EXPECT_EQ(review(create_review(R"({"nodeName":")" + name + R"("})")),
-            AdmissionVerdict::deny(node_not_found_message(name)));
+            AdmissionVerdict::deny(unknown_node_message(name)));
   EXPECT_EQ(cluster_.node_lookups, 0);
 }
 
@@ -74,7 +74,7 @@ TEST_F(HostileReviewTest, OverlongNodeNameIsDeniedWithoutALookup) {
   // 254 characters: one more than a DNS subdomain may have.
   const std::string name(254, 'n');
   EXPECT_EQ(review(create_review(R"({"nodeName":")" + name + R"("})")),
-            AdmissionVerdict::deny(node_not_found_message(name)));
+            AdmissionVerdict::deny(unknown_node_message(name)));
   EXPECT_EQ(cluster_.node_lookups, 0);
 }
 

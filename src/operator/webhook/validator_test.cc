@@ -101,7 +101,7 @@ TEST_F(ValidatorTest, MessagesAreTheStorysWordsThenUpstreams) {
   EXPECT_EQ(kNodeNameImmutableMessage,
             "nodeName is immutable and cannot be changed after creation; updating spec.NodeName "
             "isn't allowed");
-  EXPECT_EQ(node_not_found_message("node-that-does-not-exist"),
+  EXPECT_EQ(unknown_node_message("node-that-does-not-exist"),
             "node \"node-that-does-not-exist\" not found in cluster; invalid nodeName, no node "
             "with name node-that-does-not-exist found");
   EXPECT_EQ(
@@ -117,15 +117,15 @@ TEST_F(ValidatorTest, CreateForAnExistingNodeIsAllowed) {
 
 TEST_F(ValidatorTest, CreateForAMissingNodeIsDenied) {
   EXPECT_EQ(validate(create("m", "node-that-does-not-exist")),
-            AdmissionVerdict::deny(node_not_found_message("node-that-does-not-exist")));
+            AdmissionVerdict::deny(unknown_node_message("node-that-does-not-exist")));
   EXPECT_EQ(validator_.reservation_count(), 0U);
 }
 
 TEST_F(ValidatorTest, NodeNameThatCannotNameANodeIsNotLookedUp) {
   EXPECT_EQ(validate(create("m", "nodes/x?watch=true")),
-            AdmissionVerdict::deny(node_not_found_message("nodes/x?watch=true")));
+            AdmissionVerdict::deny(unknown_node_message("nodes/x?watch=true")));
   EXPECT_EQ(validate(create("m", "Node-Worker-01")),
-            AdmissionVerdict::deny(node_not_found_message("Node-Worker-01")));
+            AdmissionVerdict::deny(unknown_node_message("Node-Worker-01")));
   EXPECT_EQ(lookup_.node_lookups, 0);
 }
 

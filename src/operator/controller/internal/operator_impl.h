@@ -1,20 +1,26 @@
-// OperatorImpl: the state behind op::Operator (operator.h), one file per concern:
-//   operator.cc      the watches and the plumbing from changes to queued names
-//   reconciler.cc    the reconcile of one NodeMaintenance: gathers the inputs of the state
-//                    machine (state_machine.h), and executes the actions it decides
-//   admission.cc     the facts behind the gates of a Pending maintenance
-//   drain.cc         the pods that must leave, and the evictions (answers through the inbox)
-//   node_changes.cc  the node patches (cordon and taint, restore, lifecycle conditions)
-//   leases.cc        the node lease, the budget slots and housekeeping
-//   status.cc        the per-maintenance state, the believed status, the coalesced status
-//                    writes and the Events they announce
-// and the pure pieces beside them: state_machine.h (the lifecycle), failure.h (typed failure
-// kinds), events.h (every Event).
+// OperatorImpl: the I/O shell behind op::Operator (operator.h), one file per concern:
+//   operator.cc       the watches and the plumbing from changes to queued names
+//   reconciler.cc     the reconcile of one NodeMaintenance: gathers the inputs of the state
+//                     machine (state_machine.h), decides, and decides again when asked
+//   action_runner.cc  the execution of the decided actions (actions.h), one handler per kind
+//   admission.cc      the facts behind the gates of a Pending maintenance
+//   drain.cc          the pods that must leave, the VMs' verdicts and the live migrations
+//   node_changes.cc   the node patches (cordon and taint, restore, lifecycle conditions)
+//   leases.cc         the housekeeping of the Leases (LeaseKeeper holds them)
+//   status.cc         the believed status, the coalesced status writes and the Events they
+//                     announce
+// and the pieces with state of their own, in internal/: everything remembered about a maintenance
+// between reconciles is in its MaintenanceMemory (maintenance_registry.h), dropped at once by
+// MaintenanceRegistry::forget(); the evictions in flight and their wake-ups are EvictionRunner's
+// (eviction_runner.h); the node leases and the budget slots LeaseKeeper's (lease_keeper.h). The
+// pure core (target operator_controller_core) is beside them: state_machine.h (the lifecycle),
+// actions.h (what it decides), events.h (every Event).
 //
 // Threading: everything runs on the one executor of the Operator (a single io_context thread in
 // the manager), so the members below are only touched between suspension points of coroutines
-// on that thread. Eviction coroutines only append their answers to a Maintenance's inbox, after
-// checking its `alive` flag; the reconcile applies them, so it is the only writer of the rest.
+// on that thread. Eviction coroutines only append their answers to a MaintenanceMemory's inbox,
+// after checking its `alive` flag; the reconcile applies them, so it is the only writer of the
+// rest.
 #pragma once
 
 #include <algorithm>
@@ -22,7 +28,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,14 +43,16 @@
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
 #include "kube/client/client.h"
+#include "operator/api/failure.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/events.h"
-#include "operator/controller/failure.h"
+#include "operator/controller/internal/eviction_runner.h"
+#include "operator/controller/internal/lease_keeper.h"
+#include "operator/controller/internal/maintenance_registry.h"
 #include "operator/controller/operator.h"
 #include "operator/controller/state_machine.h"
 #include "operator/drain/ledger.h"
-#include "operator/drain/status_coalescer.h"
-#include "operator/gates/etcd_quorum.h"
+#include "operator/gates/admission_gates.h"
 #include "operator/node/lifecycle_conditions.h"
 #include "runtime/cache.h"
 #include "runtime/controller.h"
@@ -60,11 +67,6 @@ namespace nmo::op::internal {
 // and releases node leases we hold without a NodeMaintenance behind them. Not a valid object
 // name, so it never collides with a NodeMaintenance.
 inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
-
-// The label of slot Leases: "true" on a maintenance's, "foreign" on one a foreign node lease
-// uses. The slot cache watches only Leases that carry it, so the leader Lease's renewals (every
-// two seconds, in the same namespace) wake no waiting maintenance.
-inline constexpr std::string_view kSlotLabel = "nodemaintenance.medik8s.io/slot";
 
 // The indexes of the NodeMaintenance cache: by spec.nodeName, and by the name of that node's
 // node lease; of the node cache: "true" for a control-plane node (either role label).
@@ -83,45 +85,16 @@ inline constexpr std::chrono::seconds kSyncTimeout{60};
 // How long the first drain step that meets a VM waits for KubeVirt's caches; later steps do not
 // wait (their VMs are held as unknown until the caches have listed).
 inline constexpr std::chrono::seconds kKubeVirtSyncTimeout{10};
-// KubeVirt's API, and how long its being served (and its default eviction strategy) is trusted
-// before the next drain step that meets a VM asks again; "not served" is asked again every time.
-inline constexpr std::string_view kKubeVirtApiRoot = "/apis/kubevirt.io/v1";
+// How long KubeVirt's API being served (and its default eviction strategy) is trusted before the
+// next drain step that meets a VM asks again; "not served" is asked again every time.
 inline constexpr std::chrono::seconds kKubeVirtRecheck{30};
 
 using kube::wall_now;
 
-// What the operator remembers about one NodeMaintenance between reconciles. Memory only:
-// everything needed after a restart is in the cluster (status, node annotation, Leases).
-struct Maintenance {
-  std::string uid;
-  // The status as the reconciler wants it, and as last written (or read at first sight). The
-  // operator means to be the only writer of the status, so these are fresher than the cache,
-  // which lags behind our own writes; `status` runs ahead of `written` while a write is
-  // coalesced.
-  std::optional<NodeMaintenanceStatus> status;
-  std::optional<NodeMaintenanceStatus> written;
-  // The resourceVersions the cache may show without news: the one seen before our status writes
-  // and those they produced, the newest last (the precondition of the next write). A cached
-  // object at any other version was written after them; when its status is not `written`,
-  // someone else wrote it (a deposed leader that has not noticed yet, an admin) and `written`
-  // is no longer what is on record (see current_status()).
-  std::vector<std::string> own_versions;
-  // The resourceVersion our finalizer was added to: a cache still showing it has not seen the
-  // patch yet (a reconcile queued while it was in flight), and the watch will bring it.
-  std::string finalizer_added_to;
-  // The drain's bookkeeping and the inbox of eviction answers (state_machine.h).
-  DrainMemory drain;
-  // Set to false when the drain stops (deletion, failure): eviction coroutines still running
-  // then drop their answers.
-  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
-  // Events announcing what the next status write records (BeginMaintenance, BlockedBy...,
-  // BeginEviction, SucceedMaintenance, FailedMaintenance), sent once it is written: a successor
-  // (after a crash or a failover) that finds the status on record does not announce them again.
-  // At most once, like the actions themselves.
-  std::vector<events::Event> announcements;
-  // Another writer's node conditions of our types were logged (once per maintenance).
-  bool said_foreign_conditions = false;
-};
+// A failed `test` of the resourceVersion, or a write that raced another: look again shortly.
+[[nodiscard]] inline bool conflicted(const Error& error) {
+  return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
+}
 
 class OperatorImpl {
  public:
@@ -136,7 +109,9 @@ class OperatorImpl {
     return controller_.healthy(max_stall);
   }
   [[nodiscard]] int active_workers() const { return controller_.active_workers(); }
-  [[nodiscard]] const std::optional<std::string>& lease_problem() const { return lease_problem_; }
+  [[nodiscard]] const std::optional<std::string>& lease_problem() const {
+    return leases_->problem();
+  }
   [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
@@ -154,11 +129,6 @@ class OperatorImpl {
   [[nodiscard]] std::shared_ptr<const kube::Node> node(const std::string& name) const;
   [[nodiscard]] std::vector<std::shared_ptr<const kube::Pod>> pods_on(
       const std::string& node) const;
-  [[nodiscard]] std::shared_ptr<const kube::Lease> node_lease(const std::string& node) const;
-  // The budget slot Lease of the NodeMaintenance named `cr`, or null while it holds none.
-  [[nodiscard]] std::shared_ptr<const kube::Lease> slot(const std::string& cr) const;
-  // "<lease namespace>/<lease name>" of the node's lease, as Events name it.
-  [[nodiscard]] std::string node_lease_ref(const std::string& node) const;
   // The node whose node lease `lease` is: the node of a NodeMaintenance whose lease name it is,
   // else what the Lease tells (node_of_lease()); std::nullopt for a Lease of another kind.
   [[nodiscard]] std::optional<std::string> lease_node(const kube::Lease& lease) const;
@@ -170,39 +140,29 @@ class OperatorImpl {
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string key);
   // The inputs of the state machine for `nm` as the caches show them now, with `status`.
   Inputs inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status, Outcomes done);
-  // Runs one decision's actions in order, up to the first that fails; the outcomes go into
-  // `done`, the earliest requeue into `next`. std::nullopt when they all ran; else what the
+  // What an action's handler returns: std::nullopt to go on with the next action, else what the
   // reconcile returns.
-  asio::awaitable<std::optional<Result<runtime::ReconcileAction>>> execute(
-      const NodeMaintenance& nm, std::vector<Action> actions, Outcomes& done,
-      std::optional<Clock::time_point>& next);
+  using Stop = std::optional<Result<runtime::ReconcileAction>>;
+  // ---- action_runner.cc: one handler per kind of action ----
+  class ActionRunner;
+  // Runs one decision's actions in order, up to the first that fails; the outcomes go into
+  // `done`, the earliest requeue into `next`.
+  asio::awaitable<Stop> execute(const NodeMaintenance& nm, std::vector<Action> actions,
+                                Outcomes& done, std::optional<Clock::time_point>& next);
   void log_note(const NodeMaintenance& nm, const LogNote& note) const;
-  // Whether we removed our finalizer from this very object (the cache may still show it).
-  [[nodiscard]] bool finalized(const NodeMaintenance& nm) const;
 
   // ---- admission.cc ----
-  // The gates of the Pending maintenance `nm` (believed `status`) on `node`.
-  GateFacts gate_facts(const NodeMaintenance& nm, const NodeMaintenanceStatus& status,
-                       const kube::Node& node);
-  // Whether the etcd-quorum gate lets this CR's node go now (with the stability window).
-  QuorumStabilityTracker::Verdict quorum_verdict(const NodeMaintenance& nm, const kube::Node& node);
-  [[nodiscard]] bool quorum_safe(const kube::Node& node) const;
-  // Whether the maintenance holds its node: being admitted, holding a slot, Running or
-  // Succeeded (its node is, or is about to be, cordoned and drained).
-  [[nodiscard]] bool holds_its_node(const NodeMaintenance& nm) const;
+  // What the gates read (operator/gates/admission_gates.h), from the caches, with `status` as
+  // the believed status of `asking`.
+  [[nodiscard]] GateWorld gate_world(const NodeMaintenance& asking,
+                                     const NodeMaintenanceStatus& status) const;
+  // The gates of the Pending maintenance `nm` (believed `status`), with the etcd stability
+  // window of each maintenance the evaluation asks about.
+  GateFacts gate_facts(const NodeMaintenance& nm, const NodeMaintenanceStatus& status);
 
   // ---- leases.cc ----
-  // Takes (or renews) the medik8s node lease; false when another holder has it.
-  asio::awaitable<Result<bool>> take_node_lease(std::string node);
-  // Deletes our node lease; where deleting is forbidden (upstream's RBAC has no lease delete),
-  // frees it by an update that clears its holder and times, which every medik8s lease user reads
-  // as free (docs/design.md §2.2).
-  asio::awaitable<Result<void>> release_node_lease(std::string node);
-  // Creates the lease namespace, which a node lease create found missing (upstream's operator
-  // creates it at run time; our manifests at install time). Sets or clears lease_problem_.
-  asio::awaitable<Result<void>> create_lease_namespace();
-  asio::awaitable<Result<void>> take_slot(NodeMaintenance nm);
-  asio::awaitable<Result<void>> release_slot(std::string cr_name);
+  // Keeps the slots of foreign node-lease holders, and gives back node leases of ours that no
+  // maintenance holds.
   asio::awaitable<Result<runtime::ReconcileAction>> housekeeping();
 
   // ---- node_changes.cc ----
@@ -224,14 +184,6 @@ class OperatorImpl {
       const NodeMaintenance& nm, const kube::Node& current, const LifecycleIntent& intent);
 
   // ---- status.cc ----
-  // The one Maintenance of `nm` (a fresh one for a new object under an old name).
-  Maintenance& state(const NodeMaintenance& nm);
-  // Drops everything remembered about the maintenance `name` (its evictions in flight drop
-  // their answers): it is gone, or its cleanup has finished.
-  void forget(const std::string& name);
-  // Queues every maintenance whose drain waits for the bound across maintenances (an eviction
-  // slot freed: an answer applied, a drain stopped, a maintenance forgotten).
-  void wake_eviction_waiters();
   // The status this operator believes `nm` has: its own (ahead of the cache, which lags behind
   // our writes) when it knows this very object, else the cache's. Valid until the next write.
   [[nodiscard]] const NodeMaintenanceStatus& believed_status(const NodeMaintenance& nm) const;
@@ -255,9 +207,8 @@ class OperatorImpl {
   // ---- drain.cc ----
   // Watches the pods of the node (synced) and tells which must leave.
   asio::awaitable<Result<PodFacts>> pod_facts(const NodeMaintenance& nm);
-  void start_eviction(const NodeMaintenance& nm, const kube::Pod& pod);
-  asio::awaitable<void> evict(std::string cr_name, std::string cr_uid, kube::Pod pod,
-                              std::optional<std::int64_t> grace, std::shared_ptr<bool> alive);
+  // The PodDisruptionBudgets covering `pod`, from the budget cache.
+  [[nodiscard]] std::vector<kube::PodDisruptionBudget> covering_budgets(const kube::Pod& pod) const;
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
   // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
@@ -308,14 +259,12 @@ class OperatorImpl {
 
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
-  StatusCoalescer coalescer_;
-  QuorumStabilityTracker quorum_;
-  std::map<std::string, Maintenance> maintenances_state_;  // by CR name
-  // Maintenances whose drain held a due eviction back for --evictions-in-flight-total.
-  std::set<std::string> eviction_waiters_;
-  // CRs between their admission decision and their Running status in memory (their slot Lease
-  // reaches the cache only later), so that a concurrent admission sees their node as held.
-  std::set<std::string> admitting_;
+  // Everything remembered about each maintenance between reconciles.
+  MaintenanceRegistry registry_;
+  // The evictions in flight, and the wake-ups of maintenances waiting for an eviction slot.
+  EvictionRunner evictions_;
+  // The node leases and the budget slots (made once the Lease caches are declared).
+  std::unique_ptr<LeaseKeeper> leases_;
   std::map<std::string, bool> daemon_sets_;  // by DaemonSet uid: exists
   // Whether kubevirt.io/v1 is served, and the KubeVirt CR's default eviction strategy.
   struct KubeVirtDefaults {
@@ -332,12 +281,8 @@ class OperatorImpl {
   std::vector<const runtime::internal::ReflectorLoop*> kubevirt_informers_;
   // The migrations we created that the migration cache may not show yet.
   runtime::OwnWrites<MigrationObject> own_migrations_;
-  std::map<std::string, std::string> finalized_;  // CR name -> uid whose finalizer we removed
   bool ready_ = false;
   bool stopped_ = false;
-  // Set while node leases cannot be taken because the lease namespace is missing.
-  std::optional<std::string> lease_problem_;
-  bool said_lease_delete_forbidden_ = false;
   bool said_node_status_forbidden_ = false;
 };
 

@@ -12,14 +12,12 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace nmo::op::internal {
+#include "base/fnv1a.h"
 
-// 64-bit FNV-1a of `text`.
-[[nodiscard]] std::uint64_t fnv1a64(std::string_view text) noexcept;
+namespace nmo::op::internal {
 
 // The name as described in the file comment. `max_length` must exceed prefix.size() + 17.
 [[nodiscard]] std::string fit_name(std::string_view prefix, std::string_view name,

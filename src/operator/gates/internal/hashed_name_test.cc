@@ -7,13 +7,6 @@
 namespace nmo::op::internal {
 namespace {
 
-TEST(HashedNameTest, Fnv1a64KnownValues) {
-  // Reference values of the FNV-1a 64-bit hash.
-  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ULL);
-  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
-  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ULL);
-}
-
 TEST(HashedNameTest, FitsOrHashes) {
   EXPECT_EQ(fit_name("p-", "short", 20), "p-short");
   EXPECT_EQ(fit_name("p-", std::string(18, 'x'), 20), "p-" + std::string(18, 'x'));

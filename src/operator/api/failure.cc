@@ -1,4 +1,4 @@
-#include "operator/controller/failure.h"
+#include "operator/api/failure.h"
 
 #include <utility>
 
@@ -65,8 +65,8 @@ std::string node_not_found_message(std::string_view node) {
 }
 
 std::string duplicate_message(std::string_view node, std::string_view older) {
-  return "node \"" + std::string(node) + "\" is already under maintenance by NodeMaintenance \"" +
-         std::string(older) + "\"";
+  return "node \"" + std::string(node) + "\" " + std::string(kDuplicateInfix) +
+         " NodeMaintenance \"" + std::string(older) + "\"";
 }
 
 std::string drain_timeout_message(Duration timeout, std::int64_t pending) {

@@ -1,4 +1,4 @@
-#include "operator/controller/failure.h"
+#include "operator/api/failure.h"
 
 #include <chrono>
 
