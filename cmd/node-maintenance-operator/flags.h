@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kube/config/rest_config.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 
 namespace nmo {
 

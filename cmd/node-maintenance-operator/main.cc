@@ -34,7 +34,7 @@
 #include "kube/client/client.h"
 #include "kube/config/load_rest_config.h"
 #include "operator/budget/published_budget.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 #include "operator/fleet/plan_controller.h"
 #include "operator/metrics/plan_metrics.h"
 #include "operator/metrics/prometheus_metrics.h"
@@ -244,8 +244,9 @@ void add_maintenance_controller(asio::io_context& io, kube::Client& client, runt
   // With leader election, every eviction first checks the lease: a leader paused past it must
   // not send the evictions it had queued.
   if (flags.leader_elect) flags.options.may_evict = [&manager] { return manager.check_leading(); };
-  auto controller = std::make_unique<op::Operator>(io.get_executor(), client, cache, flags.options);
-  const op::Operator& running = *controller;
+  auto controller = std::make_unique<op::NodeMaintenanceController>(io.get_executor(), client,
+                                                                    cache, flags.options);
+  const op::NodeMaintenanceController& running = *controller;
   parts.operator_metrics->track([&running] { return running.maintenances(); },
                                 [&running] { return running.active_workers(); });
   add_checks(manager, flags, running, parts.webhook_port);

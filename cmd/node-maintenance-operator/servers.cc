@@ -81,7 +81,8 @@ Result<std::unique_ptr<http::Server>> start_probes(asio::io_context& io,
                              runtime::probe_handler(manager.healthz(), manager.readyz()));
 }
 
-void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operator& controller,
+void add_checks(runtime::Manager& manager, const Flags& flags,
+                const op::NodeMaintenanceController& controller,
                 std::optional<std::uint16_t> webhook_port) {
   const std::chrono::seconds max_stall(flags.healthz_max_stall_seconds);
   manager.add_health_check(

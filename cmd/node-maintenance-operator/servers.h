@@ -21,7 +21,7 @@
 #include "http/server.h"
 #include "kube/client/client.h"
 #include "kube/config/rest_config.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 #include "operator/webhook/handler.h"
 #include "operator/webhook/live_lookup.h"
 #include "operator/webhook/validator.h"
@@ -48,7 +48,8 @@ inline constexpr std::chrono::seconds kEndpointStopGrace{2};
 // The checks: /healthz fails while a reconcile is wedged; /readyz until the webhook accepts
 // connections and, where the controller runs, its caches are synced.
 // `webhook_port` is the webhook's port while it serves.
-void add_checks(runtime::Manager& manager, const Flags& flags, const op::Operator& controller,
+void add_checks(runtime::Manager& manager, const Flags& flags,
+                const op::NodeMaintenanceController& controller,
                 std::optional<std::uint16_t> webhook_port);
 
 // Starts the metrics server: HTTPS behind `authorizer` unless --metrics-secure=false, with the

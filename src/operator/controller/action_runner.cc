@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "kube/api/resource.h"
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "runtime/finalizer.h"
 
 namespace nmo::op::internal {
@@ -15,9 +15,9 @@ using runtime::ReconcileAction;
 
 // The handlers of one decision's actions, for the maintenance `nm_`; std::visit picks the one of
 // each action's kind. Each returns std::nullopt to go on with the next action.
-class OperatorImpl::ActionRunner {
+class ControllerImpl::ActionRunner {
  public:
-  ActionRunner(OperatorImpl& op, const NodeMaintenance& nm, Outcomes& done,
+  ActionRunner(ControllerImpl& op, const NodeMaintenance& nm, Outcomes& done,
                std::optional<Clock::time_point>& next)
       : op_(op),
         nm_(nm),
@@ -241,7 +241,7 @@ class OperatorImpl::ActionRunner {
     co_return Stop();
   }
 
-  // The reconcile gathers what it needs (OperatorImpl::reconcile()).
+  // The reconcile gathers what it needs (ControllerImpl::reconcile()).
   asio::awaitable<Stop> operator()(actions::DecideAgain& /*unused*/) { co_return Stop(); }
 
  private:
@@ -249,7 +249,7 @@ class OperatorImpl::ActionRunner {
     if (!next_ || when < *next_) next_ = when;
   }
 
-  OperatorImpl& op_;
+  ControllerImpl& op_;
   const NodeMaintenance& nm_;
   const std::string path_;
   Outcomes& done_;
@@ -259,10 +259,9 @@ class OperatorImpl::ActionRunner {
   bool on_record_ = false;
 };
 
-asio::awaitable<OperatorImpl::Stop> OperatorImpl::execute(const NodeMaintenance& nm,
-                                                          std::vector<Action> actions,
-                                                          Outcomes& done,
-                                                          std::optional<Clock::time_point>& next) {
+asio::awaitable<ControllerImpl::Stop> ControllerImpl::execute(
+    const NodeMaintenance& nm, std::vector<Action> actions, Outcomes& done,
+    std::optional<Clock::time_point>& next) {
   ActionRunner runner(*this, nm, done, next);
   for (std::size_t at = 0; at < actions.size(); ++at) {
     runner.set_later(std::span(actions).subspan(at + 1));

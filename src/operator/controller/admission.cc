@@ -5,13 +5,13 @@
 #include <string>
 #include <utility>
 
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "operator/gates/admission_gates.h"
 
 namespace nmo::op::internal {
 
-GateWorld OperatorImpl::gate_world(const NodeMaintenance& asking,
-                                   const NodeMaintenanceStatus& status) const {
+GateWorld ControllerImpl::gate_world(const NodeMaintenance& asking,
+                                     const NodeMaintenanceStatus& status) const {
   GateWorld world{.now = wall_now(),
                   .etcd_quorum_check = options_.etcd_quorum_check,
                   .max_parallel = options_.max_parallel_maintenances};
@@ -37,7 +37,8 @@ GateWorld OperatorImpl::gate_world(const NodeMaintenance& asking,
   return world;
 }
 
-GateFacts OperatorImpl::gate_facts(const NodeMaintenance& nm, const NodeMaintenanceStatus& status) {
+GateFacts ControllerImpl::gate_facts(const NodeMaintenance& nm,
+                                     const NodeMaintenanceStatus& status) {
   const GateWorld world = gate_world(nm, status);
   const Clock::time_point now = clock_.now();
   const GateVerdict verdict =

@@ -5,15 +5,15 @@
 #include <utility>
 
 #include "kube/api/daemon_set.h"
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::op::internal {
 
-asio::awaitable<bool> OperatorImpl::daemon_set_exists(std::string ns, std::string name,
-                                                      std::string uid) {
+asio::awaitable<bool> ControllerImpl::daemon_set_exists(std::string ns, std::string name,
+                                                        std::string uid) {
   if (auto known = daemon_sets_.find(uid); known != daemon_sets_.end()) co_return known->second;
   auto found = co_await client_.get<kube::DaemonSet>(ns, name);
   if (!found) {
@@ -27,7 +27,7 @@ asio::awaitable<bool> OperatorImpl::daemon_set_exists(std::string ns, std::strin
   co_return same;
 }
 
-asio::awaitable<Result<PodFacts>> OperatorImpl::pod_facts(const NodeMaintenance& nm) {
+asio::awaitable<Result<PodFacts>> ControllerImpl::pod_facts(const NodeMaintenance& nm) {
   NMO_CO_TRY(co_await watch_pods(nm.spec.node_name));
   PodFacts facts;
   // DaemonSet ownership is looked up once per DaemonSet.
@@ -44,7 +44,7 @@ asio::awaitable<Result<PodFacts>> OperatorImpl::pod_facts(const NodeMaintenance&
   co_return facts;
 }
 
-asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
+asio::awaitable<Result<void>> ControllerImpl::kubevirt_defaults() {
   const Clock::time_point now = clock_.now();
   // "Not served" is never trusted from an earlier step: KubeVirt installed a moment ago must not
   // see a VM's pod evicted as an ordinary pod.
@@ -73,7 +73,7 @@ asio::awaitable<Result<void>> OperatorImpl::kubevirt_defaults() {
   co_return Result<void>{};
 }
 
-void OperatorImpl::watch_kubevirt() {
+void ControllerImpl::watch_kubevirt() {
   auto& vmis = cache_.informer<VmiObject>(std::string(kVmiCache));
   vmis_ = vmis.store();
   vmis.on_change([this](const VmiObject* before, const VmiObject* after) {
@@ -105,7 +105,7 @@ void OperatorImpl::watch_kubevirt() {
   kubevirt_informers_ = {&vmis, &migrations, &configs};
 }
 
-asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts& facts) {
+asio::awaitable<void> ControllerImpl::vm_facts(const NodeMaintenance& nm, PodFacts& facts) {
   std::vector<const kube::Pod*> vms;
   for (const kube::Pod& pod : facts.leaving) {
     if (is_virt_launcher(pod) && !vmi_name(pod).empty() && !has_finished(pod) &&
@@ -161,7 +161,7 @@ asio::awaitable<void> OperatorImpl::vm_facts(const NodeMaintenance& nm, PodFacts
   }
 }
 
-asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(std::string uid) {
+asio::awaitable<Result<std::vector<Migration>>> ControllerImpl::list_migrations(std::string uid) {
   if (kubevirt_informers_.empty()) {
     // A maintenance deleted before any drain step of this process met a VM.
     NMO_CO_TRY(co_await kubevirt_defaults());
@@ -175,16 +175,16 @@ asio::awaitable<Result<std::vector<Migration>>> OperatorImpl::list_migrations(st
   co_return out;
 }
 
-void OperatorImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
+void ControllerImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
   asio::co_spawn(
       executor_,
       create_migration(nm.meta.name, nm.meta.uid, std::move(request), registry_.memory(nm).alive),
       asio::detached);
 }
 
-asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::string cr_uid,
-                                                     MigrationRequest request,
-                                                     std::shared_ptr<bool> alive) {
+asio::awaitable<void> ControllerImpl::create_migration(std::string cr_name, std::string cr_uid,
+                                                       MigrationRequest request,
+                                                       std::shared_ptr<bool> alive) {
   const std::string path = kube::collection_path<Migration>(request.namespace_);
   boost::json::value manifest = migration_manifest(request.namespace_, request.name, request.vmi,
                                                    request.attempt, cr_name, cr_uid);
@@ -210,7 +210,7 @@ asio::awaitable<void> OperatorImpl::create_migration(std::string cr_name, std::s
   controller_.enqueue(cr_name);
 }
 
-asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMaintenance nm) {
+asio::awaitable<std::vector<std::string>> ControllerImpl::cancel_migrations(NodeMaintenance nm) {
   std::vector<std::string> cancelled;
   std::string uid = nm.meta.uid;
   Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
@@ -241,14 +241,15 @@ asio::awaitable<std::vector<std::string>> OperatorImpl::cancel_migrations(NodeMa
   co_return cancelled;
 }
 
-std::optional<Vmi> OperatorImpl::read_vmi(const std::string& ns, const std::string& name) const {
+std::optional<Vmi> ControllerImpl::read_vmi(const std::string& ns, const std::string& name) const {
   if (vmis_ == nullptr) return std::nullopt;
   auto found = vmis_->get(ns + "/" + name);
   if (found == nullptr) return std::nullopt;
   return found->vmi;
 }
 
-std::vector<kube::PodDisruptionBudget> OperatorImpl::covering_budgets(const kube::Pod& pod) const {
+std::vector<kube::PodDisruptionBudget> ControllerImpl::covering_budgets(
+    const kube::Pod& pod) const {
   std::vector<kube::PodDisruptionBudget> in_namespace;
   for (const auto& budget : budgets_->by_index(kNamespaceIndex, pod.meta.namespace_)) {
     in_namespace.push_back(*budget);

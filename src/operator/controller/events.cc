@@ -28,13 +28,13 @@ Event begin_maintenance(std::string_view node, std::string_view reason) {
 }
 
 Event blocked_by_node_health_check() {
-  return normal("BlockedByNodeHealthCheck",
+  return normal(std::string(kBlockedByNodeHealthCheck),
                 "Waiting to acquire lease for node maintenance. Other maintenance or node health "
                 "check is in progress.");
 }
 
 Event blocked_by_etcd_quorum(std::string message) {
-  return warning("BlockedByEtcdQuorum", std::move(message));
+  return warning(std::string(kBlockedByEtcdQuorum), std::move(message));
 }
 
 Event lease_acquired(std::string_view lease, std::string_view node) {
@@ -69,7 +69,9 @@ Event begin_newcomer_eviction(std::string_view pod, std::string_view node) {
                                      " after the drain");
 }
 
-Event drain_error(std::string api_message) { return warning("DrainError", std::move(api_message)); }
+Event drain_error(std::string api_message) {
+  return warning(std::string(kDrainError), std::move(api_message));
+}
 
 Event vm_held(std::string reason, std::string detail) {
   return warning(std::move(reason), std::move(detail));

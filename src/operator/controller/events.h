@@ -14,6 +14,11 @@
 
 namespace nmo::op::events {
 
+// The reasons that are also read elsewhere (the metrics' "blocked by" label).
+inline constexpr std::string_view kBlockedByNodeHealthCheck = "BlockedByNodeHealthCheck";
+inline constexpr std::string_view kBlockedByEtcdQuorum = "BlockedByEtcdQuorum";
+inline constexpr std::string_view kDrainError = "DrainError";
+
 // One Event about to be recorded.
 struct Event {
   kube::EventType type = kube::EventType::kNormal;

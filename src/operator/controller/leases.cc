@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
 
@@ -13,7 +13,7 @@ namespace nmo::op::internal {
 
 using runtime::ReconcileAction;
 
-asio::awaitable<Result<ReconcileAction>> OperatorImpl::housekeeping() {
+asio::awaitable<Result<ReconcileAction>> ControllerImpl::housekeeping() {
   const kube::Time now = wall_now();
   // Slot Leases that show foreign node-lease holders (docs/design.md §2.2).
   std::map<std::string, std::string> wanted;  // slot name -> holder identity

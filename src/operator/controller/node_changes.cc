@@ -6,13 +6,13 @@
 #include <boost/json.hpp>
 
 #include "kube/api/resource.h"
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "operator/node/lifecycle_conditions.h"
 #include "operator/node/node_patch.h"
 
 namespace nmo::op::internal {
 
-asio::awaitable<Result<std::optional<kube::Node>>> OperatorImpl::write_lifecycle_conditions(
+asio::awaitable<Result<std::optional<kube::Node>>> ControllerImpl::write_lifecycle_conditions(
     const NodeMaintenance& nm, const kube::Node& current, const LifecycleIntent& intent) {
   using Written = std::optional<kube::Node>;
   LifecyclePatch plan = lifecycle_patch(current, intent, wall_now());
@@ -46,7 +46,7 @@ asio::awaitable<Result<std::optional<kube::Node>>> OperatorImpl::write_lifecycle
   co_return Written(std::move(patched));
 }
 
-asio::awaitable<Result<void>> OperatorImpl::sync_lifecycle_conditions(
+asio::awaitable<Result<void>> ControllerImpl::sync_lifecycle_conditions(
     NodeMaintenance nm, NodeMaintenanceStatus status) {
   const LifecycleIntent intent = lifecycle_intent(
       nm, status, failure_of(status) == FailureKind::kTimeout, options_.node_lifecycle_conditions);
@@ -72,7 +72,7 @@ asio::awaitable<Result<void>> OperatorImpl::sync_lifecycle_conditions(
   co_return Result<void>();
 }
 
-asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance nm) {
+asio::awaitable<Result<bool>> ControllerImpl::apply_node_changes(NodeMaintenance nm) {
   // Every reconcile of a maintenance comes here (once per pod event during a drain), so the
   // cached node decides first: a node in the right shape costs no request. Someone undoing the
   // maintenance shows in the cache and queues this maintenance again.
@@ -95,7 +95,8 @@ asio::awaitable<Result<bool>> OperatorImpl::apply_node_changes(NodeMaintenance n
   co_return drift.tampered();
 }
 
-asio::awaitable<Result<bool>> OperatorImpl::restore_node(NodeMaintenance nm, bool* left_cordoned) {
+asio::awaitable<Result<bool>> ControllerImpl::restore_node(NodeMaintenance nm,
+                                                           bool* left_cordoned) {
   auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
   if (!current) {
     if (is_not_found(current.error())) co_return false;

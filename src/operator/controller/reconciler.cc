@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "base/check.h"
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "runtime/finalizer.h"
 
 namespace nmo::op::internal {
@@ -42,8 +42,8 @@ struct Admitting {
 
 }  // namespace
 
-Inputs OperatorImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status,
-                            Outcomes done) {
+Inputs ControllerImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status,
+                              Outcomes done) {
   MaintenanceMemory& m = registry_.memory(nm);
   Inputs in;
   in.nm = nm;
@@ -79,7 +79,7 @@ Inputs OperatorImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus sta
   return in;
 }
 
-asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key) {
+asio::awaitable<Result<ReconcileAction>> ControllerImpl::reconcile(std::string key) {
   if (key == kHousekeepingKey) co_return co_await housekeeping();
   auto cached = maintenances_->get(key);
   if (!cached) {
@@ -145,7 +145,7 @@ asio::awaitable<Result<ReconcileAction>> OperatorImpl::reconcile(std::string key
   co_return ReconcileAction::done();  // not reached
 }
 
-void OperatorImpl::log_note(const NodeMaintenance& nm, const LogNote& note) const {
+void ControllerImpl::log_note(const NodeMaintenance& nm, const LogNote& note) const {
   const log::Logger log = log_for(nm).with(note.fields);
   switch (note.level) {
     case LogNote::Level::kInfo:

@@ -8,18 +8,18 @@
 
 #include "kube/api/resource.h"
 #include "kube/api/watch.h"
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 
 namespace nmo::op::internal {
 
 namespace json = boost::json;
 
-log::Logger OperatorImpl::log_for(const NodeMaintenance& nm) const {
+log::Logger ControllerImpl::log_for(const NodeMaintenance& nm) const {
   return logger_.with({{"nodemaintenance", nm.meta.name}, {"node", nm.spec.node_name}});
 }
 
-void OperatorImpl::event(const NodeMaintenance& nm, events::Event what,
-                         std::optional<runtime::ObjectRef> related) {
+void ControllerImpl::event(const NodeMaintenance& nm, events::Event what,
+                           std::optional<runtime::ObjectRef> related) {
   event(runtime::ObjectRef{.api_version = std::string(kApiVersion),
                            .kind = std::string(kKind),
                            .namespace_ = "",
@@ -28,32 +28,32 @@ void OperatorImpl::event(const NodeMaintenance& nm, events::Event what,
         std::move(what), std::move(related));
 }
 
-void OperatorImpl::event(runtime::ObjectRef regarding, events::Event what,
-                         std::optional<runtime::ObjectRef> related) {
+void ControllerImpl::event(runtime::ObjectRef regarding, events::Event what,
+                           std::optional<runtime::ObjectRef> related) {
   recorder_.record(regarding, runtime::EventOptions{.type = what.type,
                                                     .reason = std::move(what.reason),
                                                     .message = std::move(what.message),
                                                     .related = std::move(related)});
 }
 
-void OperatorImpl::announce(const NodeMaintenance& nm, events::Event what) {
+void ControllerImpl::announce(const NodeMaintenance& nm, events::Event what) {
   registry_.memory(nm).announcements.push_back(std::move(what));
 }
 
-void OperatorImpl::flush_announcements(const NodeMaintenance& nm) {
+void ControllerImpl::flush_announcements(const NodeMaintenance& nm) {
   MaintenanceMemory& m = registry_.memory(nm);
   for (events::Event& what : m.announcements) event(nm, std::move(what));
   m.announcements.clear();
 }
 
-const NodeMaintenanceStatus& OperatorImpl::believed_status(const NodeMaintenance& nm) const {
+const NodeMaintenanceStatus& ControllerImpl::believed_status(const NodeMaintenance& nm) const {
   if (const MaintenanceMemory* known = registry_.find(nm); known != nullptr && known->status) {
     return *known->status;
   }
   return nm.status;
 }
 
-NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
+NodeMaintenanceStatus ControllerImpl::current_status(const NodeMaintenance& nm) {
   MaintenanceMemory& m = registry_.memory(nm);
   if (!m.status) m.status = nm.status;
   const std::string& seen = nm.meta.resource_version;
@@ -76,7 +76,7 @@ NodeMaintenanceStatus OperatorImpl::current_status(const NodeMaintenance& nm) {
   return *m.status;
 }
 
-asio::awaitable<Result<std::optional<Clock::time_point>>> OperatorImpl::write_status(
+asio::awaitable<Result<std::optional<Clock::time_point>>> ControllerImpl::write_status(
     NodeMaintenance nm, NodeMaintenanceStatus status) {
   MaintenanceMemory& m = registry_.memory(nm);
   if (!m.written) {

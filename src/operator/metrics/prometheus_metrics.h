@@ -10,8 +10,9 @@
 //   nodemaintenance_drain_duration_seconds            histogram, Running (cordon) -> Succeeded
 //
 // No pod names as labels: a label set is bounded by the NodeMaintenances that exist. The
-// per-maintenance gauges are rebuilt from Operator::maintenances() at every scrape, so a deleted
-// NodeMaintenance's series disappear with it; a replica that does not lead has none.
+// per-maintenance gauges are rebuilt from NodeMaintenanceController::maintenances() at every
+// scrape, so a deleted NodeMaintenance's series disappear with it; a replica that does not lead has
+// none.
 //
 // Threading: on_* hooks may be called from any thread; the scrape refresher runs where
 // ManagerMetrics::serialize() runs, which must be the operator's executor thread.
@@ -28,7 +29,7 @@
 #include <prometheus/histogram.h>
 
 #include "kube/client/eviction.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 #include "operator/metrics/live_gauges.h"
 #include "runtime/metrics.h"
 
@@ -44,8 +45,9 @@ class NodeMaintenanceMetrics : public OperatorMetrics {
   /// Registers the families in `manager`, which must outlive this object.
   explicit NodeMaintenanceMetrics(runtime::ManagerMetrics& manager);
 
-  /// From now on each scrape reports the maintenances `views` returns (Operator::maintenances)
-  /// and the active workers `active_workers` counts (Operator::active_workers).
+  /// From now on each scrape reports the maintenances `views` returns
+  /// (NodeMaintenanceController::maintenances) and the active workers `active_workers` counts
+  /// (NodeMaintenanceController::active_workers).
   void track(std::function<std::vector<MaintenanceView>()> views,
              std::function<int()> active_workers);
 

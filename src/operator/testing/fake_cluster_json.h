@@ -1,7 +1,7 @@
 // Reading what the controllers wrote into a kube::testing::FakeApiServer, for the unit tests of
-// the operator's shells (controller/operator_test.cc, fleet/plan_controller_test.cc): the paths
-// of the objects they touch and JSON-pointer reads that give "" for a missing field, so a failed
-// expectation prints a value rather than crashing.
+// the operator's shells (controller/node_maintenance_controller_test.cc,
+// fleet/plan_controller_test.cc): the paths of the objects they touch and JSON-pointer reads that
+// give "" for a missing field, so a failed expectation prints a value rather than crashing.
 //
 // Threading: pure functions.
 #pragma once

@@ -5,8 +5,8 @@
 // held a due eviction back for the bound across maintenances (--evictions-in-flight-total) is
 // woken when a slot frees.
 //
-// Threading: on the Operator's one executor (operator_impl.h); an eviction coroutine touches the
-// registry only after checking its maintenance's `alive` flag.
+// Threading: on the controller's one executor (controller_impl.h); an eviction coroutine touches
+// the registry only after checking its maintenance's `alive` flag.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/internal/maintenance_registry.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 
 namespace nmo::op::internal {
 

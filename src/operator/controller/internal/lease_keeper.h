@@ -4,7 +4,7 @@
 // node lease create finds it missing. It reads the Leases from the shared cache and writes them
 // through the API; what to hold when is the state machine's, what housekeeping wants leases.cc's.
 //
-// Threading: on the Operator's one executor (operator_impl.h).
+// Threading: on the controller's one executor (controller_impl.h).
 #pragma once
 
 #include <map>
@@ -19,7 +19,7 @@
 #include "kube/api/node.h"
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 #include "runtime/store.h"
 
 namespace nmo::op::internal {

@@ -5,7 +5,7 @@
 // Keyed by the object's name, the key of the work queue; a memory belongs to one uid, and a new
 // object under an old name starts afresh.
 //
-// Threading: not synchronised; used on the Operator's one executor (operator_impl.h).
+// Threading: not synchronised; used on the controller's one executor (controller_impl.h).
 #pragma once
 
 #include <chrono>
@@ -38,7 +38,7 @@ struct MaintenanceMemory {
   // and those they produced, the newest last (the precondition of the next write). A cached
   // object at any other version was written after them; when its status is not `written`,
   // someone else wrote it (a deposed leader that has not noticed yet, an admin) and `written`
-  // is no longer what is on record (see OperatorImpl::current_status()).
+  // is no longer what is on record (see ControllerImpl::current_status()).
   std::vector<std::string> own_versions;
   // The resourceVersion our finalizer was added to: a cache still showing it has not seen the
   // patch yet (a reconcile queued while it was in flight), and the watch will bring it.

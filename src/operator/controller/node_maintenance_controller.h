@@ -1,4 +1,4 @@
-// Operator: the NodeMaintenance controller with everything it reads and writes.
+// NodeMaintenanceController: the NodeMaintenance controller with everything it reads and writes.
 //
 // What it reads, from the process's shared cache (runtime/cache.h, docs/design.md §7):
 //   - every NodeMaintenance;
@@ -52,7 +52,7 @@ class OperatorMetrics {
   virtual ~OperatorMetrics() = default;
 
   /// Hooks for the reconcile controller named `controller` and its work queue, asked for once
-  /// by the Operator's constructor; null means none.
+  /// by the controller's constructor; null means none.
   virtual std::unique_ptr<runtime::ControllerMetrics> controller_metrics(
       const std::string& /*controller*/, int /*workers*/) {
     return nullptr;
@@ -103,11 +103,11 @@ struct OperatorOptions {
   int evictions_in_flight_total = 64;
   /// This process, for Event sources and logs (the pod name in a cluster).
   std::string identity = "node-maintenance-operator";
-  /// Metrics hooks; null means none. Must outlive the Operator.
+  /// Metrics hooks; null means none. Must outlive the controller.
   std::shared_ptr<OperatorMetrics> metrics;
   /// Where Events are written; null: the operator's client. The manager gives Events a client
   /// of their own, with its own rate limit, so that they never hold back an eviction. Must
-  /// outlive the Operator.
+  /// outlive the controller.
   kube::Client* events_client = nullptr;
   /// Asked right before each eviction is sent; an error holds it back (logged, retried later).
   /// With leader election it is the leader's lease check (LeaderElector::check_leading): a
@@ -125,20 +125,21 @@ struct OperatorOptions {
 };
 
 namespace internal {
-class OperatorImpl;
+class ControllerImpl;
 }  // namespace internal
 
 // A runtime::Runnable: the manager starts it on the leader (docs/design.md §3.2).
-class Operator final : public runtime::Runnable {
+class NodeMaintenanceController final : public runtime::Runnable {
  public:
   /// Everything runs on `executor`; `client`, `cache` and `clock` must outlive the operator.
   /// Declares its informers in `cache` (the process's shared one, started by the Manager).
-  Operator(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
-           OperatorOptions options, const Clock& clock = system_clock());
-  ~Operator() override;
+  NodeMaintenanceController(asio::any_io_executor executor, kube::Client& client,
+                            runtime::Cache& cache, OperatorOptions options,
+                            const Clock& clock = system_clock());
+  ~NodeMaintenanceController() override;
 
-  Operator(const Operator&) = delete;
-  Operator& operator=(const Operator&) = delete;
+  NodeMaintenanceController(const NodeMaintenanceController&) = delete;
+  NodeMaintenanceController& operator=(const NodeMaintenanceController&) = delete;
 
   /// Starts the watches, waits until the caches are synced (or fails after a minute, naming
   /// the cache), then starts the reconcile workers.
@@ -166,7 +167,7 @@ class Operator final : public runtime::Runnable {
   [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
-  std::unique_ptr<internal::OperatorImpl> impl_;
+  std::unique_ptr<internal::ControllerImpl> impl_;
 };
 
 }  // namespace nmo::op

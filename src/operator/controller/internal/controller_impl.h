@@ -1,5 +1,6 @@
-// OperatorImpl: the I/O shell behind op::Operator (operator.h), one file per concern:
-//   operator.cc       the watches and the plumbing from changes to queued names
+// ControllerImpl: the I/O shell behind op::NodeMaintenanceController
+// (node_maintenance_controller.h), one file per concern:
+//   node_maintenance_controller.cc  the watches and the plumbing from changes to queued names
 //   reconciler.cc     the reconcile of one NodeMaintenance: gathers the inputs of the state
 //                     machine (state_machine.h), decides, and decides again when asked
 //   action_runner.cc  the execution of the decided actions (actions.h), one handler per kind
@@ -16,7 +17,7 @@
 // pure core (target operator_controller_core) is beside them: state_machine.h (the lifecycle),
 // actions.h (what it decides), events.h (every Event).
 //
-// Threading: everything runs on the one executor of the Operator (a single io_context thread in
+// Threading: everything runs on the one executor of the controller (a single io_context thread in
 // the manager), so the members below are only touched between suspension points of coroutines
 // on that thread. Eviction coroutines only append their answers to a MaintenanceMemory's inbox,
 // after checking its `alive` flag; the reconcile applies them, so it is the only writer of the
@@ -49,7 +50,7 @@
 #include "operator/controller/internal/eviction_runner.h"
 #include "operator/controller/internal/lease_keeper.h"
 #include "operator/controller/internal/maintenance_registry.h"
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 #include "operator/controller/state_machine.h"
 #include "operator/drain/ledger.h"
 #include "operator/gates/admission_gates.h"
@@ -96,11 +97,11 @@ using kube::wall_now;
   return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
 }
 
-class OperatorImpl {
+class ControllerImpl {
  public:
-  OperatorImpl(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
-               OperatorOptions options, const Clock& clock);
-  ~OperatorImpl();
+  ControllerImpl(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
+                 OperatorOptions options, const Clock& clock);
+  ~ControllerImpl();
 
   asio::awaitable<Result<void>> start();
   asio::awaitable<void> stop();
@@ -115,7 +116,7 @@ class OperatorImpl {
   [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
-  // ---- operator.cc: watches and queueing ----
+  // ---- node_maintenance_controller.cc: watches and queueing ----
   // OpenShift: watches the etcd guard PDB and its pods in openshift-etcd.
   void watch_openshift_guard();
   // Logs a warning when upstream medik8s NMO's webhook or Deployment is still present.

@@ -1,4 +1,4 @@
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 
 #include <set>
 #include <utility>
@@ -8,7 +8,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "kube/api/resource.h"
-#include "operator/controller/internal/operator_impl.h"
+#include "operator/controller/internal/controller_impl.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
 
@@ -36,8 +36,8 @@ std::string name_of(const NodeMaintenance* before, const NodeMaintenance* after)
 
 }  // namespace
 
-OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
-                           runtime::Cache& cache, OperatorOptions options, const Clock& clock)
+ControllerImpl::ControllerImpl(asio::any_io_executor executor, kube::Client& client,
+                               runtime::Cache& cache, OperatorOptions options, const Clock& clock)
     : executor_(std::move(executor)),
       client_(client),
       options_(std::move(options)),
@@ -145,9 +145,9 @@ OperatorImpl::OperatorImpl(asio::any_io_executor executor, kube::Client& client,
   }
 }
 
-OperatorImpl::~OperatorImpl() = default;
+ControllerImpl::~ControllerImpl() = default;
 
-asio::awaitable<Result<runtime::ReconcileAction>> OperatorImpl::wedged(std::string key) {
+asio::awaitable<Result<runtime::ReconcileAction>> ControllerImpl::wedged(std::string key) {
   logger_.warn("test hook: this reconcile never finishes", {{"nodemaintenance", key}});
   asio::steady_timer forever(executor_, asio::steady_timer::time_point::max());
   boost::system::error_code ec;
@@ -155,7 +155,7 @@ asio::awaitable<Result<runtime::ReconcileAction>> OperatorImpl::wedged(std::stri
   co_return Error(ErrorCode::kCancelled, "the wedged reconcile was cancelled");
 }
 
-asio::awaitable<Result<void>> OperatorImpl::start() {
+asio::awaitable<Result<void>> ControllerImpl::start() {
   if (options_.etcd_quorum_check) {
     // OpenShift (config.openshift.io served) reports etcd health through its guard PDB; other
     // clusters through the etcd mirror pods (docs/design.md §2.2).
@@ -184,7 +184,7 @@ asio::awaitable<Result<void>> OperatorImpl::start() {
   co_return Result<void>();
 }
 
-asio::awaitable<void> OperatorImpl::stop() {
+asio::awaitable<void> ControllerImpl::stop() {
   if (stopped_) co_return;
   stopped_ = true;
   ready_ = false;
@@ -197,7 +197,7 @@ asio::awaitable<void> OperatorImpl::stop() {
   logger_.info("controller stopped");
 }
 
-asio::awaitable<void> OperatorImpl::warn_about_upstream() {
+asio::awaitable<void> ControllerImpl::warn_about_upstream() {
   // Upstream's validating webhook would still judge every NodeMaintenance (docs/design.md §2.8).
   const std::string hooks_path =
       "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
@@ -241,7 +241,7 @@ asio::awaitable<void> OperatorImpl::warn_about_upstream() {
   }
 }
 
-void OperatorImpl::watch_openshift_guard() {
+void ControllerImpl::watch_openshift_guard() {
   const std::string ns(kOpenShiftEtcdNamespace);
   // Declared after the cache started, so each starts at once: its handler sees the first list
   // because the executor runs it only after this function returned.
@@ -257,7 +257,7 @@ void OperatorImpl::watch_openshift_guard() {
   informers_.push_back(&pods);
 }
 
-asio::awaitable<Result<void>> OperatorImpl::watch_pods(std::string node) {
+asio::awaitable<Result<void>> ControllerImpl::watch_pods(std::string node) {
   if (stopped_) co_return Error(ErrorCode::kCancelled, "stopping");
   auto found = pod_watches_.find(node);
   if (found == pod_watches_.end()) {
@@ -275,43 +275,44 @@ asio::awaitable<Result<void>> OperatorImpl::watch_pods(std::string node) {
   co_return Result<void>();
 }
 
-void OperatorImpl::prune_watches() {
+void ControllerImpl::prune_watches() {
   std::erase_if(pod_watches_, [this](const auto& watch) {
     return maintenances_->by_index(kNodeIndex, watch.first).empty();
   });
 }
 
-void OperatorImpl::enqueue_node(const std::string& node) {
+void ControllerImpl::enqueue_node(const std::string& node) {
   for (const auto& nm : maintenances_->by_index(kNodeIndex, node)) {
     controller_.enqueue(nm->meta.name);
   }
 }
 
-void OperatorImpl::enqueue_waiting() {
+void ControllerImpl::enqueue_waiting() {
   for (const auto& nm : maintenances_->list()) {
     const bool waiting = !nm->status.phase.has_value() || *nm->status.phase == Phase::kPending;
     if (waiting || nm->meta.deletion_timestamp.has_value()) controller_.enqueue(nm->meta.name);
   }
 }
 
-std::shared_ptr<const kube::Node> OperatorImpl::node(const std::string& name) const {
+std::shared_ptr<const kube::Node> ControllerImpl::node(const std::string& name) const {
   return nodes_->get(name);
 }
 
-std::vector<std::shared_ptr<const kube::Pod>> OperatorImpl::pods_on(const std::string& node) const {
+std::vector<std::shared_ptr<const kube::Pod>> ControllerImpl::pods_on(
+    const std::string& node) const {
   auto found = pod_watches_.find(node);
   if (found == pod_watches_.end() || !found->second.synced()) return {};
   return found->second.store().list();
 }
 
-std::optional<std::string> OperatorImpl::lease_node(const kube::Lease& lease) const {
+std::optional<std::string> ControllerImpl::lease_node(const kube::Lease& lease) const {
   if (auto named = maintenances_->by_index(kLeaseIndex, lease.meta.name); !named.empty()) {
     return named.front()->spec.node_name;
   }
   return node_of_lease(lease);
 }
 
-std::vector<MaintenanceView> OperatorImpl::maintenances() const {
+std::vector<MaintenanceView> ControllerImpl::maintenances() const {
   std::vector<MaintenanceView> views;
   if (!ready_) return views;
   for (const auto& nm : maintenances_->list()) {
@@ -324,8 +325,9 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
     if (status->phase == Phase::kPending) {
       if (const Condition* gate = find_condition(status->conditions, kConditionBlocked);
           gate != nullptr && gate->status == ConditionStatus::kTrue) {
-        if (gate->reason == kReasonEtcdQuorum) blocked.insert("BlockedByEtcdQuorum");
-        if (gate->reason == kReasonWaitingForLease) blocked.insert("BlockedByNodeHealthCheck");
+        if (gate->reason == kReasonEtcdQuorum) blocked.emplace(events::kBlockedByEtcdQuorum);
+        if (gate->reason == kReasonWaitingForLease)
+          blocked.emplace(events::kBlockedByNodeHealthCheck);
       }
     }
     if (status->phase == Phase::kRunning) {
@@ -343,7 +345,7 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
             blocked.insert(std::string(to_string(*ref.reason)));
             break;
           case PendingPodReason::kError:
-            blocked.insert("DrainError");
+            blocked.emplace(events::kDrainError);
             break;
           case PendingPodReason::kEvicting:
           case PendingPodReason::kWaitingForTermination:
@@ -359,27 +361,34 @@ std::vector<MaintenanceView> OperatorImpl::maintenances() const {
 
 }  // namespace internal
 
-Operator::Operator(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,
-                   OperatorOptions options, const Clock& clock)
-    : impl_(std::make_unique<internal::OperatorImpl>(std::move(executor), client, cache,
-                                                     std::move(options), clock)) {}
+NodeMaintenanceController::NodeMaintenanceController(asio::any_io_executor executor,
+                                                     kube::Client& client, runtime::Cache& cache,
+                                                     OperatorOptions options, const Clock& clock)
+    : impl_(std::make_unique<internal::ControllerImpl>(std::move(executor), client, cache,
+                                                       std::move(options), clock)) {}
 
-Operator::~Operator() = default;
+NodeMaintenanceController::~NodeMaintenanceController() = default;
 
-asio::awaitable<Result<void>> Operator::start() { co_return co_await impl_->start(); }
+asio::awaitable<Result<void>> NodeMaintenanceController::start() {
+  co_return co_await impl_->start();
+}
 
-asio::awaitable<void> Operator::stop() { co_await impl_->stop(); }
+asio::awaitable<void> NodeMaintenanceController::stop() { co_await impl_->stop(); }
 
-bool Operator::ready() const { return impl_->ready(); }
+bool NodeMaintenanceController::ready() const { return impl_->ready(); }
 
-std::optional<std::string> Operator::lease_problem() const { return impl_->lease_problem(); }
+std::optional<std::string> NodeMaintenanceController::lease_problem() const {
+  return impl_->lease_problem();
+}
 
-bool Operator::healthy(std::chrono::nanoseconds max_stall) const {
+bool NodeMaintenanceController::healthy(std::chrono::nanoseconds max_stall) const {
   return impl_->healthy(max_stall);
 }
 
-int Operator::active_workers() const { return impl_->active_workers(); }
+int NodeMaintenanceController::active_workers() const { return impl_->active_workers(); }
 
-std::vector<MaintenanceView> Operator::maintenances() const { return impl_->maintenances(); }
+std::vector<MaintenanceView> NodeMaintenanceController::maintenances() const {
+  return impl_->maintenances();
+}
 
 }  // namespace nmo::op

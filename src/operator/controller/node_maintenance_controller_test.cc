@@ -1,10 +1,10 @@
 // The NodeMaintenance controller's I/O shell (operator.h) against the in-memory API server
-// (kube/client/testing/fake_api_server.h): the whole Operator on one io_context with the shared
+// (kube/client/testing/fake_api_server.h): the whole controller on one io_context with the shared
 // Cache, as the manager runs it, and the outcomes an admin would see in the API (node, pods,
 // status, Leases, Events). The decisions themselves are state_machine_test.cc's; these tests
 // check that the reconcile carries them out, reads from the cache, and survives the API
 // misbehaving the way it did in the runs that found commits 2004f61 and 9e60a53.
-#include "operator/controller/operator.h"
+#include "operator/controller/node_maintenance_controller.h"
 
 #include <algorithm>
 #include <chrono>
@@ -187,7 +187,8 @@ class OperatorShellTest : public ::testing::Test {
 
   // Starts the cache and the operator (start() returns once its caches synced).
   void start(OperatorOptions options = OperatorShellTest::options()) {
-    operator_ = std::make_unique<Operator>(io_.get_executor(), server_, cache_, std::move(options));
+    operator_ = std::make_unique<NodeMaintenanceController>(io_.get_executor(), server_, cache_,
+                                                            std::move(options));
     const Result<void> started = http::test::run(io_, [this]() -> asio::awaitable<Result<void>> {
       NMO_CO_TRY(co_await cache_.start());
       co_return co_await operator_->start();
@@ -291,7 +292,7 @@ class OperatorShellTest : public ::testing::Test {
   asio::io_context io_;
   FakeApiServer server_{io_.get_executor()};
   runtime::Cache cache_{io_.get_executor(), server_};
-  std::unique_ptr<Operator> operator_;
+  std::unique_ptr<NodeMaintenanceController> operator_;
 };
 
 // docs/design.md §2.1–2.6 end to end through the shell: cordon and taint, the node lease, the
