@@ -44,67 +44,6 @@ asio::awaitable<Result<PodFacts>> ControllerImpl::pod_facts(const NodeMaintenanc
   co_return facts;
 }
 
-asio::awaitable<Result<void>> ControllerImpl::kubevirt_defaults() {
-  const Clock::time_point now = clock_.now();
-  // "Not served" is never trusted from an earlier step: KubeVirt installed a moment ago must not
-  // see a VM's pod evicted as an ordinary pod.
-  if (kubevirt_.checked && kubevirt_.served && now < kubevirt_.checked_at + kKubeVirtRecheck) {
-    co_return Result<void>{};
-  }
-  auto served = co_await client_.get_json(kubevirt_api_root());
-  if (!served && !is_not_found(served.error())) {
-    co_return Error(served.error().code,
-                    "could not tell whether KubeVirt is served: " + served.error().describe());
-  }
-  KubeVirtDefaults next{.checked = true, .checked_at = now, .served = served.has_value()};
-  if (next.served) {
-    const bool first = kubevirt_informers_.empty();
-    if (first) watch_kubevirt();
-    const std::chrono::milliseconds timeout =
-        first ? std::chrono::milliseconds(kKubeVirtSyncTimeout) : std::chrono::milliseconds(0);
-    NMO_CO_TRY(co_await cache_.wait_synced(kubevirt_informers_, timeout));
-    // One KubeVirt CR per cluster.
-    for (const auto& config : kubevirt_configs_->list()) {
-      next.eviction_strategy = config->eviction_strategy;
-      break;
-    }
-  }
-  kubevirt_ = std::move(next);
-  co_return Result<void>{};
-}
-
-void ControllerImpl::watch_kubevirt() {
-  auto& vmis = cache_.informer<VmiObject>(std::string(kVmiCache));
-  vmis_ = vmis.store();
-  vmis.on_change([this](const VmiObject* before, const VmiObject* after) {
-    // A VM on a node under maintenance became migratable, migrated or stopped.
-    if (before != nullptr) enqueue_node(before->vmi.node_name);
-    if (after != nullptr) enqueue_node(after->vmi.node_name);
-  });
-  auto& migrations = cache_.informer<MigrationObject>(
-      "the cache of the operator's VirtualMachineInstanceMigrations", "",
-      kube::ListOptions{.label_selector = std::string(kMigrationOwnerLabel)});
-  migrations_ = migrations.store();
-  runtime::Cache::add_index(migrations, std::string(kOwnerIndex), [](const MigrationObject& m) {
-    const std::string* owner = m.meta.labels.find(kMigrationOwnerLabel);
-    return owner != nullptr ? std::vector<std::string>{*owner} : std::vector<std::string>{};
-  });
-  migrations.on_change([this](const MigrationObject* before, const MigrationObject* after) {
-    const MigrationObject& migration = after != nullptr ? *after : *before;
-    const std::string* owner = migration.meta.labels.find(kMigrationOwnerLabel);
-    if (owner == nullptr) return;
-    for (const auto& nm : maintenances_->list()) {
-      if (nm->meta.uid == *owner) controller_.enqueue(nm->meta.name);
-    }
-  });
-  auto& configs = cache_.informer<KubeVirtConfig>("the KubeVirt CR cache");
-  kubevirt_configs_ = configs.store();
-  configs.on_change([this](const KubeVirtConfig*, const KubeVirtConfig*) {
-    kubevirt_.checked_at = Clock::time_point{};  // the default strategy is read again
-  });
-  kubevirt_informers_ = {&vmis, &migrations, &configs};
-}
-
 asio::awaitable<void> ControllerImpl::vm_facts(const NodeMaintenance& nm, PodFacts& facts) {
   std::vector<const kube::Pod*> vms;
   for (const kube::Pod& pod : facts.leaving) {
@@ -124,20 +63,20 @@ asio::awaitable<void> ControllerImpl::vm_facts(const NodeMaintenance& nm, PodFac
                             pod.meta.namespace_ + "/" + vmi_name(pod) + " down: " + why,
                   .held_as = PendingPodReason::kError};
   };
-  if (auto known = co_await kubevirt_defaults(); !known) {
+  if (auto known = co_await kubevirt_.refresh(); !known) {
     logger_.warn("KubeVirt's API could not be read", {{"error", known.error().message}});
-    if (!kubevirt_.checked) {
+    if (!kubevirt_.checked()) {
       for (const kube::Pod* pod : vms) hold_unknown(*pod, known.error().message);
       co_return;
     }
   }
   // Without the kubevirt.io/v1 API a virt-launcher pod is a pod like any other.
-  if (!kubevirt_.served) co_return;
+  if (!kubevirt_.served()) co_return;
   // From the VMI cache, which wakes the maintenance when a VMI of its node changes.
   for (const kube::Pod* pod : vms) {
-    if (const std::optional<Vmi> vmi = read_vmi(pod->meta.namespace_, vmi_name(*pod))) {
+    if (const std::optional<Vmi> vmi = kubevirt_.vmi(pod->meta.namespace_, vmi_name(*pod))) {
       facts.vms[pod->meta.uid] =
-          decide_vm(*vmi, kubevirt_.eviction_strategy, nm.spec.vm_eviction_policy);
+          decide_vm(*vmi, kubevirt_.eviction_strategy(), nm.spec.vm_eviction_policy);
     }  // else no VM behind it: a pod like any other
   }
 
@@ -147,7 +86,7 @@ asio::awaitable<void> ControllerImpl::vm_facts(const NodeMaintenance& nm, PodFac
   });
   if (!migrates) co_return;
   std::string uid = nm.meta.uid;
-  Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
+  Result<std::vector<Migration>> listed = co_await kubevirt_.migrations_of(std::move(uid));
   if (!listed) {
     facts.migrations_error = listed.error().describe();
     co_return;
@@ -159,20 +98,6 @@ asio::awaitable<void> ControllerImpl::vm_facts(const NodeMaintenance& nm, PodFac
     std::stable_sort(migrations.begin(), migrations.end(),
                      [](const Migration& a, const Migration& b) { return a.attempt < b.attempt; });
   }
-}
-
-asio::awaitable<Result<std::vector<Migration>>> ControllerImpl::list_migrations(std::string uid) {
-  if (kubevirt_informers_.empty()) {
-    // A maintenance deleted before any drain step of this process met a VM.
-    NMO_CO_TRY(co_await kubevirt_defaults());
-    if (!kubevirt_.served) co_return Error(ErrorCode::kNotFound, "KubeVirt's API is not served");
-  }
-  std::vector<Migration> out;
-  for (const auto& migration : own_migrations_.fresher(migrations_->by_index(kOwnerIndex, uid))) {
-    const std::string* owner = migration->meta.labels.find(kMigrationOwnerLabel);
-    if (owner != nullptr && *owner == uid) out.push_back(migration->migration);
-  }
-  co_return out;
 }
 
 void ControllerImpl::start_migration(const NodeMaintenance& nm, MigrationRequest request) {
@@ -193,13 +118,7 @@ asio::awaitable<void> ControllerImpl::create_migration(std::string cr_name, std:
   const kube::WriteOptions options;
   Result<boost::json::value> created = co_await client_.create(path, std::move(manifest), options);
   if (created && options_.metrics != nullptr) options_.metrics->on_migration("started");
-  if (created) {
-    // Until the migration cache shows it, the next drain step must see it (or it would start
-    // the same attempt again).
-    if (auto decoded = kube::ResourceInfo<MigrationObject>::decode(*created)) {
-      own_migrations_.wrote(std::move(*decoded), "");
-    }
-  }
+  if (created) kubevirt_.created(*created);
   if (!*alive) co_return;
   MaintenanceMemory* memory = registry_.find(cr_name, cr_uid);
   if (memory == nullptr) co_return;
@@ -213,7 +132,7 @@ asio::awaitable<void> ControllerImpl::create_migration(std::string cr_name, std:
 asio::awaitable<std::vector<std::string>> ControllerImpl::cancel_migrations(NodeMaintenance nm) {
   std::vector<std::string> cancelled;
   std::string uid = nm.meta.uid;
-  Result<std::vector<Migration>> listed = co_await list_migrations(std::move(uid));
+  Result<std::vector<Migration>> listed = co_await kubevirt_.migrations_of(std::move(uid));
   // Without KubeVirt's API there is nothing to cancel.
   if (!listed && is_not_found(listed.error())) co_return cancelled;
   if (!listed) {
@@ -234,18 +153,11 @@ asio::awaitable<std::vector<std::string>> ControllerImpl::cancel_migrations(Node
                        {{"migration", key}, {"error", removed.error().describe()}});
       continue;
     }
-    own_migrations_.forget(key);
+    kubevirt_.deleted(key);
     log_for(nm).info("live migration cancelled", {{"migration", key}});
     cancelled.push_back(key);
   }
   co_return cancelled;
-}
-
-std::optional<Vmi> ControllerImpl::read_vmi(const std::string& ns, const std::string& name) const {
-  if (vmis_ == nullptr) return std::nullopt;
-  auto found = vmis_->get(ns + "/" + name);
-  if (found == nullptr) return std::nullopt;
-  return found->vmi;
 }
 
 std::vector<kube::PodDisruptionBudget> ControllerImpl::covering_budgets(

@@ -65,7 +65,16 @@ ControllerImpl::ControllerImpl(asio::any_io_executor executor, kube::Client& cli
       evictions_(
           executor_, client_, registry_, options_,
           [this](const kube::Pod& pod) { return covering_budgets(pod); },
-          [this](const std::string& name) { controller_.enqueue(name); }) {
+          [this](const std::string& name) { controller_.enqueue(name); }),
+      kubevirt_(client_, cache_, clock_,
+                KubeVirtReader::Wakeups{
+                    .vmi_changed = [this](const std::string& node) { enqueue_node(node); },
+                    .migration_changed =
+                        [this](const std::string& owner) {
+                          for (const auto& nm : maintenances_->list()) {
+                            if (nm->meta.uid == owner) controller_.enqueue(nm->meta.name);
+                          }
+                        }}) {
   if (options_.metrics != nullptr) {
     if (auto hooks = options_.metrics->queue_metrics("nodemaintenance")) {
       controller_.queue().set_metrics(std::move(hooks));

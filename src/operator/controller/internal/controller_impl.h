@@ -13,7 +13,9 @@
 // and the pieces with state of their own, in internal/: everything remembered about a maintenance
 // between reconciles is in its MaintenanceMemory (maintenance_registry.h), dropped at once by
 // MaintenanceRegistry::forget(); the evictions in flight and their wake-ups are EvictionRunner's
-// (eviction_runner.h); the node leases and the budget slots LeaseKeeper's (lease_keeper.h). The
+// (eviction_runner.h); the node leases and the budget slots LeaseKeeper's (lease_keeper.h);
+// what is read of KubeVirt (its API, default strategy, VMIs, our migrations) KubeVirtReader's
+// (kubevirt_reader.h). The
 // pure core (target operator_controller_core) is beside them: state_machine.h (the lifecycle),
 // actions.h (what it decides), events.h (every Event).
 //
@@ -48,6 +50,7 @@
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/events.h"
 #include "operator/controller/internal/eviction_runner.h"
+#include "operator/controller/internal/kubevirt_reader.h"
 #include "operator/controller/internal/lease_keeper.h"
 #include "operator/controller/internal/maintenance_registry.h"
 #include "operator/controller/node_maintenance_controller.h"
@@ -76,19 +79,11 @@ inline constexpr std::string_view kLeaseIndex = "lease";
 inline constexpr std::string_view kControlPlaneIndex = "control-plane";
 // The index of the PodDisruptionBudget cache: by namespace.
 inline constexpr std::string_view kNamespaceIndex = "namespace";
-// The index of the migration cache: by the maintenance uid of kMigrationOwnerLabel.
-inline constexpr std::string_view kOwnerIndex = "owner";
 // How this controller's informers are named in errors ("... did not sync").
 inline constexpr std::string_view kNodeCache = "the node cache";
 inline constexpr std::string_view kPodDisruptionBudgetCache = "the PodDisruptionBudget cache";
 // How long start() waits for the caches' first lists, and a drain for its node's pods.
 inline constexpr std::chrono::seconds kSyncTimeout{60};
-// How long the first drain step that meets a VM waits for KubeVirt's caches; later steps do not
-// wait (their VMs are held as unknown until the caches have listed).
-inline constexpr std::chrono::seconds kKubeVirtSyncTimeout{10};
-// How long KubeVirt's API being served (and its default eviction strategy) is trusted before the
-// next drain step that meets a VM asks again; "not served" is asked again every time.
-inline constexpr std::chrono::seconds kKubeVirtRecheck{30};
 
 using kube::wall_now;
 
@@ -213,18 +208,6 @@ class ControllerImpl {
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
   // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
-  // The VMI behind a VM pod, from the VMI cache; std::nullopt when there is none.
-  [[nodiscard]] std::optional<Vmi> read_vmi(const std::string& ns, const std::string& name) const;
-  // Declares KubeVirt's informers in the shared cache (once).
-  void watch_kubevirt();
-  // Refreshes kubevirt_ when older than kKubeVirtRecheck; the first time KubeVirt's API is
-  // served, declares its informers (VMIs, the operator's migrations, the KubeVirt CR) in the
-  // shared cache and waits for them. An error when it could not.
-  asio::awaitable<Result<void>> kubevirt_defaults();
-  // The live migrations the operator created for the maintenance of uid `uid` (label
-  // kMigrationOwnerLabel), in every namespace, from the migration cache and our own creates it
-  // does not show yet; kNotFound when KubeVirt's API is not served.
-  asio::awaitable<Result<std::vector<Migration>>> list_migrations(std::string uid);
   // Creates the migration `request` asks for; the answer goes into the maintenance's inbox.
   void start_migration(const NodeMaintenance& nm, MigrationRequest request);
   asio::awaitable<void> create_migration(std::string cr_name, std::string cr_uid,
@@ -267,21 +250,8 @@ class ControllerImpl {
   // The node leases and the budget slots (made once the Lease caches are declared).
   std::unique_ptr<LeaseKeeper> leases_;
   std::map<std::string, bool> daemon_sets_;  // by DaemonSet uid: exists
-  // Whether kubevirt.io/v1 is served, and the KubeVirt CR's default eviction strategy.
-  struct KubeVirtDefaults {
-    bool checked = false;
-    Clock::time_point checked_at{};
-    bool served = false;
-    std::optional<std::string> eviction_strategy;
-  };
-  KubeVirtDefaults kubevirt_;
-  // KubeVirt's informers, declared once its API is served (null before).
-  std::shared_ptr<runtime::Store<VmiObject>> vmis_;
-  std::shared_ptr<runtime::Store<MigrationObject>> migrations_;
-  std::shared_ptr<runtime::Store<KubeVirtConfig>> kubevirt_configs_;
-  std::vector<const runtime::internal::ReflectorLoop*> kubevirt_informers_;
-  // The migrations we created that the migration cache may not show yet.
-  runtime::OwnWrites<MigrationObject> own_migrations_;
+  // KubeVirt's API, its default eviction strategy, the VMIs and the operator's migrations.
+  KubeVirtReader kubevirt_;
   bool ready_ = false;
   bool stopped_ = false;
   bool said_node_status_forbidden_ = false;
