@@ -71,7 +71,7 @@ class ControllerImpl::ActionRunner {
 
   asio::awaitable<Stop> operator()(actions::EmitEvent& action) {
     if (action.on_node) {
-      const auto node = op_.node(nm_.spec.node_name);
+      const auto node = op_.view_.node(nm_.spec.node_name);
       op_.event(runtime::ObjectRef{.api_version = "v1",
                                    .kind = "Node",
                                    .namespace_ = "",

@@ -15,25 +15,16 @@ GateWorld ControllerImpl::gate_world(const NodeMaintenance& asking,
   GateWorld world{.now = wall_now(),
                   .etcd_quorum_check = options_.etcd_quorum_check,
                   .max_parallel = options_.max_parallel_maintenances};
-  for (const auto& nm : maintenances_->list()) {
+  for (const auto& nm : view_.maintenances()) {
     const bool self = nm->meta.name == asking.meta.name;
     GateMaintenance m = gate_maintenance(*nm, self ? status : believed_status(*nm),
                                          leases_->slot(nm->meta.name) != nullptr,
-                                         node(nm->spec.node_name) != nullptr);
+                                         view_.node(nm->spec.node_name) != nullptr);
     m.admitting = registry_.admitting(nm->meta.name);
     world.maintenances.push_back(std::move(m));
   }
-  for (const auto& lease : node_leases_->list()) world.node_leases.push_back(*lease);
-  for (const auto& n : nodes_->by_index(kControlPlaneIndex, "true")) {
-    world.etcd.control_plane_ready[n->meta.name] = n->is_ready();
-  }
-  if (guard_pdbs_) {
-    world.etcd.openshift = true;
-    for (const auto& pdb : guard_pdbs_->list()) world.etcd.guard_pdbs.push_back(*pdb);
-    for (const auto& pod : guard_pods_->list()) world.etcd.guard_pods.push_back(*pod);
-  } else {
-    for (const auto& pod : etcd_pods_->list()) world.etcd.member_pods.push_back(*pod);
-  }
+  for (const auto& lease : view_.node_leases()) world.node_leases.push_back(*lease);
+  world.etcd = view_.etcd();
   return world;
 }
 

@@ -28,10 +28,11 @@ asio::awaitable<bool> ControllerImpl::daemon_set_exists(std::string ns, std::str
 }
 
 asio::awaitable<Result<PodFacts>> ControllerImpl::pod_facts(const NodeMaintenance& nm) {
-  NMO_CO_TRY(co_await watch_pods(nm.spec.node_name));
+  if (stopped_) co_return Error(ErrorCode::kCancelled, "stopping");
+  NMO_CO_TRY(co_await view_.watch_pods(nm.spec.node_name));
   PodFacts facts;
   // DaemonSet ownership is looked up once per DaemonSet.
-  const auto pods = pods_on(nm.spec.node_name);
+  const auto pods = view_.pods_on(nm.spec.node_name);
   for (const auto& pod : pods) {
     bool ds_exists = false;
     if (auto owner = daemon_set_owner(*pod)) {
@@ -158,15 +159,6 @@ asio::awaitable<std::vector<std::string>> ControllerImpl::cancel_migrations(Node
     cancelled.push_back(key);
   }
   co_return cancelled;
-}
-
-std::vector<kube::PodDisruptionBudget> ControllerImpl::covering_budgets(
-    const kube::Pod& pod) const {
-  std::vector<kube::PodDisruptionBudget> in_namespace;
-  for (const auto& budget : budgets_->by_index(kNamespaceIndex, pod.meta.namespace_)) {
-    in_namespace.push_back(*budget);
-  }
-  return covering_pdbs(pod, in_namespace);
 }
 
 }  // namespace nmo::op::internal

@@ -17,15 +17,15 @@ asio::awaitable<Result<ReconcileAction>> ControllerImpl::housekeeping() {
   const kube::Time now = wall_now();
   // Slot Leases that show foreign node-lease holders (docs/design.md §2.2).
   std::map<std::string, std::string> wanted;  // slot name -> holder identity
-  for (const auto& l : node_leases_->list()) {
-    const std::optional<std::string> node_name = lease_node(*l);
+  for (const auto& l : view_.node_leases()) {
+    const std::optional<std::string> node_name = view_.lease_node(*l);
     if (!node_name) continue;
     const NodeLeaseState state_now = classify_node_lease(*l, now);
     if (state_now == NodeLeaseState::kHeldByOther) {
       wanted[foreign_slot_lease_name(*node_name)] =
           slot_holder_identity(lease_holder(*l), *node_name);
     } else if (state_now == NodeLeaseState::kOurs &&
-               maintenances_->by_index(kLeaseIndex, l->meta.name).empty()) {
+               view_.maintenances_with_lease(l->meta.name).empty()) {
       // Ours without a NodeMaintenance behind it (a crash between steps): give it back.
       logger_.info("releasing a node lease no maintenance holds", {{"node", *node_name}});
       NMO_CO_TRY(co_await leases_->release_node_lease(*node_name));

@@ -52,7 +52,7 @@ asio::awaitable<Result<void>> ControllerImpl::sync_lifecycle_conditions(
       nm, status, failure_of(status) == FailureKind::kTimeout, options_.node_lifecycle_conditions);
   // The cache decides first: every reconcile comes here, and a node that already says what it
   // should costs no request (our own patch reaches the cache a moment later).
-  const auto cached = node(nm.spec.node_name);
+  const auto cached = view_.node(nm.spec.node_name);
   if (cached == nullptr) co_return Result<void>();
   if (!lifecycle_patch(*cached, intent, wall_now()).patch) co_return Result<void>();
   auto current = co_await client_.get<kube::Node>("", nm.spec.node_name);
@@ -76,7 +76,7 @@ asio::awaitable<Result<bool>> ControllerImpl::apply_node_changes(NodeMaintenance
   // Every reconcile of a maintenance comes here (once per pod event during a drain), so the
   // cached node decides first: a node in the right shape costs no request. Someone undoing the
   // maintenance shows in the cache and queues this maintenance again.
-  if (auto cached = node(nm.spec.node_name);
+  if (auto cached = view_.node(nm.spec.node_name);
       cached && !check_maintenance(*cached, nm.meta.uid).needs_patch()) {
     co_return false;
   }

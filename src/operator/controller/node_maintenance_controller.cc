@@ -9,8 +9,7 @@
 
 #include "kube/api/resource.h"
 #include "operator/controller/internal/controller_impl.h"
-#include "operator/gates/budget.h"
-#include "operator/gates/node_lease.h"
+#include "operator/gates/etcd_quorum.h"
 
 namespace nmo::op {
 namespace internal {
@@ -44,6 +43,7 @@ ControllerImpl::ControllerImpl(asio::any_io_executor executor, kube::Client& cli
       clock_(clock),
       logger_(log::root().with({{"controller", "nodemaintenance"}})),
       cache_(cache),
+      view_(cache_, options_, wakeups()),
       recorder_(executor_, options_.events_client != nullptr ? *options_.events_client : client_,
                 std::string(kEventComponent), options_.identity, clock_),
       controller_(
@@ -64,14 +64,14 @@ ControllerImpl::ControllerImpl(asio::any_io_executor executor, kube::Client& cli
       registry_(options_.etcd_quorum_stable_for),
       evictions_(
           executor_, client_, registry_, options_,
-          [this](const kube::Pod& pod) { return covering_budgets(pod); },
+          [this](const kube::Pod& pod) { return view_.covering_budgets(pod); },
           [this](const std::string& name) { controller_.enqueue(name); }),
       kubevirt_(client_, cache_, clock_,
                 KubeVirtReader::Wakeups{
                     .vmi_changed = [this](const std::string& node) { enqueue_node(node); },
                     .migration_changed =
                         [this](const std::string& owner) {
-                          for (const auto& nm : maintenances_->list()) {
+                          for (const auto& nm : view_.maintenances()) {
                             if (nm->meta.uid == owner) controller_.enqueue(nm->meta.name);
                           }
                         }}) {
@@ -80,78 +80,43 @@ ControllerImpl::ControllerImpl(asio::any_io_executor executor, kube::Client& cli
       controller_.queue().set_metrics(std::move(hooks));
     }
   }
-  // The informers this controller reads, declared in the shared cache (the plan controller
-  // declares the same ones and gets these). The pods of a node come and go with its drain.
-  auto& maintenances = cache_.informer<NodeMaintenance>(std::string(kMaintenanceCache));
-  maintenances_ = maintenances.store();
-  runtime::Cache::add_index(maintenances, std::string(kNodeIndex), [](const NodeMaintenance& nm) {
-    return std::vector<std::string>{nm.spec.node_name};
-  });
-  // The inverse of node_lease_name(), which a hashed lease name cannot be turned back by.
-  runtime::Cache::add_index(maintenances, std::string(kLeaseIndex), [](const NodeMaintenance& nm) {
-    return std::vector<std::string>{node_lease_name(nm.spec.node_name)};
-  });
-  maintenances.on_change([this](const NodeMaintenance* before, const NodeMaintenance* after) {
-    controller_.enqueue(name_of(before, after));
-    // A new maintenance may be older than a sibling already judged a duplicate.
-    if (before == nullptr && after != nullptr) enqueue_node(after->spec.node_name);
-    // A maintenance that ends or changes phase may free a slot or change who is oldest.
-    if (after == nullptr || before == nullptr || before->status.phase != after->status.phase ||
-        after->meta.deletion_timestamp.has_value()) {
-      enqueue_waiting();
-    }
-    if (after == nullptr) prune_watches();
-  });
+  leases_ = std::make_unique<LeaseKeeper>(client_, options_, logger_, view_.node_lease_store(),
+                                          view_.slot_store(), view_.node_store());
+}
 
-  auto& nodes = cache_.informer<kube::Node>(std::string(kNodeCache));
-  nodes_ = nodes.store();
-  runtime::Cache::add_index(nodes, std::string(kControlPlaneIndex), [](const kube::Node& node) {
-    return is_control_plane(node) ? std::vector<std::string>{"true"} : std::vector<std::string>{};
-  });
-  nodes.on_change([this](const kube::Node* before, const kube::Node* after) {
-    const kube::Node& node = after != nullptr ? *after : *before;
-    enqueue_node(node.meta.name);
-    // The etcd quorum gate reads the control-plane nodes' readiness.
-    if (options_.etcd_quorum_check && is_control_plane(node)) enqueue_waiting();
-  });
-
-  auto& node_leases = cache_.informer<kube::Lease>(
-      "the Lease cache of namespace " + options_.lease_namespace, options_.lease_namespace);
-  node_leases_ = node_leases.store();
-  node_leases.on_change([this](const kube::Lease* before, const kube::Lease* after) {
-    // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting ones
-    // may go.
-    const std::string& lease_name = after != nullptr ? after->meta.name : before->meta.name;
-    for (const auto& nm : maintenances_->by_index(kLeaseIndex, lease_name)) {
-      controller_.enqueue(nm->meta.name);
-    }
-    enqueue_waiting();
-    controller_.enqueue(std::string(kHousekeepingKey));
-  });
-  auto& slots = cache_.informer<kube::Lease>(
-      "the Lease cache of namespace " + options_.namespace_, options_.namespace_,
-      kube::ListOptions{.label_selector = std::string(kSlotLabel)});
-  slots_ = slots.store();
-  slots.on_change([this](const kube::Lease*, const kube::Lease*) { enqueue_waiting(); });
-  leases_ = std::make_unique<LeaseKeeper>(client_, options_, logger_, node_leases_, slots_, nodes_);
-  auto& budgets =
-      cache_.informer<kube::PodDisruptionBudget>(std::string(kPodDisruptionBudgetCache));
-  budgets_ = budgets.store();
-  runtime::Cache::add_index(budgets, std::string(kNamespaceIndex),
-                            [](const kube::PodDisruptionBudget& budget) {
-                              return std::vector<std::string>{budget.meta.namespace_};
-                            });
-  informers_ = {&maintenances, &nodes, &node_leases, &slots, &budgets};
-
-  etcd_pods_ = std::make_shared<runtime::Store<kube::Pod>>();
-  if (options_.etcd_quorum_check) {
-    auto& etcd_pods =
-        cache_.informer<kube::Pod>("the etcd pod cache", std::string(kEtcdNamespace),
-                                   kube::ListOptions{.label_selector = "component=etcd"});
-    etcd_pods_ = etcd_pods.store();
-    etcd_pods.on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
-    informers_.push_back(&etcd_pods);
-  }
+ClusterView::Wakeups ControllerImpl::wakeups() {
+  return ClusterView::Wakeups{
+      .maintenance_changed =
+          [this](const NodeMaintenance* before, const NodeMaintenance* after) {
+            controller_.enqueue(name_of(before, after));
+            // A new maintenance may be older than a sibling already judged a duplicate.
+            if (before == nullptr && after != nullptr) enqueue_node(after->spec.node_name);
+            // A maintenance that ends or changes phase may free a slot or change who is oldest.
+            if (after == nullptr || before == nullptr ||
+                before->status.phase != after->status.phase ||
+                after->meta.deletion_timestamp.has_value()) {
+              enqueue_waiting();
+            }
+          },
+      .node_changed =
+          [this](const kube::Node& node) {
+            enqueue_node(node.meta.name);
+            // The etcd quorum gate reads the control-plane nodes' readiness.
+            if (options_.etcd_quorum_check && is_control_plane(node)) enqueue_waiting();
+          },
+      .pods_changed = [this](const std::string& node) { enqueue_node(node); },
+      .node_lease_changed =
+          [this](const std::string& lease_name) {
+            // The maintenance of the lease's node keeps its lease (docs/design.md §3.1); waiting
+            // ones may go.
+            for (const auto& nm : view_.maintenances_with_lease(lease_name)) {
+              controller_.enqueue(nm->meta.name);
+            }
+            enqueue_waiting();
+            controller_.enqueue(std::string(kHousekeepingKey));
+          },
+      .gates_changed = [this] { enqueue_waiting(); },
+  };
 }
 
 ControllerImpl::~ControllerImpl() = default;
@@ -171,24 +136,24 @@ asio::awaitable<Result<void>> ControllerImpl::start() {
     const std::string openshift_path(kOpenShiftApiGroupPath);
     auto openshift = co_await client_.get_json(openshift_path);
     if (openshift) {
-      watch_openshift_guard();
+      view_.watch_openshift_guard();
     } else if (!is_not_found(openshift.error())) {
       co_return Error(openshift.error().code,
                       "cannot tell whether this is OpenShift: " + openshift.error().describe());
     }
     logger_.info("etcd quorum check",
-                 {{"source", guard_pdbs_ != nullptr ? "openshift guard PDB" : "etcd mirror pods"}});
+                 {{"source", view_.openshift() ? "openshift guard PDB" : "etcd mirror pods"}});
   }
   recorder_.start();
 
   const std::chrono::milliseconds timeout = kSyncTimeout;
-  NMO_CO_TRY(co_await cache_.wait_synced(informers_, timeout));
+  NMO_CO_TRY(co_await cache_.wait_synced(view_.informers(), timeout));
   co_await warn_about_upstream();
   controller_.enqueue(std::string(kHousekeepingKey));
   controller_.start();
   ready_ = true;
   logger_.info("controller started",
-               {{"maintenances", maintenances_->size()},
+               {{"maintenances", view_.maintenances().size()},
                 {"max_parallel_maintenances", options_.max_parallel_maintenances}});
   co_return Result<void>();
 }
@@ -202,7 +167,7 @@ asio::awaitable<void> ControllerImpl::stop() {
   for (const auto& [name, memory] : registry_.memories()) *memory.alive = false;
   co_await recorder_.stop(kEventFlushDeadline);
   // The shared informers stop with the cache; the pod informers go when nobody holds them.
-  pod_watches_.clear();
+  view_.release_pod_watches();
   logger_.info("controller stopped");
 }
 
@@ -250,81 +215,23 @@ asio::awaitable<void> ControllerImpl::warn_about_upstream() {
   }
 }
 
-void ControllerImpl::watch_openshift_guard() {
-  const std::string ns(kOpenShiftEtcdNamespace);
-  // Declared after the cache started, so each starts at once: its handler sees the first list
-  // because the executor runs it only after this function returned.
-  auto& pdbs = cache_.informer<kube::PodDisruptionBudget>("the etcd guard PDB cache of " + ns, ns);
-  guard_pdbs_ = pdbs.store();
-  pdbs.on_change([this](const kube::PodDisruptionBudget*, const kube::PodDisruptionBudget*) {
-    enqueue_waiting();
-  });
-  auto& pods = cache_.informer<kube::Pod>("the etcd guard pod cache of " + ns, ns);
-  guard_pods_ = pods.store();
-  pods.on_change([this](const kube::Pod*, const kube::Pod*) { enqueue_waiting(); });
-  informers_.push_back(&pdbs);
-  informers_.push_back(&pods);
-}
-
-asio::awaitable<Result<void>> ControllerImpl::watch_pods(std::string node) {
-  if (stopped_) co_return Error(ErrorCode::kCancelled, "stopping");
-  auto found = pod_watches_.find(node);
-  if (found == pod_watches_.end()) {
-    auto pods = cache_.acquire<kube::Pod>(
-        "the pods of node " + node, "",
-        kube::ListOptions{.field_selector = "spec.nodeName=" + node},
-        [this, node](const kube::Pod*, const kube::Pod*) { enqueue_node(node); });
-    if (!pods) co_return Error(ErrorCode::kCancelled, "stopping");
-    found = pod_watches_.emplace(node, std::move(pods)).first;
-  }
-  const std::chrono::milliseconds timeout = kSyncTimeout;
-  if (!co_await found->second.wait_synced(timeout)) {
-    co_return Error(ErrorCode::kTimeout, "the pods of node " + node + " did not sync");
-  }
-  co_return Result<void>();
-}
-
-void ControllerImpl::prune_watches() {
-  std::erase_if(pod_watches_, [this](const auto& watch) {
-    return maintenances_->by_index(kNodeIndex, watch.first).empty();
-  });
-}
-
 void ControllerImpl::enqueue_node(const std::string& node) {
-  for (const auto& nm : maintenances_->by_index(kNodeIndex, node)) {
+  for (const auto& nm : view_.maintenances_of_node(node)) {
     controller_.enqueue(nm->meta.name);
   }
 }
 
 void ControllerImpl::enqueue_waiting() {
-  for (const auto& nm : maintenances_->list()) {
+  for (const auto& nm : view_.maintenances()) {
     const bool waiting = !nm->status.phase.has_value() || *nm->status.phase == Phase::kPending;
     if (waiting || nm->meta.deletion_timestamp.has_value()) controller_.enqueue(nm->meta.name);
   }
 }
 
-std::shared_ptr<const kube::Node> ControllerImpl::node(const std::string& name) const {
-  return nodes_->get(name);
-}
-
-std::vector<std::shared_ptr<const kube::Pod>> ControllerImpl::pods_on(
-    const std::string& node) const {
-  auto found = pod_watches_.find(node);
-  if (found == pod_watches_.end() || !found->second.synced()) return {};
-  return found->second.store().list();
-}
-
-std::optional<std::string> ControllerImpl::lease_node(const kube::Lease& lease) const {
-  if (auto named = maintenances_->by_index(kLeaseIndex, lease.meta.name); !named.empty()) {
-    return named.front()->spec.node_name;
-  }
-  return node_of_lease(lease);
-}
-
 std::vector<MaintenanceView> ControllerImpl::maintenances() const {
   std::vector<MaintenanceView> views;
   if (!ready_) return views;
-  for (const auto& nm : maintenances_->list()) {
+  for (const auto& nm : view_.maintenances()) {
     MaintenanceView view{.name = nm->meta.name, .node = nm->spec.node_name};
     const NodeMaintenanceStatus* status = &believed_status(*nm);
     view.phase = status->phase;

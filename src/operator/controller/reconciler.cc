@@ -52,15 +52,15 @@ Inputs ControllerImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus s
   in.has_finalizer = runtime::has_finalizer(nm.meta, kFinalizer);
   in.finalizer_in_flight = m.finalizer_added_to == nm.meta.resource_version;
   in.finalized = registry_.finalized(nm);
-  for (const auto& other : maintenances_->by_index(kNodeIndex, nm.spec.node_name)) {
+  for (const auto& other : view_.maintenances_of_node(nm.spec.node_name)) {
     if (other->meta.uid == nm.meta.uid) continue;
     in.siblings.push_back(Sibling{.name = other->meta.name,
                                   .uid = other->meta.uid,
                                   .created = other->meta.creation_timestamp.value_or(kube::Time{}),
                                   .status = believed_status(*other)});
   }
-  in.node_synced = nodes_->has_synced();
-  if (auto found = node(nm.spec.node_name)) in.node = *found;
+  in.node_synced = view_.nodes_synced();
+  if (auto found = view_.node(nm.spec.node_name)) in.node = *found;
   if (auto found = leases_->node_lease(nm.spec.node_name)) in.node_lease = *found;
   in.holds_slot = leases_->slot(nm.meta.name) != nullptr;
   in.done = done;
@@ -81,7 +81,7 @@ Inputs ControllerImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus s
 
 asio::awaitable<Result<ReconcileAction>> ControllerImpl::reconcile(std::string key) {
   if (key == kHousekeepingKey) co_return co_await housekeeping();
-  auto cached = maintenances_->get(key);
+  auto cached = view_.maintenance(key);
   if (!cached) {
     registry_.forget(key);
     evictions_.wake_waiters();
@@ -133,7 +133,7 @@ asio::awaitable<Result<ReconcileAction>> ControllerImpl::reconcile(std::string k
     }
     if (need == Need::kGates) {
       // The node may have gone meanwhile; deciding again without gates sees that first.
-      if (node(nm.spec.node_name)) gates = gate_facts(nm, status);
+      if (view_.node(nm.spec.node_name)) gates = gate_facts(nm, status);
     } else if (need == Need::kPods) {
       NMO_CO_TRY_ASSIGN(pods, co_await pod_facts(nm));
       // The lookups above may have let the deletion or a stop in: the drain is over.

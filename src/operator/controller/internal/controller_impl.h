@@ -1,6 +1,7 @@
 // ControllerImpl: the I/O shell behind op::NodeMaintenanceController
 // (node_maintenance_controller.h), one file per concern:
-//   node_maintenance_controller.cc  the watches and the plumbing from changes to queued names
+//   node_maintenance_controller.cc  start and stop, and the plumbing from the view's changes
+//                     to queued names
 //   reconciler.cc     the reconcile of one NodeMaintenance: gathers the inputs of the state
 //                     machine (state_machine.h), decides, and decides again when asked
 //   action_runner.cc  the execution of the decided actions (actions.h), one handler per kind
@@ -10,14 +11,15 @@
 //   leases.cc         the housekeeping of the Leases (LeaseKeeper holds them)
 //   status.cc         the believed status, the coalesced status writes and the Events they
 //                     announce
-// and the pieces with state of their own, in internal/: everything remembered about a maintenance
+// and the pieces with state of their own, in internal/: what the controller reads of the cluster
+// (the shared cache's informers, their indexes and the pods of the nodes being drained) is
+// ClusterView's (cluster_view.h), which never writes; everything remembered about a maintenance
 // between reconciles is in its MaintenanceMemory (maintenance_registry.h), dropped at once by
 // MaintenanceRegistry::forget(); the evictions in flight and their wake-ups are EvictionRunner's
 // (eviction_runner.h); the node leases and the budget slots LeaseKeeper's (lease_keeper.h);
 // what is read of KubeVirt (its API, default strategy, VMIs, our migrations) KubeVirtReader's
-// (kubevirt_reader.h). The
-// pure core (target operator_controller_core) is beside them: state_machine.h (the lifecycle),
-// actions.h (what it decides), events.h (every Event).
+// (kubevirt_reader.h). The pure core (target operator_controller_core) is beside them:
+// state_machine.h (the lifecycle), actions.h (what it decides), events.h (every Event).
 //
 // Threading: everything runs on the one executor of the controller (a single io_context thread in
 // the manager), so the members below are only touched between suspension points of coroutines
@@ -40,15 +42,13 @@
 #include "base/log.h"
 #include "base/result.h"
 #include "http/asio.h"
-#include "kube/api/lease.h"
 #include "kube/api/node.h"
-#include "kube/api/pod.h"
-#include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
 #include "kube/client/client.h"
 #include "operator/api/failure.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/events.h"
+#include "operator/controller/internal/cluster_view.h"
 #include "operator/controller/internal/eviction_runner.h"
 #include "operator/controller/internal/kubevirt_reader.h"
 #include "operator/controller/internal/lease_keeper.h"
@@ -62,8 +62,6 @@
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
 #include "runtime/own_writes.h"
-#include "runtime/reflector.h"
-#include "runtime/store.h"
 
 namespace nmo::op::internal {
 
@@ -71,19 +69,6 @@ namespace nmo::op::internal {
 // and releases node leases we hold without a NodeMaintenance behind them. Not a valid object
 // name, so it never collides with a NodeMaintenance.
 inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
-
-// The indexes of the NodeMaintenance cache: by spec.nodeName, and by the name of that node's
-// node lease; of the node cache: "true" for a control-plane node (either role label).
-inline constexpr std::string_view kNodeIndex = "node";
-inline constexpr std::string_view kLeaseIndex = "lease";
-inline constexpr std::string_view kControlPlaneIndex = "control-plane";
-// The index of the PodDisruptionBudget cache: by namespace.
-inline constexpr std::string_view kNamespaceIndex = "namespace";
-// How this controller's informers are named in errors ("... did not sync").
-inline constexpr std::string_view kNodeCache = "the node cache";
-inline constexpr std::string_view kPodDisruptionBudgetCache = "the PodDisruptionBudget cache";
-// How long start() waits for the caches' first lists, and a drain for its node's pods.
-inline constexpr std::chrono::seconds kSyncTimeout{60};
 
 using kube::wall_now;
 
@@ -111,23 +96,13 @@ class ControllerImpl {
   [[nodiscard]] std::vector<MaintenanceView> maintenances() const;
 
  private:
-  // ---- node_maintenance_controller.cc: watches and queueing ----
-  // OpenShift: watches the etcd guard PDB and its pods in openshift-etcd.
-  void watch_openshift_guard();
+  // ---- node_maintenance_controller.cc: wake-ups and queueing ----
+  // Who the view wakes on which change (cluster_view.h).
+  ClusterView::Wakeups wakeups();
   // Logs a warning when upstream medik8s NMO's webhook or Deployment is still present.
   asio::awaitable<void> warn_about_upstream();
-  // Holds the pod informer of `node` if needed and waits until it is synced.
-  asio::awaitable<Result<void>> watch_pods(std::string node);
-  // Lets go of the pod informers of nodes no NodeMaintenance names any more.
-  void prune_watches();
   void enqueue_node(const std::string& node);
   void enqueue_waiting();
-  [[nodiscard]] std::shared_ptr<const kube::Node> node(const std::string& name) const;
-  [[nodiscard]] std::vector<std::shared_ptr<const kube::Pod>> pods_on(
-      const std::string& node) const;
-  // The node whose node lease `lease` is: the node of a NodeMaintenance whose lease name it is,
-  // else what the Lease tells (node_of_lease()); std::nullopt for a Lease of another kind.
-  [[nodiscard]] std::optional<std::string> lease_node(const kube::Lease& lease) const;
 
   // A reconcile that never finishes (until stop() cancels it), for the /healthz test.
   asio::awaitable<Result<runtime::ReconcileAction>> wedged(std::string key);
@@ -203,8 +178,6 @@ class ControllerImpl {
   // ---- drain.cc ----
   // Watches the pods of the node (synced) and tells which must leave.
   asio::awaitable<Result<PodFacts>> pod_facts(const NodeMaintenance& nm);
-  // The PodDisruptionBudgets covering `pod`, from the budget cache.
-  [[nodiscard]] std::vector<kube::PodDisruptionBudget> covering_budgets(const kube::Pod& pod) const;
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
   // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
@@ -223,23 +196,9 @@ class ControllerImpl {
   const Clock& clock_;
   const log::Logger logger_;
 
-  // The process's shared cache (runtime/cache.h), and the stores of the informers this
-  // controller reads from it; start() waits for those in informers_.
+  // The process's shared cache (runtime/cache.h), and what this controller reads of it.
   runtime::Cache& cache_;
-  std::vector<const runtime::internal::ReflectorLoop*> informers_;
-  std::shared_ptr<runtime::Store<NodeMaintenance>> maintenances_;
-  // Every Node: one informer for all maintenances (and the plans), not one watch per node.
-  std::shared_ptr<runtime::Store<kube::Node>> nodes_;
-  std::shared_ptr<runtime::Store<kube::Lease>> node_leases_;
-  std::shared_ptr<runtime::Store<kube::Lease>> slots_;
-  std::shared_ptr<runtime::Store<kube::Pod>> etcd_pods_;
-  // Every PodDisruptionBudget: which cover a refused pod (the Events' and status's messages).
-  std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> budgets_;
-  // OpenShift only (config.openshift.io served): the PDBs and pods of openshift-etcd.
-  std::shared_ptr<runtime::Store<kube::PodDisruptionBudget>> guard_pdbs_;
-  std::shared_ptr<runtime::Store<kube::Pod>> guard_pods_;
-  // The pods of each node a maintenance drains, while a NodeMaintenance names the node.
-  std::map<std::string, runtime::InformerHandle<kube::Pod>> pod_watches_;
+  ClusterView view_;
 
   runtime::EventRecorder recorder_;
   runtime::Controller controller_;
