@@ -561,5 +561,246 @@ TEST_F(OperatorShellTest, AFailedNodeLeaseGivesTheSlotBack) {
   EXPECT_TRUE(server_.object(node_lease_path("w1")));
 }
 
+// A metrics backend that counts what the operator reports.
+class CountingMetrics : public OperatorMetrics {
+ public:
+  void on_drain_completed(std::chrono::nanoseconds /*took*/) override { ++drains_completed; }
+  int drains_completed = 0;
+};
+
+// The Events about the object of `kind` named `name`, as stored.
+std::vector<json::value> events_about(const FakeApiServer& server, std::string_view kind,
+                                      std::string_view name) {
+  std::vector<json::value> found;
+  for (const json::value& event : server.objects("/api/v1/events")) {
+    if (string_at(event, "/involvedObject/kind") == kind &&
+        string_at(event, "/involvedObject/name") == name) {
+      found.push_back(event);
+    }
+  }
+  return found;
+}
+
+// Cordon: a conflict (the node changed since it was read) is not an error with its millisecond
+// backoff; the reconcile comes back after kConflictRetry. Two conflicts: the third patch, which
+// cordons and taints the node, comes a pause after the first at the earliest (a wake queued
+// while the first ran may bring the second at once).
+TEST_F(OperatorShellTest, AConflictingCordonIsRetriedAfterTheConflictPause) {
+  server_.put(node_object("w1"));
+  const auto cordon_patches = [&] {
+    return std::count_if(
+        server_.requests().begin(), server_.requests().end(),
+        [](const FakeRequest& r) { return r.verb == "patch" && r.path == node_path("w1"); });
+  };
+  server_.fail_next("patch", node_path("w1"),
+                    Error(ErrorCode::kConflict, "the object has been modified", 409), 2);
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("the first cordon patch", [&] { return cordon_patches() == 1; }));
+  const auto refused_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run_until("the third cordon patch", [&] { return cordon_patches() == 3; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - refused_at, kConflictRetry - 50ms);
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  const json::value node = *server_.object(node_path("w1"));
+  EXPECT_TRUE(unschedulable(node)) << node;
+  EXPECT_TRUE(has_taint(node, kDrainTaintKey, kNoScheduleEffect)) << node;
+  EXPECT_EQ(cordon_patches(), 3);
+}
+
+// RestoreNode: a conflict while the deletion gives the node back brings the reconcile back after
+// kConflictRetry; the node is uncordoned before the finalizer goes, and the UncordonNode Event
+// (EmitEvent about the Node) names the node.
+TEST_F(OperatorShellTest, AConflictingRestoreIsRetriedBeforeTheFinalizerGoes) {
+  const json::value w1 = server_.put(node_object("w1"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  server_.clear_requests();
+  // Two conflicts: a wake queued while the first ran may bring the second at once.
+  server_.fail_next("patch", node_path("w1"),
+                    Error(ErrorCode::kConflict, "the object has been modified", 409), 2);
+  const auto deleted_at = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+  ASSERT_TRUE(run_until("m1 gone", [&] { return !server_.object(maintenance_path("m1")); }));
+  EXPECT_GE(std::chrono::steady_clock::now() - deleted_at, kConflictRetry - 50ms);
+
+  const json::value restored = *server_.object(node_path("w1"));
+  EXPECT_FALSE(unschedulable(restored)) << restored;
+  EXPECT_FALSE(has_taint(restored, kDrainTaintKey, kNoScheduleEffect)) << restored;
+  const auto& log = server_.requests();
+  const auto node_patches = std::count_if(log.begin(), log.end(), [](const FakeRequest& r) {
+    return r.verb == "patch" && r.path.starts_with(node_path("w1"));
+  });
+  EXPECT_GE(node_patches, 3) << "the refused node patches were not tried again";
+  const auto last_node_patch = std::find_if(log.rbegin(), log.rend(), [](const FakeRequest& r) {
+    return r.verb == "patch" && r.path == node_path("w1");
+  });
+  const auto finalizer_removed = first_request([](const FakeRequest& r) {
+    return r.path == maintenance_path("m1") && removes_finalizer(r);
+  });
+  ASSERT_NE(last_node_patch, log.rend());
+  ASSERT_TRUE(finalizer_removed.has_value());
+  EXPECT_LT(static_cast<std::size_t>(log.rend() - last_node_patch) - 1, *finalizer_removed)
+      << "the finalizer went before the node was given back";
+
+  ASSERT_TRUE(run_until("UncordonNode on the Node",
+                        [&] { return !events_about(server_, "Node", "w1").empty(); }));
+  const std::vector<json::value> about_node = events_about(server_, "Node", "w1");
+  ASSERT_EQ(about_node.size(), 1U);
+  EXPECT_EQ(string_at(about_node[0], "/reason"), "UncordonNode");
+  EXPECT_EQ(string_at(about_node[0], "/involvedObject/uid"), string_at(w1, "/metadata/uid"));
+}
+
+// TakeSlot: a failed create of the budget slot Lease stops the admission before the node lease
+// is asked for; the next try takes both.
+TEST_F(OperatorShellTest, AFailedSlotTakeStopsTheAdmission) {
+  server_.put(node_object("w1"));
+  const std::string slots = kube::collection_path<kube::Lease>(kOperatorNamespace);
+  server_.fail_next("create", slots, Error(ErrorCode::kInternal, "etcdserver: timeout", 500));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+
+  const auto& log = server_.requests();
+  const auto slot_creates = [&](const FakeRequest& r) {
+    return r.verb == "create" && r.path.starts_with(slots);
+  };
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), slot_creates), 2);
+  const auto slot_taken = std::find_if(log.rbegin(), log.rend(), slot_creates);
+  const auto lease_asked = first_request(
+      [](const FakeRequest& r) { return r.verb == "create" && r.path == node_leases_path(); });
+  ASSERT_TRUE(lease_asked.has_value());
+  EXPECT_GT(*lease_asked, static_cast<std::size_t>(log.rend() - slot_taken) - 1)
+      << "the node lease was asked for without a slot";
+  EXPECT_EQ(server_.objects(slots).size(), 1U);
+  EXPECT_TRUE(server_.object(node_lease_path("w1")));
+}
+
+// ReleaseNodeLease: a failed delete of the node lease stops the deletion's reconcile, so the
+// finalizer stays until the lease is gone.
+TEST_F(OperatorShellTest, AFailedNodeLeaseReleaseKeepsTheFinalizer) {
+  server_.put(node_object("w1"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  server_.clear_requests();
+  server_.fail_next("delete", node_lease_path("w1"),
+                    Error(ErrorCode::kInternal, "etcdserver: timeout", 500));
+  ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+  ASSERT_TRUE(run_until("m1 gone", [&] { return !server_.object(maintenance_path("m1")); }));
+
+  EXPECT_FALSE(server_.object(node_lease_path("w1"))) << "the node lease outlived its maintenance";
+  EXPECT_EQ(server_.count("delete", node_lease_path("w1")), 2U);
+  const auto& log = server_.requests();
+  const auto lease_deleted = std::find_if(log.rbegin(), log.rend(), [](const FakeRequest& r) {
+    return r.verb == "delete" && r.path == node_lease_path("w1");
+  });
+  const auto finalizer_removed = first_request([](const FakeRequest& r) {
+    return r.path == maintenance_path("m1") && removes_finalizer(r);
+  });
+  ASSERT_TRUE(finalizer_removed.has_value());
+  EXPECT_LT(static_cast<std::size_t>(log.rend() - lease_deleted) - 1, *finalizer_removed)
+      << "the finalizer went while the node lease was still held";
+}
+
+// ReleaseSlot: a failed delete of the budget slot Lease stops the deletion's reconcile, so the
+// finalizer stays until the slot is given back.
+TEST_F(OperatorShellTest, AFailedSlotReleaseKeepsTheFinalizer) {
+  server_.put(node_object("w1"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  const std::string slots = kube::collection_path<kube::Lease>(kOperatorNamespace);
+  ASSERT_EQ(server_.objects(slots).size(), 1U);
+  server_.clear_requests();
+  server_.fail_next("delete", slots, Error(ErrorCode::kInternal, "etcdserver: timeout", 500));
+  ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+  ASSERT_TRUE(run_until("m1 gone", [&] { return !server_.object(maintenance_path("m1")); }));
+
+  EXPECT_TRUE(server_.objects(slots).empty()) << "the budget slot was not released";
+  const auto& log = server_.requests();
+  const auto slot_deletes = [&](const FakeRequest& r) {
+    return r.verb == "delete" && r.path.starts_with(slots + "/");
+  };
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), slot_deletes), 2);
+  const auto slot_released = std::find_if(log.rbegin(), log.rend(), slot_deletes);
+  const auto finalizer_removed = first_request([](const FakeRequest& r) {
+    return r.path == maintenance_path("m1") && removes_finalizer(r);
+  });
+  ASSERT_TRUE(finalizer_removed.has_value());
+  EXPECT_LT(static_cast<std::size_t>(log.rend() - slot_released) - 1, *finalizer_removed)
+      << "the finalizer went while the slot was still held";
+}
+
+// RemoveFinalizer: a failed patch leaves the object; the reconcile tries again and it goes.
+TEST_F(OperatorShellTest, AFailedFinalizerRemovalIsTriedAgain) {
+  server_.put(node_object("w1"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  server_.clear_requests();
+  server_.fail_next("patch", maintenance_path("m1"),
+                    Error(ErrorCode::kInternal, "etcdserver: timeout", 500));
+  ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+  ASSERT_TRUE(run_until("m1 gone", [&] { return !server_.object(maintenance_path("m1")); }));
+  const auto& log = server_.requests();
+  EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                          [](const FakeRequest& r) {
+                            return r.path == maintenance_path("m1") && removes_finalizer(r);
+                          }),
+            2);
+}
+
+// RenewNodeLease: the held node lease is renewed every renew interval, by us.
+TEST_F(OperatorShellTest, TheHeldNodeLeaseIsRenewed) {
+  server_.put(node_object("w1"));
+  OperatorOptions renewing = options();
+  renewing.node_lease_renew_interval = 1s;
+  ASSERT_NO_FATAL_FAILURE(start(std::move(renewing)));
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  const std::string taken_at = string_at(*server_.object(node_lease_path("w1")), "/spec/renewTime");
+  ASSERT_TRUE(run_until("the node lease renewed",
+                        [&] { return server_.count("update", node_lease_path("w1")) >= 1; }));
+  const auto lease = server_.object(node_lease_path("w1"));
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(string_at(*lease, "/spec/holderIdentity"), kNodeLeaseHolder);
+  EXPECT_NE(string_at(*lease, "/spec/renewTime"), taken_at) << *lease;
+  EXPECT_EQ(phase("m1"), Phase::kSucceeded);
+}
+
+// DrainCompleted: the finished drain is reported to the metrics backend once.
+TEST_F(OperatorShellTest, AFinishedDrainIsCounted) {
+  server_.put(node_object("w1"));
+  server_.put(pod_object("web-1", "w1"));
+  auto metrics = std::make_shared<CountingMetrics>();
+  OperatorOptions counted = options();
+  counted.metrics = metrics;
+  ASSERT_NO_FATAL_FAILURE(start(std::move(counted)));
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("the drain counted", [&] { return metrics->drains_completed > 0; }));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  EXPECT_EQ(metrics->drains_completed, 1);
+}
+
+// EmitEvent with a pod: the DrainError of a refused eviction names the pod as its related
+// object.
+TEST_F(OperatorShellTest, ADrainErrorNamesThePodItIsAbout) {
+  server_.put(node_object("w1"));
+  const json::value pod = server_.put(pod_object("db-0", "w1"));
+  server_.put(budget_object("db-pdb"));
+  server_.fail_next("evict", pod_path("db-0"), FakeApiServer::pdb_refusal("db-pdb"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("DrainError written", [&] { return has_event("m1", "DrainError"); }));
+  for (const json::value& event : events_about(server_, kKind, "m1")) {
+    if (string_at(event, "/reason") != "DrainError") continue;
+    EXPECT_EQ(string_at(event, "/related/kind"), "Pod") << event;
+    EXPECT_EQ(string_at(event, "/related/namespace"), kAppNamespace) << event;
+    EXPECT_EQ(string_at(event, "/related/name"), "db-0") << event;
+    EXPECT_EQ(string_at(event, "/related/uid"), string_at(pod, "/metadata/uid")) << event;
+  }
+}
+
 }  // namespace
 }  // namespace nmo::op
