@@ -1,6 +1,7 @@
 #include "operator/gates/admission_gates.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -102,6 +103,14 @@ bool node_checks_pass(const GateWorld& world, const GateMaintenance& m,
   return !quorum.applies || window(m, quorum.safe).open;
 }
 
+// The nodes of the maintenances by their node lease's name: a hashed lease name cannot be
+// turned back into its node (node_lease.h).
+std::map<std::string, std::string, std::less<>> nodes_by_lease(const GateWorld& world) {
+  std::map<std::string, std::string, std::less<>> nodes;
+  for (const auto& m : world.maintenances) nodes.emplace(node_lease_name(m.node), m.node);
+  return nodes;
+}
+
 void note_expiry(std::optional<kube::Time>& earliest, const kube::Lease& lease) {
   if (const std::optional<kube::Time> expiry = lease_expiry(lease);
       expiry && (!earliest || *expiry < *earliest)) {
@@ -143,13 +152,6 @@ QuorumStabilityTracker::Verdict quorum_without_window(const GateMaintenance& /*m
   return QuorumStabilityTracker::Verdict{.open = safe, .recheck_at = std::nullopt};
 }
 
-std::optional<std::string> lease_node(const GateWorld& world, const kube::Lease& lease) {
-  for (const auto& m : world.maintenances) {
-    if (node_lease_name(m.node) == lease.meta.name) return m.node;
-  }
-  return node_of_lease(lease);
-}
-
 GateVerdict evaluate_gates(const GateWorld& world, std::string_view name,
                            const QuorumWindow& window) {
   GateVerdict verdict;
@@ -180,10 +182,15 @@ GateVerdict evaluate_gates(const GateWorld& world, std::string_view name,
     candidates.push_back(std::move(c));
   }
   std::vector<ForeignNodeLease> foreign;
+  std::optional<std::map<std::string, std::string, std::less<>>> by_lease;  // when one is foreign
   for (const auto& lease : world.node_leases) {
     if (classify_node_lease(lease, world.now) != NodeLeaseState::kHeldByOther) continue;
     note_expiry(verdict.foreign_lease_expiry, lease);
-    const std::optional<std::string> node = lease_node(world, lease);
+    if (!by_lease) by_lease = nodes_by_lease(world);
+    // The node of a maintenance whose lease it is, else what the Lease tells.
+    const auto known = by_lease->find(lease.meta.name);
+    const std::optional<std::string> node =
+        known != by_lease->end() ? std::optional<std::string>(known->second) : node_of_lease(lease);
     if (!node) continue;
     foreign.push_back(ForeignNodeLease{.node = *node, .holder = lease_holder(lease)});
   }

@@ -119,9 +119,4 @@ struct GateVerdict {
 [[nodiscard]] GateVerdict evaluate_gates(const GateWorld& world, std::string_view name,
                                          const QuorumWindow& window);
 
-// The node whose node lease `lease` is: the node of a maintenance whose lease name it is, else
-// what the Lease tells (node_of_lease()); std::nullopt for a Lease of another kind.
-[[nodiscard]] std::optional<std::string> lease_node(const GateWorld& world,
-                                                    const kube::Lease& lease);
-
 }  // namespace nmo::op
