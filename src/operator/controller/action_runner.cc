@@ -17,12 +17,11 @@ using runtime::ReconcileAction;
 // each action's kind. Each returns std::nullopt to go on with the next action.
 class ControllerImpl::ActionRunner {
  public:
-  ActionRunner(ControllerImpl& op, const NodeMaintenance& nm, Outcomes& done,
+  ActionRunner(ControllerImpl& op, const NodeMaintenance& nm,
                std::optional<Clock::time_point>& next)
       : op_(op),
         nm_(nm),
         path_(kube::object_path<NodeMaintenance>("", nm.meta.name)),
-        done_(done),
         next_(next) {}
 
   // The actions after the one running now (a failed write hands its Announces on).
@@ -91,17 +90,18 @@ class ControllerImpl::ActionRunner {
     co_return Stop();
   }
 
-  asio::awaitable<Stop> operator()(actions::Cordon& /*unused*/) {
-    auto patched = co_await op_.apply_node_changes(nm_);
-    if (!patched) {
-      if (conflicted(patched.error())) {
+  asio::awaitable<Stop> operator()(actions::Cordon& action) {
+    auto changed = co_await op_.apply_node_changes(nm_);
+    if (!changed) {
+      if (conflicted(changed.error())) {
         op_.log_for(nm_).info("the node changed while we patched it; trying again",
-                              {{"error", patched.error().describe()}});
+                              {{"error", changed.error().describe()}});
         co_return ReconcileAction::after(kConflictRetry);
       }
-      co_return patched.error();
+      co_return changed.error();
     }
-    done_.cordoned = *patched;
+    if (*changed && action.event_if_changed) op_.event(nm_, std::move(*action.event_if_changed));
+    if (*changed && action.note_if_changed) op_.log_note(nm_, *action.note_if_changed);
     co_return Stop();
   }
 
@@ -109,13 +109,13 @@ class ControllerImpl::ActionRunner {
     RestoreOutcome restored;
     auto uncordoned = co_await op_.restore_node(nm_, &restored.left_cordoned);
     if (!uncordoned) {
-      if (action.retry_conflicts && conflicted(uncordoned.error())) {
+      if (action.for_removal && conflicted(uncordoned.error())) {
         co_return ReconcileAction::after(kConflictRetry);
       }
       co_return uncordoned.error();
     }
     restored.uncordoned = *uncordoned;
-    done_.restored = restored;
+    if (action.for_removal) op_.registry_.memory(nm_).removal.restored = restored;
     co_return Stop();
   }
 
@@ -127,10 +127,7 @@ class ControllerImpl::ActionRunner {
 
   asio::awaitable<Stop> operator()(actions::TakeNodeLease& /*unused*/) {
     auto leased = co_await op_.leases_->take_node_lease(nm_.spec.node_name);
-    if (leased && *leased) {
-      done_.admitted = true;
-      co_return Stop();
-    }
+    if (leased && *leased) co_return Stop();
     // A step of the admission that fails gives the slot back (docs/design.md §2.2).
     if (auto released = co_await op_.leases_->release_slot(nm_.meta.name); !released) {
       op_.log_for(nm_).warn("could not give the slot back",
@@ -145,12 +142,16 @@ class ControllerImpl::ActionRunner {
   asio::awaitable<Stop> operator()(actions::RenewNodeLease& /*unused*/) {
     auto renewed = co_await op_.leases_->take_node_lease(nm_.spec.node_name);
     if (!renewed) {
+      // Not counted as an error on the lease: the API failed, not the holder.
       op_.log_for(nm_).warn("could not renew the node lease; retrying",
                             {{"error", renewed.error().describe()}});
-      done_.renewal = LeaseRenewal::kFailed;
-    } else {
-      done_.renewal = *renewed ? LeaseRenewal::kRenewed : LeaseRenewal::kHeldByOther;
+      sooner(op_.clock_.now() + kNodeLeaseRetryInterval);
+      co_return Stop();
     }
+    op_.registry_.memory(nm_).drain.renewal =
+        *renewed ? LeaseRenewal::kRenewed : LeaseRenewal::kHeldByOther;
+    // Another holder: the next decision counts it at once.
+    if (!*renewed) sooner(op_.clock_.now());
     co_return Stop();
   }
 
@@ -195,8 +196,9 @@ class ControllerImpl::ActionRunner {
     co_return Stop();
   }
 
-  asio::awaitable<Stop> operator()(actions::CancelMigrations& /*unused*/) {
-    done_.cancelled = co_await op_.cancel_migrations(nm_);
+  asio::awaitable<Stop> operator()(actions::CancelMigrations& action) {
+    std::vector<std::string> cancelled = co_await op_.cancel_migrations(nm_);
+    if (action.for_removal) op_.registry_.memory(nm_).removal.cancelled = std::move(cancelled);
     co_return Stop();
   }
 
@@ -241,9 +243,6 @@ class ControllerImpl::ActionRunner {
     co_return Stop();
   }
 
-  // The reconcile gathers what it needs (ControllerImpl::reconcile()).
-  asio::awaitable<Stop> operator()(actions::DecideAgain& /*unused*/) { co_return Stop(); }
-
  private:
   void sooner(Clock::time_point when) {
     if (!next_ || when < *next_) next_ = when;
@@ -252,7 +251,6 @@ class ControllerImpl::ActionRunner {
   ControllerImpl& op_;
   const NodeMaintenance& nm_;
   const std::string path_;
-  Outcomes& done_;
   std::optional<Clock::time_point>& next_;
   std::span<Action> later_;
   // Whether the status of the last WriteStatus is on record (written, or found so).
@@ -260,9 +258,9 @@ class ControllerImpl::ActionRunner {
 };
 
 asio::awaitable<ControllerImpl::Stop> ControllerImpl::execute(
-    const NodeMaintenance& nm, std::vector<Action> actions, Outcomes& done,
+    const NodeMaintenance& nm, std::vector<Action> actions,
     std::optional<Clock::time_point>& next) {
-  ActionRunner runner(*this, nm, done, next);
+  ActionRunner runner(*this, nm, next);
   for (std::size_t at = 0; at < actions.size(); ++at) {
     runner.set_later(std::span(actions).subspan(at + 1));
     if (Stop stopped = co_await std::visit(runner, actions[at])) co_return stopped;

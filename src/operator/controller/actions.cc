@@ -13,18 +13,6 @@ std::string phase_name(const NodeMaintenanceStatus& status) {
   return status.phase ? std::string(to_string(*status.phase)) : "-";
 }
 
-std::string need_name(Need need) {
-  switch (need) {
-    case Need::kNothing:
-      return "";
-    case Need::kGates:
-      return "(gates)";
-    case Need::kPods:
-      return "(pods)";
-  }
-  return "";
-}
-
 // The describe() of each kind; `now` for those that carry a time.
 struct Describer {
   Clock::time_point now;
@@ -44,9 +32,11 @@ struct Describer {
     return "Event(" + a.event.reason + (a.on_node ? " on Node" : "") +
            (a.pod ? " about " + a.pod->meta.name : "") + ")";
   }
-  std::string operator()(const actions::Cordon&) const { return "Cordon"; }
+  std::string operator()(const actions::Cordon& a) const {
+    return a.event_if_changed ? "Cordon(then " + a.event_if_changed->reason + ")" : "Cordon";
+  }
   std::string operator()(const actions::RestoreNode& a) const {
-    return a.retry_conflicts ? "RestoreNode(retry conflicts)" : "RestoreNode";
+    return a.for_removal ? "RestoreNode(for removal)" : "RestoreNode";
   }
   std::string operator()(const actions::TakeSlot&) const { return "TakeSlot"; }
   std::string operator()(const actions::ReleaseSlot&) const { return "ReleaseSlot"; }
@@ -64,7 +54,9 @@ struct Describer {
   std::string operator()(const actions::MigrationEnded& a) const {
     return a.succeeded ? "MigrationEnded(succeeded)" : "MigrationEnded(failed)";
   }
-  std::string operator()(const actions::CancelMigrations&) const { return "CancelMigrations"; }
+  std::string operator()(const actions::CancelMigrations& a) const {
+    return a.for_removal ? "CancelMigrations(for removal)" : "CancelMigrations";
+  }
   std::string operator()(const actions::WakeAfter& a) const {
     return "WakeAfter(" + ms(a.after) + ")";
   }
@@ -76,9 +68,6 @@ struct Describer {
   std::string operator()(const actions::Log& a) const { return "Log(" + a.note.message + ")"; }
   std::string operator()(const actions::Requeue& a) const {
     return "Requeue(+" + ms(a.at - now) + ")";
-  }
-  std::string operator()(const actions::DecideAgain& a) const {
-    return "DecideAgain" + need_name(a.need);
   }
 };
 

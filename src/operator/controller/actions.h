@@ -38,9 +38,6 @@ struct LogNote {
   friend bool operator==(const LogNote& a, const LogNote& b);
 };
 
-// What the reconcile gathers before deciding again.
-enum class Need { kNothing, kGates, kPods };
-
 namespace actions {
 
 // Our finalizer onto the object; a conflict: again after kConflictRetry.
@@ -73,13 +70,19 @@ struct EmitEvent {
   std::optional<kube::Pod> pod;
   friend bool operator==(const EmitEvent&, const EmitEvent&) = default;
 };
-// Cordon and taint the node (docs/design.md §2.3); a conflict: again after kConflictRetry.
+// Cordon and taint the node (docs/design.md §2.3); a conflict: again after kConflictRetry. When
+// the patch really changed the cordon or the drain taint (the cache may lag behind a node already
+// right), `event_if_changed` is sent about the maintenance and `note_if_changed` logged.
 struct Cordon {
+  std::optional<events::Event> event_if_changed;
+  std::optional<LogNote> note_if_changed;
   friend bool operator==(const Cordon&, const Cordon&) = default;
 };
-// Undo Cordon; `retry_conflicts`: a conflict means again after kConflictRetry.
+// Undo Cordon. `for_removal`: the deletion's restore (docs/design.md §2.6): a conflict means
+// again after kConflictRetry, and what it found is remembered for the decision that removes the
+// finalizer (Removal, state_machine.h).
 struct RestoreNode {
-  bool retry_conflicts = false;
+  bool for_removal = false;
   friend bool operator==(const RestoreNode&, const RestoreNode&) = default;
 };
 // The budget slot Lease.
@@ -93,7 +96,9 @@ struct ReleaseSlot {
 struct TakeNodeLease {
   friend bool operator==(const TakeNodeLease&, const TakeNodeLease&) = default;
 };
-// Best effort: a failure is an outcome, not a stop.
+// Best effort: a failure is logged and tried again after kNodeLeaseRetryInterval, not a stop;
+// the answer (renewed, or held by another holder) is remembered for the next decision
+// (DrainMemory::renewal).
 struct RenewNodeLease {
   friend bool operator==(const RenewNodeLease&, const RenewNodeLease&) = default;
 };
@@ -124,8 +129,10 @@ struct MigrationEnded {
   bool succeeded = false;
   friend bool operator==(const MigrationEnded&, const MigrationEnded&) = default;
 };
-// Delete the maintenance's unfinished migrations; their names go to Outcomes::cancelled.
+// Delete the maintenance's unfinished migrations. `for_removal`: the deletion's, whose names are
+// remembered for the decision that removes the finalizer (Removal, state_machine.h).
 struct CancelMigrations {
+  bool for_removal = false;
   friend bool operator==(const CancelMigrations&, const CancelMigrations&) = default;
 };
 // Queue the maintenance again after `after`, whatever the reconcile returns.
@@ -157,12 +164,6 @@ struct Requeue {
   Clock::time_point at{};
   friend bool operator==(const Requeue&, const Requeue&) = default;
 };
-// Gather `need`, record the outcomes, decide again; always the last action.
-struct DecideAgain {
-  Need need = Need::kNothing;
-  friend bool operator==(const DecideAgain&, const DecideAgain&) = default;
-};
-
 }  // namespace actions
 
 using Action =
@@ -172,8 +173,7 @@ using Action =
                  actions::ReleaseNodeLease, actions::StopEvictions, actions::ResetEvictions,
                  actions::StartEviction, actions::CreateMigration, actions::MigrationEnded,
                  actions::CancelMigrations, actions::WakeAfter, actions::DrainCompleted,
-                 actions::ForgetQuorum, actions::RemoveFinalizer, actions::Log, actions::Requeue,
-                 actions::DecideAgain>;
+                 actions::ForgetQuorum, actions::RemoveFinalizer, actions::Log, actions::Requeue>;
 
 // One line naming the action and its payload's gist, e.g. "WriteStatus(Running)",
 // "Event(DrainError about web-1)", "Requeue(+5000ms)": times are shown relative to `now`, so

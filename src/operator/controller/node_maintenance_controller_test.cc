@@ -582,29 +582,40 @@ std::vector<json::value> events_about(const FakeApiServer& server, std::string_v
 }
 
 // Cordon: a conflict (the node changed since it was read) is not an error with its millisecond
-// backoff; the reconcile comes back after kConflictRetry. Two conflicts: the third patch, which
-// cordons and taints the node, comes a pause after the first at the earliest (a wake queued
-// while the first ran may bring the second at once).
+// backoff; the reconcile comes back after kConflictRetry. The node of a Succeeded maintenance is
+// uncordoned behind its back, and the re-applying patch conflicts twice: the third patch, which
+// cordons and taints the node again, comes a pause after the first at the earliest (the node's
+// change may bring the second at once), and MaintenanceReapplied is said once, by the patch that
+// changed the node.
 TEST_F(OperatorShellTest, AConflictingCordonIsRetriedAfterTheConflictPause) {
   server_.put(node_object("w1"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
   const auto cordon_patches = [&] {
     return std::count_if(
         server_.requests().begin(), server_.requests().end(),
         [](const FakeRequest& r) { return r.verb == "patch" && r.path == node_path("w1"); });
   };
+  server_.clear_requests();
   server_.fail_next("patch", node_path("w1"),
                     Error(ErrorCode::kConflict, "the object has been modified", 409), 2);
-  ASSERT_NO_FATAL_FAILURE(start());
-  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  server_.put(node_object("w1"));  // uncordoned, untainted, unlabelled
   ASSERT_TRUE(run_until("the first cordon patch", [&] { return cordon_patches() == 1; }));
   const auto refused_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(run_until("the third cordon patch", [&] { return cordon_patches() == 3; }));
   EXPECT_GE(std::chrono::steady_clock::now() - refused_at, kConflictRetry - 50ms);
-  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  ASSERT_TRUE(run_until("the node cordoned again",
+                        [&] { return unschedulable(*server_.object(node_path("w1"))); }));
   const json::value node = *server_.object(node_path("w1"));
-  EXPECT_TRUE(unschedulable(node)) << node;
   EXPECT_TRUE(has_taint(node, kDrainTaintKey, kNoScheduleEffect)) << node;
   EXPECT_EQ(cordon_patches(), 3);
+  ASSERT_TRUE(run_until("MaintenanceReapplied written",
+                        [&] { return has_event("m1", "MaintenanceReapplied"); }));
+  const std::vector<std::string> reasons = event_reasons("m1");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "MaintenanceReapplied"), 1);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "NodeCordoned"), 1);
+  EXPECT_EQ(phase("m1"), Phase::kSucceeded);
 }
 
 // RestoreNode: a conflict while the deletion gives the node back brings the reconcile back after

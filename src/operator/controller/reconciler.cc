@@ -1,12 +1,10 @@
-// The reconcile of one NodeMaintenance (docs/design.md §2): gather the inputs from the caches,
-// let the state machine (state_machine.h) decide, execute its actions in order, and decide again
-// when it asks to.
+// The reconcile of one NodeMaintenance (docs/design.md §2): gather the inputs from the caches
+// (and the facts that cost a look when the state machine needs them), let the state machine
+// (state_machine.h) decide once, and execute its actions in order.
 #include <algorithm>
 #include <string>
 #include <utility>
-#include <variant>
 
-#include "base/check.h"
 #include "operator/controller/internal/controller_impl.h"
 #include "runtime/finalizer.h"
 
@@ -14,10 +12,6 @@ namespace nmo::op::internal {
 namespace {
 
 using runtime::ReconcileAction;
-
-// A decision asks to decide again at most once per step that needs an outcome or a fact (the
-// gates, the admission, the pods, the node patch, the node lease, the restore); more is a loop.
-constexpr int kMaxDecisions = 8;
 
 ReconcileAction after_until(std::optional<Clock::time_point> when, Clock::time_point now) {
   if (!when) return ReconcileAction::done();
@@ -42,8 +36,7 @@ struct Admitting {
 
 }  // namespace
 
-Inputs ControllerImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status,
-                              Outcomes done) {
+Inputs ControllerImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status) {
   MaintenanceMemory& m = registry_.memory(nm);
   Inputs in;
   in.nm = nm;
@@ -63,8 +56,8 @@ Inputs ControllerImpl::inputs(const NodeMaintenance& nm, NodeMaintenanceStatus s
   if (auto found = view_.node(nm.spec.node_name)) in.node = *found;
   if (auto found = leases_->node_lease(nm.spec.node_name)) in.node_lease = *found;
   in.holds_slot = leases_->slot(nm.meta.name) != nullptr;
-  in.done = done;
   in.drain = std::move(m.drain);
+  in.removal = m.removal;
   in.node_lease_renew_interval = options_.node_lease_renew_interval;
   in.etcd_quorum_stable_for = options_.etcd_quorum_stable_for;
   in.max_parallel_maintenances = options_.max_parallel_maintenances;
@@ -95,54 +88,49 @@ asio::awaitable<Result<ReconcileAction>> ControllerImpl::reconcile(std::string k
   // Until the Running status is believed (or this reconcile ends), other admissions see this
   // node as held: its slot Lease reaches the cache only later.
   const Admitting admitting(registry_, nm);
-  Outcomes done;
-  std::optional<Clock::time_point> next;
   std::optional<GateFacts> gates;
   std::optional<PodFacts> pods;
-  for (int round = 0; round < kMaxDecisions; ++round) {
-    Inputs in = inputs(nm, std::move(status), done);
-    in.gates = gates ? &*gates : nullptr;
-    in.pods = pods ? &*pods : nullptr;
-    const int in_flight_before = in.drain.in_flight;
-    Decision decision = deleting ? decide_deletion(std::move(in)) : decide(std::move(in));
-    const bool freed = decision.drain.in_flight < in_flight_before;
-    const bool waits = decision.drain.waits_for_total;
-    registry_.memory(nm).drain = std::move(decision.drain);
-    if (freed) evictions_.wake_waiters();
-    if (waits) registry_.memory(nm).waits_for_eviction_slot = true;
-    status = std::move(decision.status);
-    done = decision.done;
-    const auto* decide_again = decision.actions.empty()
-                                   ? nullptr
-                                   : std::get_if<actions::DecideAgain>(&decision.actions.back());
-    const bool again = decide_again != nullptr;
-    const Need need = again ? decide_again->need : Need::kNothing;
-    if (auto stopped = co_await execute(nm, std::move(decision.actions), done, next)) {
-      co_return std::move(*stopped);
-    }
-    if (!again) {
-      // The node's lifecycle conditions follow the status this reconcile ends with
-      // (docs/design.md §2.10); a deletion removes them in its restore, before the finalizer.
-      if (!deleting) {
-        if (auto synced = co_await sync_lifecycle_conditions(nm, status); !synced) {
-          if (conflicted(synced.error())) co_return ReconcileAction::after(kConflictRetry);
-          co_return synced.error();
-        }
-      }
-      co_return after_until(next, clock_.now());
-    }
-    if (need == Need::kGates) {
-      // The node may have gone meanwhile; deciding again without gates sees that first.
-      if (view_.node(nm.spec.node_name)) gates = gate_facts(nm, status);
-    } else if (need == Need::kPods) {
-      NMO_CO_TRY_ASSIGN(pods, co_await pod_facts(nm));
-      // The lookups above may have let the deletion or a stop in: the drain is over.
-      const MaintenanceMemory* memory = registry_.find(nm);
-      if (memory == nullptr || !*memory->alive) co_return ReconcileAction::done();
+  if (!deleting && live) {
+    NMO_CO_TRY_ASSIGN(const bool going_on, co_await gather(nm, status, gates, pods));
+    if (!going_on) co_return ReconcileAction::done();
+  }
+  Inputs in = inputs(nm, std::move(status));
+  in.gates = gates ? &*gates : nullptr;
+  in.pods = pods ? &*pods : nullptr;
+  const int in_flight_before = in.drain.in_flight;
+  Decision decision = deleting ? decide_deletion(std::move(in)) : decide(std::move(in));
+  const bool freed = decision.drain.in_flight < in_flight_before;
+  const bool waits = decision.drain.waits_for_total;
+  registry_.memory(nm).drain = std::move(decision.drain);
+  if (freed) evictions_.wake_waiters();
+  if (waits) registry_.memory(nm).waits_for_eviction_slot = true;
+  std::optional<Clock::time_point> next;
+  if (auto stopped = co_await execute(nm, std::move(decision.actions), next)) {
+    co_return std::move(*stopped);
+  }
+  // The node's lifecycle conditions follow the status this reconcile ends with
+  // (docs/design.md §2.10); a deletion removes them in its restore, before the finalizer.
+  if (!deleting) {
+    if (auto synced = co_await sync_lifecycle_conditions(nm, decision.status); !synced) {
+      if (conflicted(synced.error())) co_return ReconcileAction::after(kConflictRetry);
+      co_return synced.error();
     }
   }
-  NMO_CHECK(false, "the state machine of " + nm.meta.name + " decided again without end");
-  co_return ReconcileAction::done();  // not reached
+  co_return after_until(next, clock_.now());
+}
+
+asio::awaitable<Result<bool>> ControllerImpl::gather(const NodeMaintenance& nm,
+                                                     const NodeMaintenanceStatus& status,
+                                                     std::optional<GateFacts>& gates,
+                                                     std::optional<PodFacts>& pods) {
+  // Without its node the decision fails the maintenance first; it needs neither.
+  if (!view_.node(nm.spec.node_name)) co_return true;
+  if (needs_gates(status)) gates = gate_facts(nm, status);
+  if (!needs_pods(status, gates ? &*gates : nullptr)) co_return true;
+  NMO_CO_TRY_ASSIGN(pods, co_await pod_facts(nm));
+  // The lookups may have let the deletion or a stop in: the drain is over.
+  const MaintenanceMemory* memory = registry_.find(nm);
+  co_return memory != nullptr&& * memory->alive;
 }
 
 void ControllerImpl::log_note(const NodeMaintenance& nm, const LogNote& note) const {

@@ -86,13 +86,25 @@ std::string etcd_quorum_stabilizing_message(std::chrono::seconds stable_for) {
 class Step {
  public:
   explicit Step(Inputs& in)
-      : in_(in),
-        d_{.status = in.status, .actions = {}, .drain = std::move(in.drain), .done = in.done} {}
+      : in_(in), d_{.status = in.status, .actions = {}, .drain = std::move(in.drain)} {}
 
   Decision finish() && { return std::move(d_); }
   NodeMaintenanceStatus& status() { return d_.status; }
   DrainMemory& drain() { return d_.drain; }
-  Outcomes& done() { return d_.done; }
+
+  // This decision patches the node (Cordon): no eviction starts before the patch has worked,
+  // which the node's change in the cache then shows.
+  void patch_node(actions::Cordon cordon) {
+    add(std::move(cordon));
+    patches_node_ = true;
+  }
+  [[nodiscard]] bool patches_node() const { return patches_node_; }
+  // This decision takes the node lease (TakeNodeLease): the cache cannot show it yet.
+  void take_node_lease() {
+    add(actions::TakeNodeLease{});
+    takes_node_lease_ = true;
+  }
+  [[nodiscard]] bool takes_node_lease() const { return takes_node_lease_; }
 
   void add(Action action) { d_.actions.push_back(std::move(action)); }
   void event(events::Event what, std::optional<kube::Pod> related = std::nullopt) {
@@ -106,7 +118,6 @@ class Step {
     announcements_.clear();
   }
   void requeue(Clock::time_point at) { add(actions::Requeue{.at = at}); }
-  void decide_again(Need need = Need::kNothing) { add(actions::DecideAgain{.need = need}); }
   void info(std::string message, std::vector<log::Field> fields = {}) {
     add(actions::Log{.note = LogNote{.level = LogNote::Level::kInfo,
                                      .message = std::move(message),
@@ -153,6 +164,8 @@ class Step {
   Inputs& in_;
   Decision d_;
   std::vector<events::Event> announcements_;
+  bool patches_node_ = false;
+  bool takes_node_lease_ = false;
 };
 
 // Applies the answers in the inbox: the ledger, the retry times, lastError, DrainError.
@@ -438,15 +451,23 @@ void sync_ledger(const Inputs& in, Step& step) {
 // Evictions that are due, bounded per node and across maintenances; terminating pods are only
 // watched, VMs' pods held or migrated. None before the drain's start (Running, totalPods) is on
 // record: a successor must find the counters of pods already evicted, and must not announce the
-// drain again.
+// drain again. None in a decision that patches the node: an eviction from a node that is not
+// cordoned lets the pod come back.
 void start_due_evictions(const Inputs& in, Step& step) {
   DrainMemory& drain = step.drain();
   DrainLedger& ledger = *drain.ledger;
   const std::vector<kube::Pod>& leaving = in.pods->leaving;
   const bool recorded = find_condition(in.on_record.conditions, kConditionDrained) != nullptr;
-  if (!recorded && !leaving.empty()) step.requeue(in.now.tick);
+  if (!leaving.empty() && step.patches_node()) {
+    // The node's change wakes the maintenance once the patch has worked; this only guards
+    // against a patch that found the node right already (the cache was behind).
+    step.requeue(in.now.tick + kNodeSyncRetry);
+  } else if (!leaving.empty() && !recorded) {
+    step.requeue(in.now.tick);
+  }
+  const bool may_start = recorded && !step.patches_node();
   drain.waits_for_total = false;
-  const bool may_migrate = recorded && step.status().phase != Phase::kFailed;
+  const bool may_migrate = may_start && step.status().phase != Phase::kFailed;
   // Held (a MaintenancePlan outside its window): nothing new starts until the annotation goes,
   // which is a change of the object and wakes the maintenance.
   const std::string* hold = in.nm.meta.annotations.find(kHoldAnnotation);
@@ -481,7 +502,7 @@ void start_due_evictions(const Inputs& in, Step& step) {
       step.requeue(eviction.retry_at);
       continue;
     }
-    if (drain.in_flight >= in.evictions_in_flight || !recorded) continue;
+    if (drain.in_flight >= in.evictions_in_flight || !may_start) continue;
     if (drain.in_flight + in.evictions_in_flight_elsewhere >= in.evictions_in_flight_total) {
       drain.waits_for_total = true;
       continue;
@@ -540,33 +561,32 @@ void drain_step(const Inputs& in, Step& step) {
   fill_counters(in, step);
 }
 
-// The node: cordoned and tainted, and kept so (docs/design.md §2.3, §2.5). False when the
-// decision waits for the patch.
-bool node_step(const Inputs& in, Step& step) {
-  if (in.done.node_checked) return true;
+// The node: cordoned and tainted, and kept so (docs/design.md §2.3, §2.5). The Events say what
+// the patch really changed: the cache may lag behind a node that is right already.
+void node_step(const Inputs& in, Step& step) {
   NodeMaintenanceStatus& status = step.status();
-  bool patched = false;
-  if (in.done.cordoned) {
-    patched = *in.done.cordoned;
-  } else if (check_maintenance(*in.node, in.nm.meta.uid).needs_patch()) {
-    step.add(actions::Cordon{});
-    step.decide_again();
-    return false;
-  }
-  step.done().node_checked = true;
+  const bool needs_patch = check_maintenance(*in.node, in.nm.meta.uid).needs_patch();
   const Condition* cordoned = find_condition(status.conditions, kConditionCordoned);
   if (cordoned == nullptr || cordoned->status != ConditionStatus::kTrue) {
-    // Not patched: an earlier run of this maintenance cordoned it and stopped before recording
-    // that (and announced it, or not: at most once).
-    if (patched) step.event(events::node_cordoned(in.nm.spec.node_name));
+    // NodeCordoned goes with a patch that changed the node: when it changes nothing, an earlier
+    // run of this maintenance cordoned it and stopped before recording that (and announced it,
+    // or not: at most once).
+    if (needs_patch) {
+      step.patch_node(
+          actions::Cordon{.event_if_changed = events::node_cordoned(in.nm.spec.node_name),
+                          .note_if_changed = std::nullopt});
+    }
     set_condition(status.conditions, condition(kConditionCordoned, true, kReasonCordoned, ""),
                   in.now.wall);
     step.info("node cordoned and tainted");
-  } else if (patched) {
-    step.event(events::maintenance_reapplied(in.nm.spec.node_name));
-    step.warn("someone undid the cordon or the taint; applied again");
+  } else if (needs_patch) {
+    step.patch_node(actions::Cordon{
+        .event_if_changed = events::maintenance_reapplied(in.nm.spec.node_name),
+        .note_if_changed =
+            LogNote{.level = LogNote::Level::kWarn,
+                    .message = "someone undid the cordon or the taint; applied again",
+                    .fields = {}}});
   }
-  return true;
 }
 
 // A node lease found held by another holder after the drain started: one error per check
@@ -590,41 +610,31 @@ bool lease_held_by_other(const Inputs& in, Step& step) {
   return true;
 }
 
-// The node lease, renewed on time (docs/design.md §3.1). False when the decision ends here.
+// The node lease, renewed on time (docs/design.md §3.1), and the answer of the last renewal.
+// False when the decision ends here.
 bool lease_step(const Inputs& in, Step& step) {
-  if (in.done.lease_checked) return true;
-  if (in.done.renewal) {
-    step.done().lease_checked = true;
-    switch (*in.done.renewal) {
-      case LeaseRenewal::kRenewed:
-        step.status().error_on_lease_count = next_error_on_lease_count(
-            static_cast<int>(step.status().error_on_lease_count), LeaseCheck::kAcquired, true);
-        return true;
-      case LeaseRenewal::kFailed:
-        step.requeue(in.now.tick + kNodeLeaseRetryInterval);
-        return true;
-      case LeaseRenewal::kHeldByOther:
-        return lease_held_by_other(in, step);
-    }
+  // Taken by this decision: the cache shows it only later, and its change wakes the maintenance.
+  if (step.takes_node_lease()) return true;
+  const std::optional<LeaseRenewal> renewal = std::exchange(step.drain().renewal, std::nullopt);
+  if (renewal == LeaseRenewal::kHeldByOther) return lease_held_by_other(in, step);
+  if (renewal == LeaseRenewal::kRenewed) {
+    step.status().error_on_lease_count = next_error_on_lease_count(
+        static_cast<int>(step.status().error_on_lease_count), LeaseCheck::kAcquired, true);
   }
   const std::optional<kube::Lease>& lease = in.node_lease;
   const bool foreign = lease && lease_holder(*lease) != kNodeLeaseHolder &&
                        classify_node_lease(*lease, in.now.wall) == NodeLeaseState::kHeldByOther;
   if (foreign && in.now.tick < step.drain().lease_recheck_at) {
-    step.done().lease_checked = true;
     step.requeue(step.drain().lease_recheck_at);
     return true;
   }
-  if (foreign) {
-    step.done().lease_checked = true;
-    return lease_held_by_other(in, step);
-  }
+  if (foreign) return lease_held_by_other(in, step);
   if (!lease || should_renew_node_lease(*lease, in.now.wall, in.node_lease_renew_interval)) {
+    // Just renewed, and the cache is behind: the renewal's change wakes the maintenance.
+    if (renewal == LeaseRenewal::kRenewed) return true;
     step.add(actions::RenewNodeLease{});
-    step.decide_again();
-    return false;
+    return true;
   }
-  step.done().lease_checked = true;
   const auto until =
       next_node_lease_renewal(*lease, in.now.wall, in.node_lease_renew_interval) - in.now.wall;
   step.requeue(in.now.tick + std::chrono::duration_cast<Clock::duration>(until));
@@ -636,11 +646,8 @@ bool lease_step(const Inputs& in, Step& step) {
 void maintain(const Inputs& in, Step& step) {
   const NodeMaintenance& nm = in.nm;
   NodeMaintenanceStatus& status = step.status();
-  if (!node_step(in, step) || !lease_step(in, step)) return;
-  if (!in.pods) {
-    step.decide_again(Need::kPods);
-    return;
-  }
+  node_step(in, step);
+  if (!lease_step(in, step)) return;
 
   const bool was_running = status.phase == Phase::kRunning;
   drain_step(in, step);
@@ -681,10 +688,6 @@ void maintain(const Inputs& in, Step& step) {
 void enter_running(const Inputs& in, Step& step) {
   const GateFacts& gates = *in.gates;
   NodeMaintenanceStatus& status = step.status();
-  if (!in.pods) {
-    step.decide_again(Need::kPods);
-    return;
-  }
   // Running is written together with the first counters, so nobody sees "Running, 0 of 0";
   // until then it is believed.
   status.phase = Phase::kRunning;
@@ -756,26 +759,21 @@ void wait_for_slot(const Inputs& in, Step& step) {
 
 // The gates of a Pending maintenance (docs/design.md §2.2) and its admission.
 void admit(const Inputs& in, Step& step) {
-  if (!in.gates) {
-    step.decide_again(Need::kGates);
-    return;
-  }
   const GateFacts& gates = *in.gates;
-  if (in.done.admitted) {
-    enter_running(in, step);
-  } else if (!gates.quorum.open) {
+  if (!gates.quorum.open) {
     wait_for_quorum(in, step);
   } else if (!gates.admitted) {
     wait_for_slot(in, step);
   } else {
-    // Gate 3: take the slot, then the node lease; only then Running. Announced by whoever took
-    // the lease: an earlier run that stopped before recording Running left both to this one.
+    // Gate 3: take the slot, then the node lease; only then Running (a refused or failed take
+    // stops the list). Announced by whoever took the lease: an earlier run that stopped before
+    // recording Running left both to this one.
     step.add(actions::TakeSlot{});
-    step.add(actions::TakeNodeLease{});
+    step.take_node_lease();
     if (!gates.holds_slot || gates.lease != NodeLeaseState::kOurs) {
       step.event(events::lease_acquired(in.node_lease_ref, in.nm.spec.node_name));
     }
-    step.decide_again(Need::kPods);
+    enter_running(in, step);
   }
 }
 
@@ -800,6 +798,16 @@ std::optional<std::string> duplicate_winner(const NodeMaintenance& nm,
   }
   if (winner == nullptr) return std::nullopt;
   return winner->name;
+}
+
+bool needs_gates(const NodeMaintenanceStatus& status) {
+  return !status.phase || *status.phase == Phase::kPending;
+}
+
+bool needs_pods(const NodeMaintenanceStatus& status, const GateFacts* gates) {
+  if (needs_gates(status)) return gates != nullptr && gates->quorum.open && gates->admitted;
+  const std::optional<FailureKind> failure = failure_of(status);
+  return !failure || !cleanup_finished(*failure);
 }
 
 Decision decide(Inputs in) {
@@ -863,6 +871,10 @@ Decision decide(Inputs in) {
     status = std::move(fresh);
     step.add(actions::ResetEvictions{});
     step.drain() = DrainMemory{.lease_recheck_at = step.drain().lease_recheck_at};
+    // Recorded first: the next reconcile gathers the gates of a Pending maintenance.
+    step.write();
+    step.requeue(in.now.tick);
+    return std::move(step).finish();
   }
 
   if (const std::optional<FailureKind> now_failed = failure_of(status);
@@ -872,7 +884,14 @@ Decision decide(Inputs in) {
     return std::move(step).finish();
   }
 
-  if (status.phase == Phase::kPending) {
+  const bool pending = status.phase == Phase::kPending;
+  if ((pending && in.gates == nullptr) || (needs_pods(status, in.gates) && in.pods == nullptr)) {
+    // The reconcile gathers these whenever needs_gates() and needs_pods() say so; without them
+    // nothing is decided but to look again.
+    step.requeue(in.now.tick + kNodeSyncRetry);
+    return std::move(step).finish();
+  }
+  if (pending) {
     admit(in, step);
   } else {
     maintain(in, step);
@@ -897,18 +916,17 @@ Decision decide_deletion(Inputs in) {
   const bool admitted = in.holds_slot || status.phase == Phase::kRunning ||
                         status.phase == Phase::kSucceeded || failure == FailureKind::kTimeout;
   // The live migrations it started and that have not finished are cancelled first: nothing
-  // moves off a node that is given back (docs/design.md §2.9).
-  if (admitted && !in.done.cancelled) {
-    step.add(actions::CancelMigrations{});
-    step.decide_again();
+  // moves off a node that is given back (docs/design.md §2.9). What both found is announced by
+  // the next decision, which removes the finalizer.
+  const bool cancel = admitted && !in.removal.cancelled;
+  const bool restore = in.node && !in.removal.restored;
+  if (cancel || restore) {
+    if (cancel) step.add(actions::CancelMigrations{.for_removal = true});
+    if (restore) step.add(actions::RestoreNode{.for_removal = true});
+    step.requeue(in.now.tick);
     return std::move(step).finish();
   }
-  if (in.node && !in.done.restored) {
-    step.add(actions::RestoreNode{.retry_conflicts = true});
-    step.decide_again();
-    return std::move(step).finish();
-  }
-  const RestoreOutcome restored = in.done.restored.value_or(RestoreOutcome{});
+  const RestoreOutcome restored = in.removal.restored.value_or(RestoreOutcome{});
   if (restored.uncordoned) {
     step.add(actions::EmitEvent{.event = events::uncordon_node(nm.spec.node_name, nm.meta.name),
                                 .on_node = true,
@@ -926,8 +944,9 @@ Decision decide_deletion(Inputs in) {
   }
   step.add(actions::ReleaseSlot{});
   step.add(actions::RemoveFinalizer{});
-  step.event(events::removed_maintenance(nm.spec.node_name, restored.left_cordoned,
-                                         in.done.cancelled.value_or(std::vector<std::string>{})));
+  step.event(
+      events::removed_maintenance(nm.spec.node_name, restored.left_cordoned,
+                                  in.removal.cancelled.value_or(std::vector<std::string>{})));
   step.info("maintenance removed");
   return std::move(step).finish();
 }

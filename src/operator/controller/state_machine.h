@@ -1,9 +1,9 @@
 // The lifecycle of one NodeMaintenance as a pure function (docs/design.md §2): from what the
 // controller knows (the object, the status it believes, the node and its lease as cached, the
-// gates' verdicts, the pods that must leave, the eviction answers in the inbox, the clock) to the
+// gates' verdicts, the pods that must leave, the answers of earlier actions, the clock) to the
 // next status and the ordered actions that make it true. The reconcile (reconciler.cc) gathers
-// the inputs, calls decide() and executes the actions, like drain/eviction_policy.h decides one
-// eviction answer.
+// the inputs (needs_gates() and needs_pods() say which facts cost a look), calls decide() once
+// and executes the actions, like drain/eviction_policy.h decides one eviction answer.
 //
 // The reconcile runs the actions in order and stops at the first that fails (a failed write). An
 // Event announcing a status (Announce) comes after the WriteStatus that records it and is sent
@@ -11,11 +11,11 @@
 // carries it (a coalesced write, or the retry of a failed one, whose status stays believed). So
 // a successor leader that finds the status there never sends it again (docs/design.md §2.7).
 //
-// Some decisions depend on what an earlier action did (did the node patch change the node, was
-// the node lease renewed, what did the restore find) or on facts that cost I/O to gather (the
-// gates, the pods of the node). Then the action list ends with DecideAgain: the reconcile records
-// the outcomes in Inputs::done, gathers what `need` names, and calls decide() again with the
-// status of the previous decision.
+// A decision never waits for an action's answer. What an action's success changes is in the
+// same list after it (the list stops at a failure); an Event that depends on what a node patch
+// really changed rides on the patch (Cordon); an answer a later step needs (a lease renewal, what
+// the deletion's restore found) is remembered and read by the next reconcile, as the evictions'
+// answers are. So one reconcile is gather, decide, execute.
 //
 // Threading: pure functions; safe from any thread.
 #pragma once
@@ -98,6 +98,12 @@ struct MigrationReport {
   Result<void> created;
 };
 
+// What a RenewNodeLease found, for the next decision.
+enum class LeaseRenewal {
+  kRenewed,      // taken or renewed
+  kHeldByOther,  // another holder has it (the cache changed meanwhile)
+};
+
 // What the drain remembers between reconciles (memory only: after a restart the ledger is
 // rebuilt from the status, docs/design.md §2.7). decide() takes it and returns the next one.
 struct DrainMemory {
@@ -110,6 +116,8 @@ struct DrainMemory {
   std::string last_drain_error;
   // While another holder has the node lease: no new check (and count) before this.
   Clock::time_point lease_recheck_at{};
+  // The answer of the last RenewNodeLease, until a decision applies it.
+  std::optional<LeaseRenewal> renewal;
   // The last drain step held a due eviction back for the bound across maintenances: a slot
   // freed by any of them wakes this one.
   bool waits_for_total = false;
@@ -151,25 +159,13 @@ struct RestoreOutcome {
   bool left_cordoned = false;  // cordoned before the maintenance, and stays so
 };
 
-// What a RenewNodeLease found.
-enum class LeaseRenewal {
-  kRenewed,      // taken or renewed
-  kHeldByOther,  // another holder has it (the cache changed meanwhile)
-  kFailed,       // an API error: retried after kNodeLeaseRetryInterval, not counted
-};
-
-// What earlier steps of this reconcile did. decide() returns it with the steps it has taken
-// marked, so that deciding again never takes a step twice; the reconcile adds the outcomes of
-// the actions it runs.
-struct Outcomes {
-  bool admitted = false;                   // TakeNodeLease succeeded
-  bool node_checked = false;               // the node step of a held maintenance has run
-  bool lease_checked = false;              // its lease step has run
-  std::optional<bool> cordoned;            // Cordon ran: it patched an uncordoned or untainted node
-  std::optional<LeaseRenewal> renewal;     // RenewNodeLease ran
-  std::optional<RestoreOutcome> restored;  // RestoreNode ran on deletion
-  // CancelMigrations ran on deletion: the unfinished migrations it deleted ("<ns>/<name>").
+// What the deletion gave back (docs/design.md §2.6), remembered until the finalizer goes: the
+// decision that removes it announces what these found.
+struct Removal {
+  // The deletion's CancelMigrations ran: the unfinished migrations it deleted ("<ns>/<name>").
   std::optional<std::vector<std::string>> cancelled;
+  // The deletion's RestoreNode ran, and what it found.
+  std::optional<RestoreOutcome> restored;
 };
 
 // Another NodeMaintenance of the same node, with the status the controller believes it has.
@@ -201,11 +197,12 @@ struct Inputs {
   std::optional<kube::Node> node;  // std::nullopt: the node does not exist
   std::optional<kube::Lease> node_lease;  // the node's medik8s node lease, as cached
   bool holds_slot = false;                // its slot Lease is in the cache
-  // Gathered on Need::kGates / Need::kPods; borrowed (they outlive the call), null until then.
+  // Gathered when needs_gates() / needs_pods() say so, else null; borrowed (they outlive the
+  // call).
   const GateFacts* gates = nullptr;
   const PodFacts* pods = nullptr;
-  Outcomes done;
   DrainMemory drain;
+  Removal removal;
   // Configuration (OperatorOptions).
   std::chrono::seconds node_lease_renew_interval = kNodeLeaseRenewInterval;
   std::chrono::seconds etcd_quorum_stable_for{30};
@@ -221,8 +218,15 @@ struct Decision {
   NodeMaintenanceStatus status;  // the status the controller believes next
   std::vector<Action> actions;   // in order
   DrainMemory drain;             // the drain's memory next
-  Outcomes done;                 // Inputs::done for deciding again
 };
+
+// Whether decide() reads the gates for a maintenance believed to have `status` (not being
+// deleted): while it has not been admitted.
+[[nodiscard]] bool needs_gates(const NodeMaintenanceStatus& status);
+
+// Whether decide() reads the pods of the node: a maintenance that holds its node, or one whose
+// gates (when needs_gates()) admit it now.
+[[nodiscard]] bool needs_pods(const NodeMaintenanceStatus& status, const GateFacts* gates);
 
 // The next step of the maintenance `in.nm` (not being deleted).
 [[nodiscard]] Decision decide(Inputs in);

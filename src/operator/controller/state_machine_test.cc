@@ -209,12 +209,55 @@ TEST_F(StateMachineTest, AFinalizerInFlightIsNotAddedAgain) {
   EXPECT_THAT(actions(run()), IsEmpty());
 }
 
-TEST_F(StateMachineTest, FirstSightWritesPendingThenAnnouncesItThenAsksForTheGates) {
+TEST_F(StateMachineTest, FirstSightWritesPendingThenAnnouncesItThenGoesToTheGates) {
+  EXPECT_TRUE(needs_gates(in_.status));
+  gates_ = GateFacts{.lease = NodeLeaseState::kHeldByOther, .admitted = false};
+  in_.gates = &gates_;
   const Decision d = run();
   EXPECT_EQ(d.status.phase, Phase::kPending);
-  EXPECT_THAT(actions(d), ElementsAre("Log(maintenance requested)", "WriteStatus(Pending)",
-                                      "Announce(BeginMaintenance)", "DecideAgain(gates)"));
+  EXPECT_THAT(actions(d),
+              ElementsAre("Log(maintenance requested)", "WriteStatus(Pending)",
+                          "Announce(BeginMaintenance)",
+                          "Log(waiting for a maintenance slot or the node lease)",
+                          "WriteStatus(Pending)", "Announce(BlockedByNodeHealthCheck)"));
   EXPECT_EQ(event_of(d.actions[2]), events::begin_maintenance(kNode, "kernel update"));
+}
+
+// The reconcile gathers the gates and the pods whenever needs_gates() and needs_pods() say so;
+// a caller that did not gets no decision on them.
+TEST_F(StateMachineTest, WithoutTheFactsItNeedsItOnlyLooksAgain) {
+  in_.status.phase = Phase::kPending;
+  EXPECT_THAT(actions(run()), ElementsAre("Requeue(+200ms)"));
+  gates_ = GateFacts{.admitted = true};
+  in_.gates = &gates_;
+  EXPECT_TRUE(needs_pods(in_.status, in_.gates));
+  EXPECT_THAT(actions(run()), ElementsAre("Requeue(+200ms)"));
+  running({});
+  in_.pods = nullptr;
+  EXPECT_THAT(actions(run()), ElementsAre("Requeue(+200ms)"));
+}
+
+TEST_F(StateMachineTest, TheFactsANeedDependsOnThePhase) {
+  const GateFacts waiting{.admitted = false};
+  const GateFacts admitted{.admitted = true};
+  const GateFacts unsafe{.quorum = {.open = false, .recheck_at = std::nullopt}, .admitted = true};
+  NodeMaintenanceStatus status;
+  EXPECT_TRUE(needs_gates(status));
+  EXPECT_FALSE(needs_pods(status, nullptr));
+  EXPECT_FALSE(needs_pods(status, &waiting));
+  EXPECT_FALSE(needs_pods(status, &unsafe));
+  EXPECT_TRUE(needs_pods(status, &admitted));
+  for (Phase held : {Phase::kRunning, Phase::kSucceeded}) {
+    status.phase = held;
+    EXPECT_FALSE(needs_gates(status));
+    EXPECT_TRUE(needs_pods(status, nullptr));
+  }
+  status.phase = Phase::kFailed;
+  status.conditions = {failure_condition(FailureKind::kTimeout, "t")};
+  EXPECT_FALSE(needs_gates(status));
+  EXPECT_TRUE(needs_pods(status, nullptr));  // a timed-out maintenance keeps its node
+  status.conditions = {failure_condition(FailureKind::kNodeMissing, "gone")};
+  EXPECT_FALSE(needs_pods(status, nullptr));
 }
 
 TEST_F(StateMachineTest, AnUnsyncedNodeCacheIsLookedAtAgainSoon) {
@@ -288,110 +331,119 @@ TEST_F(StateMachineTest, PendingLooksAgainJustAfterAForeignNodeLeaseRunsOut) {
                   "Announce(BlockedByNodeHealthCheck)", "Requeue(+13000ms)"));
 }
 
-TEST_F(StateMachineTest, AnAdmittedMaintenanceTakesTheSlotThenTheLeaseAndAnnouncesTheLease) {
-  pending(GateFacts{.admitted = true});
-  const Decision d = run();
-  EXPECT_EQ(d.status.phase, Phase::kPending);  // Running only once the leases are taken
-  EXPECT_THAT(actions(d), ElementsAre("TakeSlot", "TakeNodeLease", "Event(LeaseAcquired)",
-                                      "DecideAgain(pods)"));
-  EXPECT_EQ(event_of(d.actions[2]), events::lease_acquired(kLeaseRef, kNode));
-}
-
-TEST_F(StateMachineTest, AResumedAdmissionDoesNotAnnounceTheLeaseAgain) {
-  pending(GateFacts{.lease = NodeLeaseState::kOurs, .admitted = true, .holds_slot = true});
-  EXPECT_THAT(actions(run()), ElementsAre("TakeSlot", "TakeNodeLease", "DecideAgain(pods)"));
-}
-
-// ---- Pending -> Running (docs/design.md §2.3) ----
-
-TEST_F(StateMachineTest, AdmittedItIsBelievedRunningAndCordonsTheNode) {
+// One decision admits, believes Running, cordons the node and records the drain's start: a
+// refused or failed take stops the list before anything after it (docs/design.md §2.2, §2.3).
+TEST_F(StateMachineTest, AnAdmittedMaintenanceTakesTheLeasesThenRunsAndCordonsInOneDecision) {
   pending(GateFacts{.admitted = true, .slots_used = 0});
-  in_.done.admitted = true;
-  with_pods(PodFacts{.leaving = {pod("web-1", "p1")}, .bound = 3});
-  const Decision d = run();
-  EXPECT_EQ(d.status.phase, Phase::kRunning);
-  EXPECT_EQ(d.status.totalpods, 3);
-  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked),
-              ElementsAre("False", "Admitted", ""));
-  EXPECT_THAT(actions(d), ElementsAre("Log(admitted: slot and node lease taken)", "ForgetQuorum",
-                                      "Believe(Running)", "Cordon", "DecideAgain"));
-}
-
-TEST_F(StateMachineTest, TheCordonIsAnnouncedAfterThePatchThenTheDrainAfterItsStatus) {
-  pending(GateFacts{.admitted = true});
-  in_.done.admitted = true;
-  in_.done.cordoned = true;
-  in_.node = maintained_node();
-  in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
   with_pods(PodFacts{.leaving = {pod("web-1", "p1"), pod("web-2", "p2")}, .bound = 4});
   const Decision d = run();
   EXPECT_EQ(d.status.phase, Phase::kRunning);
+  EXPECT_EQ(d.status.totalpods, 4);
   EXPECT_EQ(d.status.total_pods, 2);
   EXPECT_EQ(d.status.eviction_pods, 0);
   EXPECT_THAT(d.status.pending_pods, ElementsAre("web-1", "web-2"));
+  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked),
+              ElementsAre("False", "Draining", ""));
   EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
               ElementsAre("True", "Cordoned", ""));
   EXPECT_THAT(reasons(d.status.conditions, kConditionDrained),
               ElementsAre("False", "Draining", ""));
-  // No eviction before the drain's start is on record; a look again right after the write.
-  EXPECT_THAT(actions(d), ElementsAre("Log(admitted: slot and node lease taken)", "ForgetQuorum",
-                                      "Believe(Running)", "Event(NodeCordoned)",
-                                      "Log(node cordoned and tainted)", "Requeue(+900000ms)",
-                                      "Log(drain started)", "Requeue(+0ms)", "WriteStatus(Running)",
-                                      "Announce(BeginEviction)"));
+  // The node lease just taken is not renewed; no eviction before the drain's start is on record
+  // and the patch has worked: a look again right after the write.
+  EXPECT_THAT(actions(d),
+              ElementsAre("TakeSlot", "TakeNodeLease", "Event(LeaseAcquired)",
+                          "Log(admitted: slot and node lease taken)", "ForgetQuorum",
+                          "Believe(Running)", "Cordon(then NodeCordoned)",
+                          "Log(node cordoned and tainted)", "Log(drain started)", "Requeue(+200ms)",
+                          "WriteStatus(Running)", "Announce(BeginEviction)"));
+  EXPECT_EQ(event_of(d.actions[2]), events::lease_acquired(kLeaseRef, kNode));
+  const auto& cordon = std::get<actions::Cordon>(d.actions[6]);
+  EXPECT_EQ(cordon.event_if_changed, events::node_cordoned(kNode));
+  EXPECT_EQ(cordon.note_if_changed, std::nullopt);
   EXPECT_EQ(event_of(d.actions.back()), events::begin_eviction(2, kNode));
-  EXPECT_TRUE(d.done.node_checked);
-  EXPECT_TRUE(d.done.lease_checked);
 }
 
-TEST_F(StateMachineTest, ANodeCordonedByAnEarlierRunIsNotAnnouncedAgain) {
+TEST_F(StateMachineTest, AResumedAdmissionDoesNotAnnounceTheLeaseAgain) {
+  pending(GateFacts{.lease = NodeLeaseState::kOurs, .admitted = true, .holds_slot = true});
+  with_pods(PodFacts{});
+  const auto list = actions(run());
+  EXPECT_EQ(list.at(0), "TakeSlot");
+  EXPECT_EQ(list.at(1), "TakeNodeLease");
+  EXPECT_EQ(std::count(list.begin(), list.end(), "Event(LeaseAcquired)"), 0);
+}
+
+// ---- Running: the node (docs/design.md §2.3, §2.5) ----
+
+TEST_F(StateMachineTest, ANodeCordonedByAnEarlierRunIsNotPatchedNorAnnouncedAgain) {
   running({pod("web-1", "p1")});
   in_.status.conditions.clear();  // the earlier run stopped before recording the cordon
   in_.on_record = in_.status;
-  in_.done.cordoned = false;
   const Decision d = run();
   EXPECT_THAT(reasons(d.status.conditions, kConditionCordoned),
               ElementsAre("True", "Cordoned", ""));
   const auto list = actions(d);
-  EXPECT_EQ(std::count(list.begin(), list.end(), "Event(NodeCordoned)"), 0);
+  EXPECT_EQ(std::count_if(list.begin(), list.end(),
+                          [](const std::string& a) { return a.starts_with("Cordon"); }),
+            0);
   EXPECT_EQ(std::count(list.begin(), list.end(), "Log(node cordoned and tainted)"), 1);
 }
 
-TEST_F(StateMachineTest, DecidingAgainNeverTakesTheNodeStepTwice) {
-  running({pod("web-1", "p1")});
-  in_.done.cordoned = true;
-  in_.done.node_checked = true;
-  const auto list = actions(run());
-  EXPECT_EQ(std::count(list.begin(), list.end(), "Event(MaintenanceReapplied)"), 0);
-}
-
-// ---- While the object exists (docs/design.md §2.5) ----
-
-TEST_F(StateMachineTest, AnUndoneCordonIsPutBackAndAnnouncedAsAWarning) {
+// The patch decides whether MaintenanceReapplied is said (the cache may lag behind a node
+// already right); no eviction starts in the decision that patches the node.
+TEST_F(StateMachineTest, AnUndoneCordonIsPutBackAndAnnouncedAsAWarningWithNoEvictionMeanwhile) {
   running({pod("web-1", "p1")});
   in_.node->unschedulable = false;
-  EXPECT_THAT(actions(run()), ElementsAre("Cordon", "DecideAgain"));
-  in_.done.cordoned = true;
   const Decision d = run();
-  EXPECT_EQ(actions(d).front(), "Event(MaintenanceReapplied)");
-  EXPECT_EQ(event_of(d.actions.front()).type, kube::EventType::kWarning);
+  const auto list = actions(d);
+  EXPECT_EQ(list.front(), "Cordon(then MaintenanceReapplied)");
+  EXPECT_EQ(std::count(list.begin(), list.end(), "StartEviction(web-1)"), 0);
+  EXPECT_EQ(std::count(list.begin(), list.end(), "Requeue(+200ms)"), 1);
+  const auto& cordon = std::get<actions::Cordon>(d.actions.front());
+  ASSERT_TRUE(cordon.event_if_changed.has_value());
+  EXPECT_EQ(cordon.event_if_changed->type, kube::EventType::kWarning);
+  ASSERT_TRUE(cordon.note_if_changed.has_value());
+  EXPECT_EQ(cordon.note_if_changed->message,
+            "someone undid the cordon or the taint; applied again");
+
+  // The node right again: the eviction starts.
+  in_.node->unschedulable = true;
+  EXPECT_THAT(actions(run()),
+              ElementsAre("Requeue(+900000ms)", "StartEviction(web-1)", "WriteStatus(Running)"));
 }
 
-TEST_F(StateMachineTest, TheNodeLeaseIsRenewedOnTimeAndAFailedRenewalIsRetried) {
+// ---- Running: the node lease (docs/design.md §3.1) ----
+
+TEST_F(StateMachineTest, TheNodeLeaseIsRenewedOnTime) {
+  running({pod("web-1", "p1")});
+  EXPECT_THAT(actions(run()),
+              ElementsAre("Requeue(+900000ms)", "StartEviction(web-1)", "WriteStatus(Running)"));
+  advance(minutes(15));
+  const auto list = actions(run());
+  EXPECT_EQ(list.front(), "RenewNodeLease");
+  EXPECT_EQ(std::count(list.begin(), list.end(), "RenewNodeLease"), 1);
+}
+
+// The renewal's answer comes to the next decision; the cache may still show the old Lease then,
+// and the renewed one's change brings the look after.
+TEST_F(StateMachineTest, ARenewedLeaseResetsTheErrorCountAndIsNotRenewedTwice) {
   running({pod("web-1", "p1")});
   advance(minutes(15));
-  EXPECT_THAT(actions(run()), ElementsAre("RenewNodeLease", "DecideAgain"));
-
-  in_.done.renewal = LeaseRenewal::kFailed;
-  const auto list = actions(run());
-  EXPECT_EQ(list.front(), "Requeue(+30000ms)");
+  in_.status.error_on_lease_count = 2;
+  in_.drain.renewal = LeaseRenewal::kRenewed;
+  const Decision d = run();
+  EXPECT_EQ(d.status.error_on_lease_count, 0);
+  EXPECT_EQ(d.drain.renewal, std::nullopt);
+  const auto list = actions(d);
+  EXPECT_EQ(std::count(list.begin(), list.end(), "RenewNodeLease"), 0);
 }
 
-TEST_F(StateMachineTest, ARenewedLeaseResetsTheErrorCount) {
+TEST_F(StateMachineTest, ARenewalFoundHeldByAnotherHolderIsCountedByTheNextDecision) {
   running({pod("web-1", "p1")});
-  in_.status.error_on_lease_count = 2;
-  in_.done.renewal = LeaseRenewal::kRenewed;
-  EXPECT_EQ(run().status.error_on_lease_count, 0);
+  in_.drain.renewal = LeaseRenewal::kHeldByOther;
+  const Decision d = run();
+  EXPECT_EQ(d.status.error_on_lease_count, 1);
+  EXPECT_EQ(d.status.last_error, "the node lease is held by another holder");
+  EXPECT_EQ(d.drain.renewal, std::nullopt);
 }
 
 TEST_F(StateMachineTest, AForeignNodeLeaseIsCountedOncePerCheck) {
@@ -880,7 +932,7 @@ TEST_F(StateMachineTest, ADrainTimeoutFailsLikeAnyFailureButKeepsTheNode) {
   // The timed-out maintenance is still kept: an undone cordon is put back.
   in_.status = d.status;
   in_.node->unschedulable = false;
-  EXPECT_THAT(actions(run()), ElementsAre("Cordon", "DecideAgain"));
+  EXPECT_EQ(actions(run()).front(), "Cordon(then MaintenanceReapplied)");
 }
 
 TEST_F(StateMachineTest, ALostNodeLeaseUndoesTheMaintenanceAndFails) {
@@ -945,9 +997,10 @@ TEST_F(StateMachineTest, ANodeThatReturnsSendsTheMaintenanceBackToPending) {
   EXPECT_EQ(d.status.conditions[0].type, kConditionBlocked);
   EXPECT_FALSE(d.drain.ledger.has_value());
   EXPECT_EQ(d.drain.in_flight, 0);
+  // Recorded before the gates: the next reconcile gathers them for a Pending maintenance.
   EXPECT_THAT(actions(d),
               ElementsAre("Log(the node exists again; the maintenance waits for its gates)",
-                          "ResetEvictions", "DecideAgain(gates)"));
+                          "ResetEvictions", "WriteStatus(Pending)", "Requeue(+0ms)"));
 }
 
 // ---- Duplicates (docs/design.md §2.7) ----
@@ -989,8 +1042,8 @@ TEST_F(StateMachineTest, AYoungerOrDuplicateSiblingDoesNotWin) {
                                  .created = kStart + hours(1),
                                  .status = NodeMaintenanceStatus{.phase = Phase::kPending}});
   EXPECT_EQ(duplicate_winner(in_.nm, in_.siblings), std::nullopt);
-  in_.status.phase = Phase::kPending;
-  EXPECT_THAT(actions(run()), ElementsAre("DecideAgain(gates)"));
+  pending(GateFacts{.lease = NodeLeaseState::kHeldByOther, .admitted = false});
+  EXPECT_EQ(failure_of(run().status), std::nullopt);
 }
 
 // ---- Deletion at each phase (docs/design.md §2.6) ----
@@ -1000,8 +1053,8 @@ TEST_F(StateMachineTest, DeletionOfAPendingMaintenanceTouchesNoLeaseItDoesNotHol
   in_.status.phase = Phase::kPending;
   in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);  // another maintenance's
   EXPECT_THAT(actions(run_deletion()),
-              ElementsAre("StopEvictions", "RestoreNode(retry conflicts)", "DecideAgain"));
-  in_.done.restored = RestoreOutcome{};
+              ElementsAre("StopEvictions", "RestoreNode(for removal)", "Requeue(+0ms)"));
+  in_.removal.restored = RestoreOutcome{};
   EXPECT_THAT(actions(run_deletion()),
               ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
                           "Event(RemovedMaintenance)", "Log(maintenance removed)"));
@@ -1010,8 +1063,8 @@ TEST_F(StateMachineTest, DeletionOfAPendingMaintenanceTouchesNoLeaseItDoesNotHol
 TEST_F(StateMachineTest, DeletionOfARunningMaintenanceUncordonsAndGivesTheLeasesBack) {
   running({pod("web-1", "p1")});
   in_.nm.meta.deletion_timestamp = wall_;
-  in_.done.cancelled = std::vector<std::string>{};
-  in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
+  in_.removal.cancelled = std::vector<std::string>{};
+  in_.removal.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
   const Decision d = run_deletion();
   EXPECT_THAT(actions(d), ElementsAre("StopEvictions", "Event(UncordonNode on Node)",
                                       "Log(node uncordoned)", "ReleaseNodeLease",
@@ -1025,8 +1078,8 @@ TEST_F(StateMachineTest, DeletionReleasesTheNodeLeaseTheCacheDoesNotShowYet) {
   running({pod("web-1", "p1")});
   in_.node_lease.reset();  // its watch lags behind our own create
   in_.nm.meta.deletion_timestamp = wall_;
-  in_.done.cancelled = std::vector<std::string>{};
-  in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
+  in_.removal.cancelled = std::vector<std::string>{};
+  in_.removal.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
   const Decision d = run_deletion();
   EXPECT_THAT(actions(d),
               ElementsAre("StopEvictions", "Event(UncordonNode on Node)", "Log(node uncordoned)",
@@ -1038,8 +1091,8 @@ TEST_F(StateMachineTest, DeletionSaysWhenTheNodeStaysCordoned) {
   running({});
   in_.status.phase = Phase::kSucceeded;
   in_.nm.meta.deletion_timestamp = wall_;
-  in_.done.cancelled = std::vector<std::string>{};
-  in_.done.restored = RestoreOutcome{.uncordoned = false, .left_cordoned = true};
+  in_.removal.cancelled = std::vector<std::string>{};
+  in_.removal.restored = RestoreOutcome{.uncordoned = false, .left_cordoned = true};
   const Decision d = run_deletion();
   EXPECT_THAT(actions(d), ElementsAre("StopEvictions", "ReleaseNodeLease", "Event(LeaseReleased)",
                                       "ReleaseSlot", "RemoveFinalizer", "Event(RemovedMaintenance)",
@@ -1055,8 +1108,8 @@ TEST_F(StateMachineTest, DeletionAfterATimeoutGivesTheKeptLeaseBack) {
   in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
   // Its live migrations are cancelled first.
   EXPECT_THAT(actions(run_deletion()),
-              ElementsAre("StopEvictions", "CancelMigrations", "DecideAgain"));
-  in_.done.cancelled = std::vector<std::string>{};
+              ElementsAre("StopEvictions", "CancelMigrations(for removal)", "Requeue(+0ms)"));
+  in_.removal.cancelled = std::vector<std::string>{};
   EXPECT_THAT(
       actions(run_deletion()),
       ElementsAre("StopEvictions", "ReleaseNodeLease", "Event(LeaseReleased)", "ReleaseSlot",
@@ -1066,12 +1119,13 @@ TEST_F(StateMachineTest, DeletionAfterATimeoutGivesTheKeptLeaseBack) {
 TEST_F(StateMachineTest, DeletionCancelsTheLiveMigrationsFirstAndSaysWhich) {
   running({pod("virt-launcher-db-x", "p1")});
   in_.nm.meta.deletion_timestamp = wall_;
+  EXPECT_THAT(actions(run_deletion()), ElementsAre("StopEvictions", "CancelMigrations(for removal)",
+                                                   "RestoreNode(for removal)", "Requeue(+0ms)"));
+  // A restore that conflicted comes back for the node alone.
+  in_.removal.cancelled = std::vector<std::string>{"apps/db-maintenance-uid-a-1"};
   EXPECT_THAT(actions(run_deletion()),
-              ElementsAre("StopEvictions", "CancelMigrations", "DecideAgain"));
-  in_.done.cancelled = std::vector<std::string>{"apps/db-maintenance-uid-a-1"};
-  EXPECT_THAT(actions(run_deletion()),
-              ElementsAre("StopEvictions", "RestoreNode(retry conflicts)", "DecideAgain"));
-  in_.done.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
+              ElementsAre("StopEvictions", "RestoreNode(for removal)", "Requeue(+0ms)"));
+  in_.removal.restored = RestoreOutcome{.uncordoned = true, .left_cordoned = false};
   const Decision d = run_deletion();
   ASSERT_EQ(event_of(d.actions[7]).reason, "RemovedMaintenance");
   EXPECT_EQ(event_of(d.actions[7]).message,
@@ -1095,7 +1149,7 @@ TEST_F(StateMachineTest, DeletionOfADuplicateLeavesTheWinnersLeaseAlone) {
   in_.status.conditions.push_back(
       failure_condition(FailureKind::kDuplicate, duplicate_message(kNode, "nm-old")));
   in_.node_lease = lease_of(std::string(kNodeLeaseHolder), wall_);
-  in_.done.restored = RestoreOutcome{};
+  in_.removal.restored = RestoreOutcome{};
   EXPECT_THAT(actions(run_deletion()),
               ElementsAre("StopEvictions", "ReleaseSlot", "RemoveFinalizer",
                           "Event(RemovedMaintenance)", "Log(maintenance removed)"));

@@ -3,7 +3,7 @@
 //   node_maintenance_controller.cc  start and stop, and the plumbing from the view's changes
 //                     to queued names
 //   reconciler.cc     the reconcile of one NodeMaintenance: gathers the inputs of the state
-//                     machine (state_machine.h), decides, and decides again when asked
+//                     machine (state_machine.h), decides once, and executes the decision
 //   action_runner.cc  the execution of the decided actions (actions.h), one handler per kind
 //   admission.cc      the facts behind the gates of a Pending maintenance
 //   drain.cc          the pods that must leave, the VMs' verdicts and the live migrations
@@ -110,16 +110,23 @@ class ControllerImpl {
   // ---- reconciler.cc ----
   asio::awaitable<Result<runtime::ReconcileAction>> reconcile(std::string key);
   // The inputs of the state machine for `nm` as the caches show them now, with `status`.
-  Inputs inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status, Outcomes done);
+  Inputs inputs(const NodeMaintenance& nm, NodeMaintenanceStatus status);
+  // The facts that cost a look (state_machine.h: needs_gates(), needs_pods()) for `nm`, believed
+  // to have `status`; false when the maintenance stopped meanwhile (deleted, or no longer
+  // remembered) and the reconcile is over.
+  asio::awaitable<Result<bool>> gather(const NodeMaintenance& nm,
+                                       const NodeMaintenanceStatus& status,
+                                       std::optional<GateFacts>& gates,
+                                       std::optional<PodFacts>& pods);
   // What an action's handler returns: std::nullopt to go on with the next action, else what the
   // reconcile returns.
   using Stop = std::optional<Result<runtime::ReconcileAction>>;
   // ---- action_runner.cc: one handler per kind of action ----
   class ActionRunner;
-  // Runs one decision's actions in order, up to the first that fails; the outcomes go into
-  // `done`, the earliest requeue into `next`.
+  // Runs one decision's actions in order, up to the first that fails; the earliest requeue goes
+  // into `next`.
   asio::awaitable<Stop> execute(const NodeMaintenance& nm, std::vector<Action> actions,
-                                Outcomes& done, std::optional<Clock::time_point>& next);
+                                std::optional<Clock::time_point>& next);
   void log_note(const NodeMaintenance& nm, const LogNote& note) const;
 
   // ---- admission.cc ----

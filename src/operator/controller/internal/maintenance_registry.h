@@ -45,6 +45,8 @@ struct MaintenanceMemory {
   std::string finalizer_added_to;
   // The drain's bookkeeping and the inbox of eviction answers (state_machine.h).
   DrainMemory drain;
+  // What the deletion gave back, until the finalizer goes (state_machine.h).
+  Removal removal;
   // Set to false when the drain stops (deletion, failure, forget()): eviction coroutines still
   // running then drop their answers.
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
