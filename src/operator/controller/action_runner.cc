@@ -1,5 +1,6 @@
 // The execution of one decision's actions (actions.h): one handler per kind, run in order up to
 // the first that stops the reconcile (a failed write, a conflict to retry).
+#include <algorithm>
 #include <span>
 #include <string>
 #include <utility>
@@ -121,7 +122,10 @@ class ControllerImpl::ActionRunner {
 
   asio::awaitable<Stop> operator()(actions::TakeSlot& /*unused*/) {
     op_.registry_.memory(nm_).admitting = true;
-    if (auto taken = co_await op_.leases_->take_slot(nm_); !taken) co_return taken.error();
+    if (auto taken = co_await op_.leases_->take_slot(nm_); !taken) {
+      retry_admission_after(kConflictRetry);
+      co_return taken.error();
+    }
     co_return Stop();
   }
 
@@ -134,7 +138,11 @@ class ControllerImpl::ActionRunner {
                             {{"error", released.error().describe()}});
     }
     // The missing lease namespace is logged and on /readyz (create_lease_namespace()).
-    if (!leased && op_.leases_->problem()) co_return ReconcileAction::after(kLeaseNamespaceRetry);
+    if (!leased && op_.leases_->problem()) {
+      retry_admission_after(kLeaseNamespaceRetry);
+      co_return ReconcileAction::after(kLeaseNamespaceRetry);
+    }
+    retry_admission_after(kConflictRetry);
     if (!leased) co_return leased.error();
     co_return ReconcileAction::after(kConflictRetry);
   }
@@ -145,7 +153,9 @@ class ControllerImpl::ActionRunner {
       // Not counted as an error on the lease: the API failed, not the holder.
       op_.log_for(nm_).warn("could not renew the node lease; retrying",
                             {{"error", renewed.error().describe()}});
-      sooner(op_.clock_.now() + kNodeLeaseRetryInterval);
+      // Never later than the next regular renewal would be.
+      sooner(op_.clock_.now() + std::min<Clock::duration>(kNodeLeaseRetryInterval,
+                                                          op_.options_.node_lease_renew_interval));
       co_return Stop();
     }
     op_.registry_.memory(nm_).drain.renewal =
@@ -244,6 +254,11 @@ class ControllerImpl::ActionRunner {
   }
 
  private:
+  // No new admission try before `after` from now (DrainMemory::admission_retry_at).
+  void retry_admission_after(Clock::duration after) {
+    op_.registry_.memory(nm_).drain.admission_retry_at = op_.clock_.now() + after;
+  }
+
   void sooner(Clock::time_point when) {
     if (!next_ || when < *next_) next_ = when;
   }

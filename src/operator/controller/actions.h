@@ -96,7 +96,8 @@ struct ReleaseSlot {
 struct TakeNodeLease {
   friend bool operator==(const TakeNodeLease&, const TakeNodeLease&) = default;
 };
-// Best effort: a failure is logged and tried again after kNodeLeaseRetryInterval, not a stop;
+// Best effort: a failure is logged and tried again after kNodeLeaseRetryInterval (or the renew
+// interval, when shorter), not a stop;
 // the answer (renewed, or held by another holder) is remembered for the next decision
 // (DrainMemory::renewal).
 struct RenewNodeLease {

@@ -31,7 +31,9 @@
 #include "kube/client/testing/fake_api_server.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/state_machine.h"
+#include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
+#include "operator/kubevirt/vm_policy.h"
 #include "operator/node/node_patch.h"
 #include "operator/testing/fake_cluster_json.h"
 #include "runtime/cache.h"
@@ -260,6 +262,16 @@ class OperatorShellTest : public ::testing::Test {
     const auto found = std::find_if(log.begin(), log.end(), matches);
     if (found == log.end()) return std::nullopt;
     return static_cast<std::size_t>(found - log.begin());
+  }
+
+  // Drains w1 (no pods) with the node lease renewed every second, until m1 Succeeded.
+  void succeed_renewing_every_second() {
+    server_.put(node_object("w1"));
+    OperatorOptions renewing = options();
+    renewing.node_lease_renew_interval = 1s;
+    ASSERT_NO_FATAL_FAILURE(start(std::move(renewing)));
+    ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+    ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
   }
 
   // The node lease cache the operator declared (declared again, the Cache gives the same one).
@@ -565,7 +577,9 @@ TEST_F(OperatorShellTest, AFailedNodeLeaseGivesTheSlotBack) {
 class CountingMetrics : public OperatorMetrics {
  public:
   void on_drain_completed(std::chrono::nanoseconds /*took*/) override { ++drains_completed; }
+  void on_migration(std::string_view result) override { migrations.emplace_back(result); }
   int drains_completed = 0;
+  std::vector<std::string> migrations;  // the results reported, in order
 };
 
 // The Events about the object of `kind` named `name`, as stored.
@@ -764,12 +778,7 @@ TEST_F(OperatorShellTest, AFailedFinalizerRemovalIsTriedAgain) {
 
 // RenewNodeLease: the held node lease is renewed every renew interval, by us.
 TEST_F(OperatorShellTest, TheHeldNodeLeaseIsRenewed) {
-  server_.put(node_object("w1"));
-  OperatorOptions renewing = options();
-  renewing.node_lease_renew_interval = 1s;
-  ASSERT_NO_FATAL_FAILURE(start(std::move(renewing)));
-  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
-  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  ASSERT_NO_FATAL_FAILURE(succeed_renewing_every_second());
   const std::string taken_at = string_at(*server_.object(node_lease_path("w1")), "/spec/renewTime");
   ASSERT_TRUE(run_until("the node lease renewed",
                         [&] { return server_.count("update", node_lease_path("w1")) >= 1; }));
@@ -811,6 +820,185 @@ TEST_F(OperatorShellTest, ADrainErrorNamesThePodItIsAbout) {
     EXPECT_EQ(string_at(event, "/related/name"), "db-0") << event;
     EXPECT_EQ(string_at(event, "/related/uid"), string_at(pod, "/metadata/uid")) << event;
   }
+}
+
+// TakeNodeLease: a node lease another holder took after the gates looked (the cache shows it
+// only once the slot is taken) is not ours to take: the slot goes back, the node stays as it
+// was, and the maintenance waits for the lease with its Event.
+TEST_F(OperatorShellTest, ANodeLeaseTakenMeanwhileByAnotherHolderStopsTheAdmission) {
+  server_.put(node_object("w1"));
+  const std::string slots = kube::collection_path<kube::Lease>(kOperatorNamespace);
+  kube::Lease foreign;
+  foreign.meta.name = node_lease_name("w1");
+  foreign.meta.namespace_ = std::string(kLeaseNamespace);
+  foreign.holder_identity = "NodeHealthCheck-x";
+  foreign.lease_duration_seconds = kNodeLeaseDurationSeconds;
+  foreign.renew_time = kube::wall_now();
+  // The slot create lets the Lease's watch event in before the node lease is taken.
+  server_.set_latency("create", slots, 50ms);
+  server_.before_next("create", slots,
+                      [&] { server_.put(node_leases_path(), kube::encode_lease(foreign)); });
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("BlockedByNodeHealthCheck written",
+                        [&] { return has_event("m1", "BlockedByNodeHealthCheck"); }));
+  EXPECT_EQ(phase("m1"), Phase::kPending);
+  const std::string slot =
+      kube::object_path<kube::Lease>(kOperatorNamespace, slot_lease_name("m1"));
+  EXPECT_FALSE(server_.object(slot)) << "the slot was kept";
+  EXPECT_EQ(server_.count("delete", slot), 1U);
+  EXPECT_FALSE(unschedulable(*server_.object(node_path("w1"))));
+  EXPECT_EQ(string_at(*server_.object(node_lease_path("w1")), "/spec/holderIdentity"),
+            "NodeHealthCheck-x");
+  EXPECT_FALSE(has_event("m1", "LeaseAcquired"));
+}
+
+// TakeNodeLease: a lease namespace that is missing and may not be created stops the admission
+// with the slot given back and the problem on /readyz; the take is tried again after
+// kLeaseNamespaceRetry, not at the error backoff's pace, and goes through once it can.
+TEST_F(OperatorShellTest, AMissingLeaseNamespaceIsTriedAgainAtItsOwnPace) {
+  server_.put(node_object("w1"));
+  const std::string slots = kube::collection_path<kube::Lease>(kOperatorNamespace);
+  server_.fail_next("create", node_leases_path(),
+                    Error(ErrorCode::kNotFound,
+                          "namespaces \"" + std::string(kLeaseNamespace) + "\" not found", 404),
+                    FakeApiServer::kEveryCall);
+  server_.forbid("create", "/api/v1/namespaces");
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("the lease problem reported",
+                        [&] { return operator_->lease_problem().has_value(); }));
+  const auto refused_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run_until("the slot given back", [&] { return server_.objects(slots).empty(); }));
+  EXPECT_EQ(phase("m1"), Phase::kPending);
+  EXPECT_FALSE(unschedulable(*server_.object(node_path("w1"))));
+  const std::size_t tries = server_.count("create", node_leases_path());
+
+  server_.clear_faults();
+  server_.allow("create", "/api/v1/namespaces");
+  ASSERT_TRUE(run_until(
+      "m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }, kLeaseNamespaceRetry + 5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - refused_at, kLeaseNamespaceRetry - 100ms);
+  EXPECT_EQ(server_.count("create", node_leases_path()), tries + 1);
+  EXPECT_FALSE(operator_->lease_problem().has_value());
+}
+
+// RenewNodeLease: a failed renewal is not an error on the lease (errorOnLeaseCount stays 0) and
+// does not stop the maintenance; it is tried again after kNodeLeaseRetryInterval, or the renew
+// interval when that is shorter (1 s here), not at once.
+TEST_F(OperatorShellTest, AFailedRenewalIsNotCountedAgainstTheLease) {
+  ASSERT_NO_FATAL_FAILURE(succeed_renewing_every_second());
+  server_.fail_next("update", node_lease_path("w1"),
+                    Error(ErrorCode::kInternal, "etcdserver: request timed out", 500), 2);
+  const auto renewals = [&] { return server_.count("update", node_lease_path("w1")); };
+  ASSERT_TRUE(run_until("a renewal refused", [&] { return renewals() == 1; }));
+  const auto refused_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run_until("a renewal through", [&] { return renewals() == 3; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - refused_at, 2s - 100ms);
+  EXPECT_EQ(phase("m1"), Phase::kSucceeded);
+  EXPECT_EQ(maintenance("m1")->status.error_on_lease_count, 0);
+  EXPECT_EQ(string_at(*server_.object(node_lease_path("w1")), "/spec/holderIdentity"),
+            kNodeLeaseHolder);
+}
+
+// ---- KubeVirt (docs/design.md §2.9): its API served by the fake, its controllers played by the
+// test (the migration's phase is set by hand) ----
+
+// A VM whose pod's eviction would shut it down (eviction strategy None) and that can migrate.
+json::value vmi_object(const std::string& name, const std::string& node) {
+  return json::value{
+      {"apiVersion", std::string(kKubeVirtApiVersion)},
+      {"kind", "VirtualMachineInstance"},
+      {"metadata", {{"namespace", kAppNamespace}, {"name", name}}},
+      {"spec", {{"evictionStrategy", "None"}}},
+      {"status",
+       {{"phase", "Running"},
+        {"nodeName", node},
+        {"conditions", json::array{{{"type", "LiveMigratable"}, {"status", "True"}}}}}}};
+}
+
+json::value virt_launcher_object(const std::string& vmi, const std::string& node) {
+  json::value pod = pod_object("virt-launcher-" + vmi + "-x", node);
+  json::object& labels = pod.at("metadata").at("labels").as_object();
+  labels[std::string(kVirtLauncherLabel)] = std::string(kVirtLauncherValue);
+  labels[std::string(kVmNameLabel)] = vmi;
+  return pod;
+}
+
+class OperatorKubeVirtTest : public OperatorShellTest {
+ protected:
+  OperatorKubeVirtTest() {
+    server_.clear_faults();  // the shell tests' KubeVirt is not served
+    server_.serve_group_version(std::string(kKubeVirtApiVersion));
+    server_.set_kind("virtualmachineinstances", "VirtualMachineInstance");
+    server_.set_kind("virtualmachineinstancemigrations", "VirtualMachineInstanceMigration");
+    server_.set_kind("kubevirts", "KubeVirt");
+    server_.put(node_object("w1"));
+    server_.put(vmi_object("db", "w1"));
+    server_.put(virt_launcher_object("db", "w1"));
+  }
+
+  // The operator's migrations, as stored.
+  std::vector<json::value> migrations() const {
+    return server_.objects(kube::collection_path<Migration>(kAppNamespace));
+  }
+
+  std::shared_ptr<CountingMetrics> metrics_ = std::make_shared<CountingMetrics>();
+
+  void start_counting() {
+    OperatorOptions counted = options();
+    counted.metrics = metrics_;
+    ASSERT_NO_FATAL_FAILURE(start(std::move(counted)));
+  }
+};
+
+// CreateMigration and MigrationEnded: the VM is live-migrated instead of its pod being evicted;
+// the migration's end is counted once, and the pod ending after it lets the drain succeed.
+TEST_F(OperatorKubeVirtTest, AVmIsMigratedAndTheMigrationsEndIsCountedOnce) {
+  ASSERT_NO_FATAL_FAILURE(start_counting());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("a migration created", [&] { return migrations().size() == 1; }));
+  json::value migration = migrations().front();
+  EXPECT_EQ(string_at(migration, "/spec/vmiName"), "db");
+  EXPECT_EQ(
+      json::value_to<std::string>(migration.at("metadata").at("labels").at(kMigrationOwnerLabel)),
+      maintenance("m1")->meta.uid);
+  EXPECT_EQ(server_.count("evict"), 0U) << "the VM's pod was evicted";
+  ASSERT_TRUE(run_until("MigratingVM written", [&] { return has_event("m1", "MigratingVM"); }));
+
+  migration.as_object()["status"] = json::object{{"phase", "Succeeded"}};
+  server_.put(std::move(migration));
+  ASSERT_TRUE(run_until("the migration's end counted", [&] {
+    return std::count(metrics_->migrations.begin(), metrics_->migrations.end(), "succeeded") == 1;
+  }));
+  server_.erase(pod_path("virt-launcher-db-x"));  // KubeVirt ends the source pod
+  ASSERT_TRUE(run_until("m1 Succeeded", [&] { return phase("m1") == Phase::kSucceeded; }));
+  EXPECT_EQ(metrics_->migrations, (std::vector<std::string>{"started", "succeeded"}));
+  EXPECT_EQ(migrations().size(), 1U);
+  EXPECT_EQ(server_.count("evict"), 0U);
+}
+
+// CancelMigrations: deleting the maintenance deletes its unfinished migration before the node is
+// given back, and RemovedMaintenance names it.
+TEST_F(OperatorKubeVirtTest, DeletionCancelsTheRunningMigrationAndNamesIt) {
+  ASSERT_NO_FATAL_FAILURE(start_counting());
+  ASSERT_NO_FATAL_FAILURE(create_maintenance("m1", "w1"));
+  ASSERT_TRUE(run_until("a migration created", [&] { return migrations().size() == 1; }));
+  const std::string name = string_at(migrations().front(), "/metadata/name");
+  ASSERT_NO_FATAL_FAILURE(delete_maintenance("m1"));
+  ASSERT_TRUE(run_until("m1 gone", [&] { return !maintenance("m1"); }));
+  EXPECT_TRUE(migrations().empty()) << "the migration was left running";
+  EXPECT_FALSE(unschedulable(*server_.object(node_path("w1"))));
+  ASSERT_TRUE(run_until("RemovedMaintenance written",
+                        [&] { return has_event("m1", "RemovedMaintenance"); }));
+  std::string removed;
+  for (const json::value& event : events_about(server_, kKind, "m1")) {
+    if (string_at(event, "/reason") == "RemovedMaintenance") removed = string_at(event, "/message");
+  }
+  EXPECT_EQ(removed,
+            "Node maintenance removed for node w1; cancelled the live migrations it had "
+            "started: " +
+                std::string(kAppNamespace) + "/" + name);
 }
 
 }  // namespace

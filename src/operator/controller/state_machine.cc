@@ -764,6 +764,8 @@ void admit(const Inputs& in, Step& step) {
     wait_for_quorum(in, step);
   } else if (!gates.admitted) {
     wait_for_slot(in, step);
+  } else if (in.now.tick < step.drain().admission_retry_at) {
+    step.requeue(step.drain().admission_retry_at);
   } else {
     // Gate 3: take the slot, then the node lease; only then Running (a refused or failed take
     // stops the list). Announced by whoever took the lease: an earlier run that stopped before
@@ -775,6 +777,45 @@ void admit(const Inputs& in, Step& step) {
     }
     enter_running(in, step);
   }
+}
+
+// The node as cached (docs/design.md §2.1): a maintenance whose node is missing fails (undoing
+// what it did), one whose node came back starts again as Pending. False when the decision ends
+// here.
+bool node_present(const Inputs& in, Step& step) {
+  NodeMaintenanceStatus& status = step.status();
+  if (!in.node_synced) {
+    step.requeue(in.now.tick + kNodeSyncRetry);
+    return false;
+  }
+  const std::optional<FailureKind> failure = failure_of(status);
+  if (!in.node) {
+    if (failure == FailureKind::kNodeMissing) return false;
+    const bool touched = status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
+                         failure == FailureKind::kTimeout;
+    step.info("the node does not exist", {{"phase", to_string(*status.phase)}});
+    step.fail(FailureKind::kNodeMissing, node_not_found_message(in.nm.spec.node_name), touched);
+    return false;
+  }
+  if (failure == FailureKind::kNodeMissing) {
+    step.info("the node exists again; the maintenance waits for its gates");
+    // A fresh start: the failure undid everything on the node, so nothing of the earlier drain
+    // is true any more (Pending means the node is untouched).
+    NodeMaintenanceStatus fresh;
+    fresh.phase = Phase::kPending;
+    fresh.error_on_lease_count = status.error_on_lease_count;
+    for (const Condition& c : status.conditions) {
+      if (c.type == kConditionBlocked) fresh.conditions.push_back(c);
+    }
+    status = std::move(fresh);
+    step.add(actions::ResetEvictions{});
+    step.drain() = DrainMemory{.lease_recheck_at = step.drain().lease_recheck_at};
+    // Recorded first: the next reconcile gathers the gates of a Pending maintenance.
+    step.write();
+    step.requeue(in.now.tick);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -845,37 +886,7 @@ Decision decide(Inputs in) {
     }
   }
 
-  if (!in.node_synced) {
-    step.requeue(in.now.tick + kNodeSyncRetry);
-    return std::move(step).finish();
-  }
-  const std::optional<FailureKind> failure = failure_of(status);
-  if (!in.node) {
-    if (failure == FailureKind::kNodeMissing) return std::move(step).finish();
-    const bool touched = status.phase == Phase::kRunning || status.phase == Phase::kSucceeded ||
-                         failure == FailureKind::kTimeout;
-    step.info("the node does not exist", {{"phase", to_string(*status.phase)}});
-    step.fail(FailureKind::kNodeMissing, node_not_found_message(nm.spec.node_name), touched);
-    return std::move(step).finish();
-  }
-  if (failure == FailureKind::kNodeMissing) {
-    step.info("the node exists again; the maintenance waits for its gates");
-    // A fresh start: the failure undid everything on the node, so nothing of the earlier drain
-    // is true any more (Pending means the node is untouched).
-    NodeMaintenanceStatus fresh;
-    fresh.phase = Phase::kPending;
-    fresh.error_on_lease_count = status.error_on_lease_count;
-    for (const Condition& c : status.conditions) {
-      if (c.type == kConditionBlocked) fresh.conditions.push_back(c);
-    }
-    status = std::move(fresh);
-    step.add(actions::ResetEvictions{});
-    step.drain() = DrainMemory{.lease_recheck_at = step.drain().lease_recheck_at};
-    // Recorded first: the next reconcile gathers the gates of a Pending maintenance.
-    step.write();
-    step.requeue(in.now.tick);
-    return std::move(step).finish();
-  }
+  if (!node_present(in, step)) return std::move(step).finish();
 
   if (const std::optional<FailureKind> now_failed = failure_of(status);
       now_failed && cleanup_finished(*now_failed)) {

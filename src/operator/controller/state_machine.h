@@ -116,6 +116,10 @@ struct DrainMemory {
   std::string last_drain_error;
   // While another holder has the node lease: no new check (and count) before this.
   Clock::time_point lease_recheck_at{};
+  // A step of the admission failed (TakeSlot, TakeNodeLease): no new try before this. The slot
+  // it took and gave back would otherwise wake it at once, a retry storm while the step keeps
+  // failing.
+  Clock::time_point admission_retry_at{};
   // The answer of the last RenewNodeLease, until a decision applies it.
   std::optional<LeaseRenewal> renewal;
   // The last drain step held a due eviction back for the bound across maintenances: a slot

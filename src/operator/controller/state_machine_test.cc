@@ -363,6 +363,17 @@ TEST_F(StateMachineTest, AnAdmittedMaintenanceTakesTheLeasesThenRunsAndCordonsIn
   EXPECT_EQ(event_of(d.actions.back()), events::begin_eviction(2, kNode));
 }
 
+// A failed take (its handler sets the retry time) is not tried again before then, whatever
+// wakes the maintenance meanwhile (its own slot's create and delete do at once).
+TEST_F(StateMachineTest, AFailedAdmissionIsNotTriedAgainBeforeItsRetryTime) {
+  pending(GateFacts{.admitted = true});
+  with_pods(PodFacts{});
+  in_.drain.admission_retry_at = in_.now.tick + seconds(10);
+  EXPECT_THAT(actions(run()), ElementsAre("Requeue(+10000ms)"));
+  advance(seconds(10));
+  EXPECT_EQ(actions(run()).front(), "TakeSlot");
+}
+
 TEST_F(StateMachineTest, AResumedAdmissionDoesNotAnnounceTheLeaseAgain) {
   pending(GateFacts{.lease = NodeLeaseState::kOurs, .admitted = true, .holds_slot = true});
   with_pods(PodFacts{});

@@ -655,6 +655,10 @@ void FakeApiServer::set_status_subresource(std::string resource, bool has_status
   status_subresources_[std::move(resource)] = has_status;
 }
 
+void FakeApiServer::serve_group_version(std::string group_version) {
+  served_group_versions_.insert(std::move(group_version));
+}
+
 void FakeApiServer::on_create(std::string path_prefix, CreateHandler handler) {
   for (auto& [prefix, existing] : create_handlers_) {
     if (prefix == path_prefix) {
@@ -1011,6 +1015,20 @@ void FakeApiServer::shutdown() {
 
 asio::awaitable<Result<json::value>> FakeApiServer::get_json(std::string path) {
   if (shut_down_) co_return cancelled();
+  if (std::string_view root = without_query(path); root.starts_with("/apis/")) {
+    const std::string group_version(root.substr(std::string_view("/apis/").size()));
+    if (served_group_versions_.contains(group_version)) {
+      record({"get", path, nullptr, std::nullopt, std::nullopt, std::nullopt});
+      const std::string verb = "get";
+      const std::string bare(root);
+      asio::awaitable<Result<void>> admitted = admit(verb, bare);
+      NMO_CO_TRY(co_await std::move(admitted));
+      co_return json::value{{"kind", "APIResourceList"},
+                            {"apiVersion", "v1"},
+                            {"groupVersion", group_version},
+                            {"resources", json::array{}}};
+    }
+  }
   Result<FakePath> at = parse_path(path);
   const std::string verb = at && at->name.empty() ? "list" : "get";
   std::optional<ListOptions> listed;

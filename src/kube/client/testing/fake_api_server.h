@@ -78,6 +78,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -191,6 +192,10 @@ class FakeApiServer final : public Client {
   /// stored, as the API server answers TokenReviews and SubjectAccessReviews. Replaces an
   /// earlier handler of the same prefix.
   void on_create(std::string path_prefix, CreateHandler handler);
+  /// A get of the API group version `group_version` ("kubevirt.io/v1") answers its discovery
+  /// document (an APIResourceList naming no resources), as the API server does for an installed
+  /// CRD's group; otherwise such a path is 404, an API that is not served.
+  void serve_group_version(std::string group_version);
 
   // ---- faults and latency ----
 
@@ -335,6 +340,7 @@ class FakeApiServer final : public Client {
   std::map<std::string, std::string, std::less<>> kinds_;         // plural -> kind
   std::map<std::string, bool, std::less<>> status_subresources_;  // overrides
   std::vector<std::pair<std::string, CreateHandler>> create_handlers_;
+  std::set<std::string, std::less<>> served_group_versions_;  // serve_group_version()
 
   std::vector<FakeRequest> requests_;
   std::vector<Failure> failures_;

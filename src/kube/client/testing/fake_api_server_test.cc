@@ -149,6 +149,18 @@ TEST_F(FakeApiServerTest, ErrorsSayWhatTheApiServerSays) {
             ErrorCode::kNotFound);
 }
 
+TEST_F(FakeApiServerTest, AGroupVersionIsServedOnlyWhenToldSo) {
+  const Error not_served(ErrorCode::kNotFound, "the server could not find the requested resource",
+                         404);
+  EXPECT_EQ(run(server_.get_json("/apis/kubevirt.io/v1")).error(), not_served);
+  server_.serve_group_version("kubevirt.io/v1");
+  ASSERT_OK_AND_ASSIGN(const json::value discovery, run(server_.get_json("/apis/kubevirt.io/v1")));
+  EXPECT_EQ(discovery.at("kind"), "APIResourceList");
+  EXPECT_EQ(discovery.at("groupVersion"), "kubevirt.io/v1");
+  EXPECT_EQ(run(server_.get_json("/apis/kubevirt.io/v2")).error(), not_served);
+  EXPECT_EQ(server_.count("get", "/apis/kubevirt.io/v1"), 2U);
+}
+
 TEST_F(FakeApiServerTest, CreateChecksNameNamespaceAndVersion) {
   const Result<json::value> nameless =
       run(server_.create(kPods, parse(R"({"metadata":{}})"), WriteOptions{}));
