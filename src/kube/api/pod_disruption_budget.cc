@@ -48,6 +48,16 @@ Result<void> decode_status(const boost::json::object& status, const FieldPath& p
   NMO_TRY_ASSIGN(pdb.expected_pods, internal::get_int<std::int32_t>(status, "expectedPods", path));
   NMO_TRY_ASSIGN(pdb.observed_generation,
                  internal::get_int<std::int64_t>(status, "observedGeneration", path));
+  NMO_TRY_ASSIGN(const boost::json::object* disrupted,
+                 internal::get_object(status, "disruptedPods", path));
+  if (disrupted != nullptr) {
+    const FieldPath at = path.field("disruptedPods");
+    for (const auto& entry : *disrupted) {
+      NMO_TRY_ASSIGN(const std::optional<Time> granted,
+                     internal::get_optional_time(*disrupted, entry.key(), at));
+      if (granted) pdb.disrupted_pods.emplace(std::string(entry.key()), *granted);
+    }
+  }
   return {};
 }
 

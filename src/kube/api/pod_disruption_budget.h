@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +19,7 @@
 #include "kube/api/labels.h"
 #include "kube/api/meta.h"
 #include "kube/api/resource.h"
+#include "kube/api/time.h"
 
 namespace nmo::kube {
 
@@ -36,6 +39,17 @@ struct PodDisruptionBudget {
   std::int32_t desired_healthy = 0;      // status.desiredHealthy
   std::int32_t expected_pods = 0;        // status.expectedPods
   std::int64_t observed_generation = 0;  // status.observedGeneration
+  // status.disruptedPods: pod name -> when the API server granted its eviction. The eviction
+  // handler adds an entry before it deletes the pod; the disruption controller drops it once the
+  // pod is deleting or two minutes later, and until then counts the pod as disrupted
+  // (docs/design.md §2.4). Nearly always empty.
+  std::map<std::string, Time, std::less<>> disrupted_pods;
+
+  // True when an eviction under this budget can be granted now: a disruption is allowed and the
+  // status is of the current spec (else the API answers 429 "still being processed").
+  [[nodiscard]] bool allows_disruption() const {
+    return disruptions_allowed > 0 && observed_generation >= meta.generation;
+  }
 
   // True when this budget covers a pod with `pod_labels` (in the budget's namespace): false
   // without a selector, true for an empty one.

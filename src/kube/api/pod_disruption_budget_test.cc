@@ -103,6 +103,28 @@ TEST(DecodePdbTest, Errors) {
             "status.disruptionsAllowed: 4294967296 out of range for int32");
   EXPECT_EQ(decode_error(R"({"kind": "Lease"})"),
             R"(expected kind "PodDisruptionBudget", got "Lease")");
+  EXPECT_EQ(decode_error(R"({"status": {"disruptedPods": []}})"),
+            "status.disruptedPods: expected an object, got array");
+  EXPECT_EQ(decode_error(R"({"status": {"disruptedPods": {"web-0": "yesterday"}}})").substr(0, 33),
+            "status.disruptedPods.web-0: inval");
+}
+
+// The eviction handler's grant, written before the pod is deleted (an aborted request leaves it
+// until the disruption controller drops it two minutes later).
+TEST(DecodePdbTest, DisruptedPodsAndWhetherADisruptionIsAllowedNow) {
+  const Result<PodDisruptionBudget> pdb = decode_pod_disruption_budget(boost::json::parse(R"json({
+    "kind": "PodDisruptionBudget", "metadata": {"name": "web", "generation": 2},
+    "status": {"disruptionsAllowed": 1, "observedGeneration": 1,
+               "disruptedPods": {"web-0": "2026-12-06T10:00:00Z", "web-1": null}}})json"));
+  ASSERT_OK(pdb);
+  ASSERT_EQ(pdb->disrupted_pods.size(), 1U);
+  EXPECT_EQ(format_time(pdb->disrupted_pods.at("web-0")), "2026-12-06T10:00:00Z");
+  EXPECT_FALSE(pdb->allows_disruption()) << "the status is of an older spec";
+  PodDisruptionBudget current = *pdb;
+  current.observed_generation = 2;
+  EXPECT_TRUE(current.allows_disruption());
+  current.disruptions_allowed = 0;
+  EXPECT_FALSE(current.allows_disruption());
 }
 
 TEST(PdbResourceTest, Paths) {

@@ -190,6 +190,17 @@ class ControllerImpl::ActionRunner {
   }
 
   asio::awaitable<Stop> operator()(actions::StartEviction& action) {
+    if (action.budget_allowed_for) {
+      const auto after =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(*action.budget_allowed_for);
+      op_.log_for(nm_).info(
+          "evicting a pod its budget allows again",
+          {{"pod", action.pod.meta.namespace_ + "/" + action.pod.meta.name},
+           {"since_allowed_ms",
+            static_cast<std::int64_t>(
+                std::chrono::duration_cast<std::chrono::milliseconds>(after).count())}});
+      if (op_.options_.metrics != nullptr) op_.options_.metrics->on_budget_retry(after);
+    }
     op_.evictions_.start(nm_, action.pod);
     co_return Stop();
   }

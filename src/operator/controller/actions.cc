@@ -46,7 +46,8 @@ struct Describer {
   std::string operator()(const actions::StopEvictions&) const { return "StopEvictions"; }
   std::string operator()(const actions::ResetEvictions&) const { return "ResetEvictions"; }
   std::string operator()(const actions::StartEviction& a) const {
-    return "StartEviction(" + a.pod.meta.name + ")";
+    return "StartEviction(" + a.pod.meta.name +
+           (a.budget_allowed_for ? ", budget allows since " + ms(*a.budget_allowed_for) : "") + ")";
   }
   std::string operator()(const actions::CreateMigration& a) const {
     return "CreateMigration(" + a.request.name + ")";

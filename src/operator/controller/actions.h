@@ -118,6 +118,9 @@ struct ResetEvictions {
 // Evict `pod` (its bookkeeping is in the decision's DrainMemory).
 struct StartEviction {
   kube::Pod pod;
+  // Sent before its refusal's backoff ran out, because the budget that refused it allows a
+  // disruption again: how long after the controller saw that (docs/design.md §2.4).
+  std::optional<Clock::duration> budget_allowed_for;
   friend bool operator==(const StartEviction&, const StartEviction&) = default;
 };
 // Create a live migration (docs/design.md §2.9); its answer comes to the inbox.

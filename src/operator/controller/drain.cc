@@ -41,8 +41,30 @@ asio::awaitable<Result<PodFacts>> ControllerImpl::pod_facts(const NodeMaintenanc
     if (must_leave(classify_pod(*pod, ds_exists))) facts.leaving.push_back(*pod);
   }
   facts.bound = static_cast<std::int64_t>(pods.size());
+  budget_facts(facts);
   co_await vm_facts(nm, facts);
   co_return facts;
+}
+
+void ControllerImpl::budget_facts(PodFacts& facts) const {
+  for (const kube::Pod& pod : facts.leaving) {
+    // Two budgets over one pod make the API refuse every eviction of it (MultiplePDBs).
+    const std::vector<kube::PodDisruptionBudget> covering = view_.covering_budgets(pod);
+    if (covering.size() != 1) continue;
+    const kube::PodDisruptionBudget& budget = covering.front();
+    BudgetFact fact{.key = budget.meta.namespace_ + "/" + budget.meta.name,
+                    .resource_version = budget.meta.resource_version,
+                    .allows = budget.allows_disruption(),
+                    .disruptions_allowed = budget.disruptions_allowed,
+                    .granted_at = std::nullopt,
+                    .allowing_since = std::nullopt};
+    if (const auto granted = budget.disrupted_pods.find(pod.meta.name);
+        granted != budget.disrupted_pods.end()) {
+      fact.granted_at = granted->second;
+    }
+    fact.allowing_since = evictions_.allowing_since(fact.key);
+    facts.budgets.emplace(pod.meta.uid, std::move(fact));
+  }
 }
 
 asio::awaitable<void> ControllerImpl::vm_facts(const NodeMaintenance& nm, PodFacts& facts) {

@@ -18,6 +18,9 @@ namespace {
 // How long stop() lets reconciles in flight finish, and Events drain.
 constexpr std::chrono::seconds kStopGrace{10};
 constexpr std::chrono::seconds kEventFlushDeadline{5};
+// How long a stopping controller lets its evictions in flight finish: one cut off after the API
+// server granted it leaves a disruption its budget counts for two minutes (docs/design.md §2.4).
+constexpr std::chrono::seconds kEvictionFinishDeadline{5};
 
 // The name of upstream medik8s NMO's validating webhook.
 constexpr std::string_view kUpstreamWebhook = "vnodemaintenance.kb.io";
@@ -63,7 +66,7 @@ ControllerImpl::ControllerImpl(asio::any_io_executor executor, kube::Client& cli
           clock_),
       registry_(options_.etcd_quorum_stable_for),
       evictions_(
-          executor_, client_, registry_, options_,
+          executor_, client_, registry_, options_, clock_,
           [this](const kube::Pod& pod) { return view_.covering_budgets(pod); },
           [this](const std::string& name) { controller_.enqueue(name); }),
       kubevirt_(client_, cache_, clock_,
@@ -116,6 +119,8 @@ ClusterView::Wakeups ControllerImpl::wakeups() {
             controller_.enqueue(std::string(kHousekeepingKey));
           },
       .gates_changed = [this] { enqueue_waiting(); },
+      .budget_changed =
+          [this](const kube::PodDisruptionBudget& budget) { evictions_.budget_changed(budget); },
   };
 }
 
@@ -164,6 +169,7 @@ asio::awaitable<void> ControllerImpl::stop() {
   ready_ = false;
   const std::chrono::nanoseconds grace = kStopGrace;
   co_await controller_.stop(grace);
+  co_await evictions_.finish(kEvictionFinishDeadline);
   for (const auto& [name, memory] : registry_.memories()) *memory.alive = false;
   co_await recorder_.stop(kEventFlushDeadline);
   // The shared informers stop with the cache; the pod informers go when nobody holds them.

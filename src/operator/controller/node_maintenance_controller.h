@@ -68,6 +68,9 @@ class OperatorMetrics {
   /// A live migration of the operator's (docs/design.md §2.9): `result` is "started",
   /// "succeeded" or "failed".
   virtual void on_migration(std::string_view /*result*/) {}
+  /// A pod refused by a PodDisruptionBudget is evicted again `after_allowed` after the budget
+  /// was seen to allow a disruption (docs/design.md §2.4).
+  virtual void on_budget_retry(std::chrono::nanoseconds /*after_allowed*/) {}
 };
 
 /// One NodeMaintenance as the operator sees it now (its own status runs ahead of the API's).

@@ -20,6 +20,9 @@ constexpr std::chrono::seconds kTransportRetry{5};
 constexpr std::chrono::seconds kAcceptedRecheck{30};
 // A terminating pod's message counts the seconds: look again while it lingers.
 constexpr std::chrono::seconds kTerminatingRecheck{5};
+// A pod whose granted eviction was never carried out is looked at again this long after the
+// disruption controller should have dropped the grant, should no change of the budget come first.
+constexpr std::chrono::seconds kGrantedEvictionMargin{1};
 // A drain held back by the bound across maintenances looks again after this, should no freed
 // slot wake it first.
 constexpr std::chrono::seconds kTotalBoundRecheck{1};
@@ -190,6 +193,13 @@ void apply_evictions(const Inputs& in, Step& step) {
     const EvictionDecision decision =
         decide_eviction(*report.answer, report.covering, eviction.refusals);
     eviction.refusals = decision.refusals;
+    // Refused by the one budget it was sent under: a version of that budget newer than the one
+    // it was sent at, and allowing a disruption, retries it early (docs/design.md §2.4).
+    const bool by_budget = decision.next == EvictionNext::kRetry &&
+                           decision.reason == PendingPodReason::kBlockedByPdb &&
+                           !eviction.sent_budget.empty();
+    eviction.blocked_by = by_budget ? eviction.sent_budget : std::string();
+    eviction.blocked_at_version = by_budget ? eviction.sent_at_version : std::string();
     switch (decision.next) {
       case EvictionNext::kGone:
         drain.ledger->mark_gone(pod.meta.uid);
@@ -448,6 +458,65 @@ void sync_ledger(const Inputs& in, Step& step) {
   }
 }
 
+// What each budget still allows this decision to send early, by key: the disruptions it allows
+// less the evictions under it in flight.
+using BudgetRoom = std::map<std::string, std::int32_t>;
+
+std::int32_t& room_of(const DrainMemory& drain, BudgetRoom& room, const BudgetFact& budget) {
+  auto [at, fresh] = room.try_emplace(budget.key, budget.disruptions_allowed);
+  if (fresh) {
+    for (const auto& [uid, eviction] : drain.evictions) {
+      if (eviction.in_flight && eviction.sent_budget == budget.key) --at->second;
+    }
+  }
+  return at->second;
+}
+
+const BudgetFact* budget_of(const Inputs& in, const kube::Pod& pod) {
+  const auto found = in.pods->budgets.find(pod.meta.uid);
+  return found != in.pods->budgets.end() ? &found->second : nullptr;
+}
+
+// Whether the budget that refused the pod has changed since and allows a disruption, with room
+// left in this decision: the refusal's backoff is cut short (docs/design.md §2.4). A cache still
+// showing the version the refusal contradicted is no news.
+bool reopened(const PodEviction& eviction, const BudgetFact* budget, const DrainMemory& drain,
+              BudgetRoom& room) {
+  if (budget == nullptr || eviction.blocked_by.empty() || budget->key != eviction.blocked_by ||
+      !budget->allows || budget->resource_version == eviction.blocked_at_version) {
+    return false;
+  }
+  return room_of(drain, room, *budget) > 0;
+}
+
+// The API server granted the pod's eviction but the request was cut off before it deleted the
+// pod (status.disruptedPods): the budget counts the pod as disrupted until the disruption
+// controller drops the grant, kGrantedEvictionTimeout after it, and refuses another eviction
+// meanwhile. Nothing is sent; the budget's change when it frees the grant retries the pod
+// (docs/design.md §2.4). True when the pod is held so.
+bool hold_granted(const Inputs& in, Step& step, const kube::Pod& pod, const LedgerPod& entry,
+                  PodEviction& eviction, const BudgetFact* budget) {
+  if (budget == nullptr || !budget->granted_at || budget->allows ||
+      entry.reason == PendingPodReason::kWaitingForTermination) {
+    return false;
+  }
+  const kube::Time frees_at = *budget->granted_at + kGrantedEvictionTimeout;
+  if (frees_at <= in.now.wall) return false;
+  step.drain().ledger->set_pending(pod.meta.uid, PendingPodReason::kBlockedByPdb,
+                                   "eviction granted by PodDisruptionBudget " + budget->key +
+                                       " at " + kube::format_time(*budget->granted_at) +
+                                       " but the pod was not deleted; the budget frees it by " +
+                                       kube::format_time(frees_at));
+  eviction.blocked_by = budget->key;
+  eviction.blocked_at_version = budget->resource_version;
+  eviction.retry_at =
+      std::max(eviction.retry_at,
+               in.now.tick + std::chrono::duration_cast<Clock::duration>(frees_at - in.now.wall) +
+                   kGrantedEvictionMargin);
+  step.requeue(eviction.retry_at);
+  return true;
+}
+
 // Evictions that are due, bounded per node and across maintenances; terminating pods are only
 // watched, VMs' pods held or migrated. None before the drain's start (Running, totalPods) is on
 // record: a successor must find the counters of pods already evicted, and must not announce the
@@ -472,6 +541,7 @@ void start_due_evictions(const Inputs& in, Step& step) {
   // which is a change of the object and wakes the maintenance.
   const std::string* hold = in.nm.meta.annotations.find(kHoldAnnotation);
   int migrations = running_migrations(in, drain);
+  BudgetRoom room;
   for (const kube::Pod& pod : leaving) {
     const LedgerPod* entry = ledger.find(pod.meta.uid);
     if (entry == nullptr || entry->gone) continue;
@@ -498,7 +568,10 @@ void start_due_evictions(const Inputs& in, Step& step) {
       ledger.set_pending(pod.meta.uid, PendingPodReason::kHeld, "eviction held: " + *hold);
       continue;
     }
-    if (eviction.retry_at > in.now.tick) {
+    const BudgetFact* budget = budget_of(in, pod);
+    if (hold_granted(in, step, pod, *entry, eviction, budget)) continue;
+    const bool early = eviction.retry_at > in.now.tick;
+    if (early && !reopened(eviction, budget, drain, room)) {
       step.requeue(eviction.retry_at);
       continue;
     }
@@ -511,7 +584,14 @@ void start_due_evictions(const Inputs& in, Step& step) {
     // answer comes: the status must not flicker to Evicting on every attempt.
     eviction.in_flight = true;
     ++drain.in_flight;
-    step.add(actions::StartEviction{.pod = pod});
+    eviction.sent_budget = budget != nullptr ? budget->key : std::string();
+    eviction.sent_at_version = budget != nullptr ? budget->resource_version : std::string();
+    std::optional<Clock::duration> allowed_for;
+    if (early) {
+      --room_of(drain, room, *budget);
+      if (budget->allowing_since) allowed_for = in.now.tick - *budget->allowing_since;
+    }
+    step.add(actions::StartEviction{.pod = pod, .budget_allowed_for = allowed_for});
   }
   // Woken when a slot frees (EvictionRunner::wake_waiters()); the requeue only guards
   // against a missed wake.

@@ -69,6 +69,14 @@ struct PodEviction {
   bool in_flight = false;
   Clock::time_point retry_at{};  // no eviction before this
   int refusals = 0;              // consecutive refusals (eviction_policy.h)
+  // The budget covering the pod when its last eviction was sent ("<namespace>/<name>", "" for
+  // none), and that budget's resourceVersion then.
+  std::string sent_budget;
+  std::string sent_at_version;
+  // Refused by this budget ("" when not): a version of it other than `blocked_at_version` that
+  // allows a disruption retries the pod before `retry_at` (docs/design.md §2.4).
+  std::string blocked_by;
+  std::string blocked_at_version;
   // Held as a KubeVirt VM's pod for this reason (announced once per hold); unset when not.
   std::optional<PendingPodReason> vm_hold;
 };
@@ -143,6 +151,23 @@ struct GateFacts {
   std::optional<kube::Time> foreign_lease_expiry;
 };
 
+// How long the disruption controller counts a granted eviction whose pod was not deleted
+// (status.disruptedPods) as a disruption: its DeletionTimeout.
+inline constexpr std::chrono::minutes kGrantedEvictionTimeout{2};
+
+// The PodDisruptionBudget of a pod that exactly one budget covers, as cached.
+struct BudgetFact {
+  std::string key;  // "<namespace>/<name>"
+  std::string resource_version;
+  bool allows = false;  // kube::PodDisruptionBudget::allows_disruption()
+  std::int32_t disruptions_allowed = 0;
+  // When the API server granted this pod's eviction (status.disruptedPods); the pod still
+  // exists, so the request that asked was cut off before it deleted the pod.
+  std::optional<kube::Time> granted_at;
+  // When the controller's watch saw the budget start allowing a disruption, while it does.
+  std::optional<Clock::time_point> allowing_since;
+};
+
 // The pods of the node under maintenance (its pod cache is synced).
 struct PodFacts {
   std::vector<kube::Pod> leaving;  // the pods that must leave (pod_policy.h)
@@ -155,6 +180,8 @@ struct PodFacts {
   std::map<std::string, std::vector<Migration>> migrations;
   // Why they could not be read ("" when they were): no migration is started meanwhile.
   std::string migrations_error;
+  // By pod uid: the budget of each pod among `leaving` that exactly one budget covers.
+  std::map<std::string, BudgetFact> budgets;
 };
 
 // What the node restore found (docs/design.md §2.6).

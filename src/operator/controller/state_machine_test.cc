@@ -607,6 +607,125 @@ TEST_F(StateMachineTest, ARefusalFromTheInboxBlocksThePodAndIsReportedWithThePod
   EXPECT_EQ(d.drain.in_flight, 0);
 }
 
+// ---- Retry when the budget allows (docs/design.md §2.4) ----
+
+class BudgetRetryTest : public StateMachineTest {
+ protected:
+  // Every leaving pod under the one budget apps/web, at `version`, allowing `allowed`.
+  void under_budget(const std::string& version, std::int32_t allowed) {
+    for (const kube::Pod& p : pods_.leaving) {
+      pods_.budgets[p.meta.uid] = BudgetFact{.key = "apps/web",
+                                             .resource_version = version,
+                                             .allows = allowed > 0,
+                                             .disruptions_allowed = allowed,
+                                             .granted_at = std::nullopt,
+                                             .allowing_since = std::nullopt};
+    }
+  }
+
+  // web-1's eviction sent under apps/web at version 7, then refused by it.
+  void refused_at_version_7() {
+    under_budget("7", 1);
+    Decision sent = run();
+    ASSERT_EQ(sent.drain.evictions.at("p1").sent_at_version, "7");
+    in_.status = sent.status;
+    in_.drain = sent.drain;
+    kube::EvictionResult refused{.outcome = kube::EvictionOutcome::kBlockedByPdb,
+                                 .status = Error(ErrorCode::kTooManyRequests,
+                                                 "Cannot evict pod as it would violate the "
+                                                 "pod's disruption budget.")};
+    in_.drain.inbox.push_back(EvictionReport{.pod = pod("web-1", "p1"), .answer = refused});
+    Decision applied = run();
+    ASSERT_EQ(applied.drain.evictions.at("p1").blocked_by, "apps/web");
+    ASSERT_EQ(applied.drain.evictions.at("p1").blocked_at_version, "7");
+    in_.status = applied.status;
+    in_.drain = applied.drain;
+  }
+
+  int started(const Decision& d) const {
+    int n = 0;
+    for (const Action& a : d.actions) n += std::holds_alternative<actions::StartEviction>(a);
+    return n;
+  }
+};
+
+TEST_F(BudgetRetryTest, ARefusedPodIsRetriedAsSoonAsItsBudgetChangesAndAllows) {
+  running({pod("web-1", "p1")});
+  ASSERT_NO_FATAL_FAILURE(refused_at_version_7());
+  advance(std::chrono::milliseconds(300));
+  // The cache still shows the version the refusal contradicted: only the backoff.
+  EXPECT_EQ(started(run()), 0);
+  // A new version that allows none: still the backoff.
+  under_budget("8", 0);
+  EXPECT_EQ(started(run()), 0);
+  // A new version that allows one, seen 40 ms ago: sent now, 4.7 s before the backoff ends.
+  under_budget("9", 1);
+  pods_.budgets["p1"].allowing_since = in_.now.tick - std::chrono::milliseconds(40);
+  const Decision d = run();
+  const auto list = actions(d);
+  EXPECT_EQ(std::count(list.begin(), list.end(), "StartEviction(web-1, budget allows since 40ms)"),
+            1)
+      << ::testing::PrintToString(list);
+  EXPECT_EQ(d.drain.evictions.at("p1").sent_at_version, "9");
+}
+
+TEST_F(BudgetRetryTest, AnEarlyRetrySendsNoMoreThanTheBudgetAllows) {
+  running({pod("web-1", "p1"), pod("web-2", "p2"), pod("web-3", "p3")});
+  under_budget("7", 1);
+  // All three refused at version 7.
+  Decision sent = run();
+  ASSERT_EQ(started(sent), 3);
+  in_.status = sent.status;
+  in_.drain = sent.drain;
+  for (const kube::Pod& p : pods_.leaving) {
+    in_.drain.inbox.push_back(EvictionReport{
+        .pod = p,
+        .answer = kube::EvictionResult{.outcome = kube::EvictionOutcome::kBlockedByPdb,
+                                       .status = Error(ErrorCode::kTooManyRequests, "budget")}});
+  }
+  Decision applied = run();
+  in_.status = applied.status;
+  in_.drain = applied.drain;
+  under_budget("8", 1);
+  EXPECT_EQ(started(run()), 1);
+}
+
+TEST_F(BudgetRetryTest, AGrantedEvictionWhosePodWasNotDeletedIsNotAskedAgainUntilFreed) {
+  running({pod("web-1", "p1")});
+  under_budget("7", 0);
+  pods_.budgets["p1"].granted_at = wall_ - seconds(30);
+  const Decision d = run();
+  EXPECT_EQ(started(d), 0);
+  const auto list = actions(d);
+  EXPECT_EQ(std::count(list.begin(), list.end(), "Requeue(+91000ms)"), 1)
+      << ::testing::PrintToString(list);
+  EXPECT_EQ(std::count_if(list.begin(), list.end(),
+                          [](const std::string& a) { return a.find("DrainError") != a.npos; }),
+            0);
+  ASSERT_EQ(d.status.pending_pods_refs.size(), 1U);
+  EXPECT_EQ(d.status.pending_pods_refs[0].reason, PendingPodReason::kBlockedByPdb);
+  EXPECT_EQ(d.status.pending_pods_refs[0].message,
+            "eviction granted by PodDisruptionBudget apps/web at " +
+                kube::format_time(wall_ - seconds(30)) +
+                " but the pod was not deleted; the budget frees it by " +
+                kube::format_time(wall_ + seconds(90)));
+
+  // The disruption controller dropped the grant: the budget's new version allows, and the pod
+  // goes at once.
+  in_.status = d.status;
+  in_.drain = d.drain;
+  advance(seconds(91));
+  under_budget("8", 1);
+  EXPECT_EQ(started(run()), 1);
+}
+
+TEST_F(BudgetRetryTest, AGrantedEvictionUnderABudgetWithRoomIsJustSent) {
+  running({pod("web-1", "p1")});
+  under_budget("7", 1);
+  pods_.budgets["p1"].granted_at = wall_ - seconds(30);
+  EXPECT_EQ(started(run()), 1);
+}
+
 // ---- KubeVirt VMs (docs/design.md §2.9) ----
 
 TEST_F(StateMachineTest, AVmPodWhoseEvictionWouldShutTheVmDownIsHeldAndAnnouncedOnce) {

@@ -14,7 +14,9 @@
 // Backoff for refused pods, per pod: 5 s, 10 s, 20 s, then 30 s for every further consecutive
 // refusal (docs/design.md §2.4: "from 5 s to 30 s"). A Retry-After (details.retryAfterSeconds or
 // the header) larger than that step is honoured, capped at kMaxRetryAfter (5 min) so a bogus value
-// cannot park a pod for hours; pod, PDB and node watch events may still retry it earlier. A
+// cannot park a pod for hours. A refusal by the one budget covering the pod is retried earlier
+// when that budget, changed since, allows a disruption (the state machine's start_due_evictions()
+// in operator/controller, docs/design.md §2.4). A
 // throttled answer (API Priority & Fairness) is not a refusal: it does not advance the backoff,
 // keeps the pod's reason at Evicting, and retries after d to 1.5 d at random, d being Retry-After
 // (1 s when absent, at most 30 s): the evictions APF throttled together (up to 32 per node) come

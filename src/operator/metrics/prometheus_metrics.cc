@@ -29,6 +29,11 @@ prometheus::Histogram::BucketBoundaries drain_buckets() {
   return runtime::exponential_buckets(1, 2, 15);
 }
 
+// From the budget's change to the eviction: a reconcile away, 1 ms to about 16 s, doubling.
+prometheus::Histogram::BucketBoundaries budget_retry_buckets() {
+  return runtime::exponential_buckets(0.001, 2, 15);
+}
+
 }  // namespace
 
 std::string_view eviction_result_label(std::optional<kube::EvictionOutcome> outcome) {
@@ -85,7 +90,13 @@ NodeMaintenanceMetrics::NodeMaintenanceMetrics(runtime::ManagerMetrics& manager)
                           .Name("nodemaintenance_drain_duration_seconds")
                           .Help("Time from cordoning a node to the end of its drain (Succeeded).")
                           .Register(manager.registry())
-                          .Add({}, drain_buckets())) {
+                          .Add({}, drain_buckets())),
+      budget_retry_delay_(BuildHistogram()
+                              .Name("nodemaintenance_budget_retry_delay_seconds")
+                              .Help("Time from seeing a PodDisruptionBudget allow a disruption "
+                                    "to sending again the eviction it had refused.")
+                              .Register(manager.registry())
+                              .Add({}, budget_retry_buckets())) {
   for (const auto outcome : kEvictionResults) {
     evictions_.Add({{"result", std::string(eviction_result_label(outcome))}});
   }
@@ -121,6 +132,10 @@ void NodeMaintenanceMetrics::on_migration(std::string_view result) {
 
 void NodeMaintenanceMetrics::on_drain_completed(std::chrono::nanoseconds took) {
   drain_duration_.Observe(std::chrono::duration<double>(took).count());
+}
+
+void NodeMaintenanceMetrics::on_budget_retry(std::chrono::nanoseconds after_allowed) {
+  budget_retry_delay_.Observe(std::chrono::duration<double>(after_allowed).count());
 }
 
 void NodeMaintenanceMetrics::refresh(const std::vector<MaintenanceView>& views) {

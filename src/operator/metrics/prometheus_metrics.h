@@ -8,6 +8,9 @@
 //   nodemaintenance_evictions_total{result}           every result pre-set to 0
 //   nodemaintenance_vm_migrations_total{result}       started, succeeded, failed (pre-set to 0)
 //   nodemaintenance_drain_duration_seconds            histogram, Running (cordon) -> Succeeded
+//   nodemaintenance_budget_retry_delay_seconds        histogram, a PodDisruptionBudget seen to
+//                                                     allow a disruption -> the refused pod's
+//                                                     eviction sent again
 //
 // No pod names as labels: a label set is bounded by the NodeMaintenances that exist. The
 // per-maintenance gauges are rebuilt from NodeMaintenanceController::maintenances() at every
@@ -60,6 +63,7 @@ class NodeMaintenanceMetrics : public OperatorMetrics {
   void on_eviction(std::optional<kube::EvictionOutcome> outcome) override;
   void on_drain_completed(std::chrono::nanoseconds took) override;
   void on_migration(std::string_view result) override;
+  void on_budget_retry(std::chrono::nanoseconds after_allowed) override;
 
  private:
   runtime::ManagerMetrics& manager_;
@@ -70,6 +74,7 @@ class NodeMaintenanceMetrics : public OperatorMetrics {
   prometheus::Family<prometheus::Counter>& evictions_;
   prometheus::Family<prometheus::Counter>& migrations_;
   prometheus::Histogram& drain_duration_;
+  prometheus::Histogram& budget_retry_delay_;
   // The per-maintenance gauges of the last scrape, removed at the next one.
   LiveGauges live_;
 };

@@ -104,5 +104,17 @@ TEST(NodeMaintenanceMetricsTest, DrainDurationsGoToTheHistogram) {
   EXPECT_THAT(text, HasSubstr("nodemaintenance_drain_duration_seconds_bucket{le=\"4\"} 1\n"));
 }
 
+TEST(NodeMaintenanceMetricsTest, BudgetRetryDelayIsAHistogramInSeconds) {
+  runtime::ManagerMetrics manager;
+  NodeMaintenanceMetrics metrics(manager);
+  metrics.on_budget_retry(std::chrono::milliseconds(3));
+  const std::string text = manager.serialize();
+  EXPECT_THAT(text, HasSubstr("nodemaintenance_budget_retry_delay_seconds_count 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("nodemaintenance_budget_retry_delay_seconds_bucket{le=\"0.002\"} 0\n"));
+  EXPECT_THAT(text,
+              HasSubstr("nodemaintenance_budget_retry_delay_seconds_bucket{le=\"0.004\"} 1\n"));
+}
+
 }  // namespace
 }  // namespace nmo::op

@@ -22,6 +22,10 @@ ClusterView::ClusterView(runtime::Cache& cache, const OperatorOptions& options, 
                             [](const kube::PodDisruptionBudget& budget) {
                               return std::vector<std::string>{budget.meta.namespace_};
                             });
+  budgets.on_change(
+      [this](const kube::PodDisruptionBudget* /*before*/, const kube::PodDisruptionBudget* after) {
+        if (after != nullptr && wakeups_.budget_changed) wakeups_.budget_changed(*after);
+      });
   informers_.push_back(&budgets);
 
   etcd_pods_ = std::make_shared<runtime::Store<kube::Pod>>();

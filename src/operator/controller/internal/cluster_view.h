@@ -69,6 +69,8 @@ class ClusterView {
     // Something only the gates of waiting maintenances read changed: a budget slot Lease, an
     // etcd member pod, OpenShift's etcd guard PDB or one of its pods.
     std::function<void()> gates_changed;
+    // A PodDisruptionBudget was created or changed (as it is now).
+    std::function<void(const kube::PodDisruptionBudget& budget)> budget_changed;
   };
 
   // Declares the informers in `cache` (the etcd member pods only with

@@ -188,6 +188,8 @@ class ControllerImpl {
   asio::awaitable<bool> daemon_set_exists(std::string ns, std::string name, std::string uid);
   // The verdicts for the KubeVirt VMs' pods among facts.leaving (docs/design.md §2.9).
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
+  // The budget of each pod that must leave and that exactly one budget covers.
+  void budget_facts(PodFacts& facts) const;
   // Creates the migration `request` asks for; the answer goes into the maintenance's inbox.
   void start_migration(const NodeMaintenance& nm, MigrationRequest request);
   asio::awaitable<void> create_migration(std::string cr_name, std::string cr_uid,
