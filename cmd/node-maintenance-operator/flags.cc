@@ -91,6 +91,12 @@ void add_cluster_flags(CLI::App& app, Flags& flags) {
                  "maintenance; false: write none, and remove ours")
       ->envname("NMO_NODE_LIFECYCLE_CONDITIONS")
       ->capture_default_str();
+  app.add_option("--plan-steering-taint", flags.plan_steering_taint,
+                 "taint the nodes a running MaintenancePlan takes later with "
+                 "nodemaintenance.medik8s.io/planned:PreferNoSchedule; false: none, and remove "
+                 "ours")
+      ->envname("NMO_PLAN_STEERING_TAINT")
+      ->capture_default_str();
 }
 
 // The webhook, /metrics and the probes.

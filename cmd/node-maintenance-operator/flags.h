@@ -54,6 +54,8 @@ struct Flags {
       static_cast<int>(std::chrono::seconds(op::kNodeLeaseRenewInterval).count());
   // How often a MaintenancePlan with nodes in progress is looked at (docs/design.md §10).
   int plan_poll_seconds = 5;
+  // Whether the running MaintenancePlans taint the nodes they take later (docs/design.md §10).
+  bool plan_steering_taint = true;
   // Whether --namespace (or NMO_NAMESPACE) was given; resolve_namespace() looks elsewhere if not.
   bool namespace_given = false;
   // What the upstream flags given do here, one line each, for the log.

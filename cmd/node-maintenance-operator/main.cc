@@ -264,7 +264,8 @@ void add_plan_controller(asio::io_context& io, kube::Client& client, runtime::Ca
           .poll = std::chrono::seconds(flags.plan_poll_seconds),
           .identity = flags.options.identity,
           .events_client = flags.options.events_client,
-          .node_lifecycle_conditions = flags.options.node_lifecycle_conditions});
+          .node_lifecycle_conditions = flags.options.node_lifecycle_conditions,
+          .steering_taint = flags.plan_steering_taint});
   const op::fleet::PlanController& running_plans = *plans;
   parts.plan_metrics.track([&running_plans] { return running_plans.plans(); });
   manager.add_when_served(

@@ -24,6 +24,7 @@
 #include "operator/gates/node_lease.h"
 #include "operator/kubevirt/vm_policy.h"
 #include "operator/node/lifecycle_conditions.h"
+#include "operator/node/steering_taint.h"
 #include "runtime/cache.h"
 #include "runtime/controller.h"
 #include "runtime/event_recorder.h"
@@ -43,6 +44,15 @@ namespace json = boost::json;
 constexpr std::chrono::seconds kSyncTimeout{60};
 // How long stop() lets a reconcile in flight finish, and the Events be written.
 constexpr std::chrono::seconds kStopGrace{10};
+// The reconcile key of the sweep that takes the steering taint off every node no plan wants it on
+// (a plan's finalizer removed by hand, --plan-steering-taint=false). Not a valid object name, so
+// no plan can take it.
+constexpr std::string_view kSteeringSweepKey = "#steering-sweep";
+
+// A write that lost a race: a Conflict, or a failed `test` of a JSON Patch (422, Invalid).
+bool raced(const Error& error) {
+  return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
+}
 
 runtime::ObjectRef plan_ref(const MaintenancePlan& plan) {
   return {.api_version = std::string(kPlanApiVersion),
@@ -176,7 +186,8 @@ class PlanControllerImpl {
     auto& plans = cache_.informer<MaintenancePlan>("the MaintenancePlan cache");
     plans_ = plans.store();
     plans.on_change([this](const MaintenancePlan*, const MaintenancePlan* now) {
-      if (now != nullptr) enqueue(now->meta.name);
+      // A plan gone may leave its steering taint behind (its finalizer removed by hand).
+      enqueue(now != nullptr ? now->meta.name : std::string(kSteeringSweepKey));
     });
     informers_.push_back(&plans);
     const std::chrono::milliseconds timeout = kSyncTimeout;
@@ -185,6 +196,7 @@ class PlanControllerImpl {
     controller_.start();
     started_ = true;
     for (const auto& plan : plans_->list()) controller_.enqueue(plan->meta.name);
+    controller_.enqueue(std::string(kSteeringSweepKey));
     logger_.info("watching MaintenancePlans");
     co_return Result<void>{};
   }
@@ -225,6 +237,17 @@ class PlanControllerImpl {
   asio::awaitable<Result<void>> record_covered(PlanNodeStatus& entry);
   asio::awaitable<void> create_maintenances(const MaintenancePlan& plan, Decision& decision);
   asio::awaitable<Result<void>> sync_planned(const MaintenancePlan& plan, const Decision& decision);
+  // The nodes the steering taint belongs on, from every cached plan (as this controller last
+  // wrote it while the cache is behind); `reconciled` with `decided`, both given or both null,
+  // as this reconcile decided it.
+  std::set<std::string> steered(const MaintenancePlan* reconciled, const Decision* decided);
+  // Puts the steering taint on `node` (as just read) or takes it off. Returns the node as written,
+  // or as given when there was nothing to write, or when the write lost a race and
+  // `retry_races` is false (the next look converges it); a race is an error otherwise.
+  asio::awaitable<Result<kube::Node>> write_steering(kube::Node node, bool wanted,
+                                                     bool retry_races);
+  // The sweep (kSteeringSweepKey): the steering taint off every cached node no plan wants it on.
+  asio::awaitable<Result<runtime::ReconcileAction>> sweep_steering();
   asio::awaitable<Result<void>> carry_out(const MaintenancePlan& plan, Decision& decision);
   // A JSON merge patch of the NodeMaintenance's metadata; one already gone is no error.
   asio::awaitable<Result<void>> patch_metadata(std::string maintenance,
@@ -556,9 +579,11 @@ asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const Maintenance
                                                                const Decision& decision) {
   // MaintenancePlanned on the nodes the plan will take (docs/design.md §2.10), from the status
   // this reconcile writes: True on its Waiting entries while the plan lives and is not finished,
-  // absent everywhere else. Level-triggered: every reconcile converges every node of the plan.
-  const bool live = options_.node_lifecycle_conditions && !decision.remove_finalizer &&
-                    !plan.meta.deletion_timestamp.has_value() &&
+  // absent everywhere else. The steering taint (§10, "Steering") from the same status and every
+  // other plan's. Level-triggered: every reconcile converges every node of the plan, before a
+  // node's NodeMaintenance is created and before the plan's finalizer goes.
+  const bool deleting = decision.remove_finalizer || plan.meta.deletion_timestamp.has_value();
+  const bool live = options_.node_lifecycle_conditions && !deleting &&
                     decision.status.phase != PlanPhase::kSucceeded &&
                     decision.status.phase != PlanPhase::kFailed;
   const std::string window = plan.spec.windows.empty() ? "" : decision.status.next_window_text;
@@ -572,18 +597,34 @@ asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const Maintenance
       }
     }
   }
+  const std::set<std::string> steered_here = steered(&plan, &decision);
+  // Cleared when nodes/status patch is forbidden: the plan goes on without the condition.
+  bool write_conditions = true;
   for (const auto& [name, cached] : plan_nodes_) {
     std::optional<std::string> message;
     if (const auto found = planned.find(name); found != planned.end()) message = found->second;
-    // The cached node decides first (no request while it already says it), then a fresh read:
-    // the cache may be behind.
-    if (!planned_patch(*cached, plan.meta.name, message, kube::wall_now())) continue;
+    const bool steer = steered_here.contains(name);
+    // The cached node decides first (no request while it already is as wanted), then a fresh
+    // read: the cache may be behind.
+    const bool condition_stale =
+        write_conditions && planned_patch(*cached, plan.meta.name, message, kube::wall_now());
+    if (!condition_stale && !steering_patch(*cached, steer)) continue;
     auto current = co_await client_.get<kube::Node>("", name);
     if (!current.has_value()) {
       if (is_not_found(current.error())) continue;
       co_return current.error();
     }
-    const auto patch = planned_patch(*current, plan.meta.name, message, kube::wall_now());
+    // The taint first: its answer is the node the condition's patch, which carries the
+    // resourceVersion, builds on. A lost race is retried when the taint goes (a plan being
+    // deleted, a node whose turn came, a plan that ended: nothing else would come back for it
+    // soon), and left to the next look when it is put on.
+    auto node = co_await write_steering(std::move(*current), steer, deleting || !steer);
+    if (!node.has_value()) {
+      if (is_not_found(node.error())) continue;
+      co_return node.error();
+    }
+    if (!write_conditions) continue;
+    const auto patch = planned_patch(*node, plan.meta.name, message, kube::wall_now());
     if (!patch) continue;
     const std::string path = kube::object_path<kube::Node>("", name) + "/status";
     std::string body = json::serialize(*patch);
@@ -604,9 +645,69 @@ asio::awaitable<Result<void>> PlanControllerImpl::sync_planned(const Maintenance
           {{"error", written.error().message}});
       said_node_status_forbidden_ = true;
     }
-    co_return Result<void>{};
+    write_conditions = false;
   }
   co_return Result<void>{};
+}
+
+std::set<std::string> PlanControllerImpl::steered(const MaintenancePlan* reconciled,
+                                                  const Decision* decided) {
+  const auto plans = own_plans_.fresher(plans_->list());
+  std::vector<PlanSteering> steering;
+  steering.reserve(plans.size() + 1);
+  for (const auto& plan : plans) {
+    if (reconciled == nullptr || plan->meta.name != reconciled->meta.name) {
+      steering.push_back(
+          {.deleting = plan->meta.deletion_timestamp.has_value(), .status = &plan->status});
+    }
+  }
+  if (reconciled != nullptr) {
+    steering.push_back(
+        {.deleting = decided->remove_finalizer || reconciled->meta.deletion_timestamp.has_value(),
+         .status = &decided->status});
+  }
+  return steered_nodes(steering, options_.steering_taint);
+}
+
+asio::awaitable<Result<kube::Node>> PlanControllerImpl::write_steering(kube::Node node, bool wanted,
+                                                                       bool retry_races) {
+  const auto patch = steering_patch(node, wanted);
+  if (!patch) co_return node;
+  const std::string path = kube::object_path<kube::Node>("", node.meta.name);
+  std::string body = json::serialize(*patch);
+  const kube::WriteOptions write;
+  auto written = co_await client_.patch(path, kube::PatchType::kJsonPatch, std::move(body), write);
+  if (!written.has_value()) {
+    // The node changed since the read (the NodeMaintenance controller's cordon): a live plan
+    // moves on, and its next look converges the node.
+    if (raced(written.error()) && !retry_races) co_return node;
+    co_return written.error();
+  }
+  co_return kube::decode_node(*written);
+}
+
+asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::sweep_steering() {
+  const std::set<std::string> wanted = steered(nullptr, nullptr);
+  std::optional<Error> failed;
+  for (const auto& cached : nodes_->list()) {
+    if (!has_steering_taint(*cached) || wanted.contains(cached->meta.name)) continue;
+    // Nothing else brings the sweep back: what fails is retried, after the other nodes.
+    auto current = co_await client_.get<kube::Node>("", cached->meta.name);
+    if (!current.has_value()) {
+      if (!is_not_found(current.error())) failed = current.error();
+      continue;
+    }
+    if (!has_steering_taint(*current)) continue;
+    auto written = co_await write_steering(std::move(*current), false, true);
+    if (!written.has_value()) {
+      if (!is_not_found(written.error())) failed = written.error();
+      continue;
+    }
+    logger_.info("took the steering taint off a node no plan takes later",
+                 {{"node", cached->meta.name}});
+  }
+  if (failed) co_return *failed;
+  co_return runtime::ReconcileAction::done();
 }
 
 asio::awaitable<Result<void>> PlanControllerImpl::patch_metadata(std::string maintenance,
@@ -687,6 +788,7 @@ asio::awaitable<Result<void>> PlanControllerImpl::carry_out(const MaintenancePla
 }
 
 asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(std::string name) {
+  if (name == kSteeringSweepKey) co_return co_await sweep_steering();
   const auto cached = plans_->get(name);
   if (cached == nullptr) {
     own_plans_.forget(name);
@@ -715,7 +817,8 @@ asio::awaitable<Result<runtime::ReconcileAction>> PlanControllerImpl::reconcile(
   }
   world->progress_poll = options_.poll;
   Decision decision = decide(plan, *world);
-  // Before carry_out(): a deleted plan's conditions go before its finalizer does.
+  // Before carry_out(): a node's steering taint goes before its NodeMaintenance is created, and a
+  // deleted plan's conditions and taints before its finalizer does.
   auto planned = co_await sync_planned(plan, decision);
   if (!planned.has_value()) {
     co_return planned.error();

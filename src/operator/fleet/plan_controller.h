@@ -1,7 +1,8 @@
 // PlanController: carries out the MaintenancePlans (docs/design.md §10). For each plan it reads
 // what rollout.h's decide() needs from the shared cache (nodes, NodeMaintenances, the budgets its
 // gate names, the medik8s node leases) and wakes on their changes, then creates and deletes
-// NodeMaintenances, writes the plan's status and sends its Events. The
+// NodeMaintenances, writes the plan's status and sends its Events, and keeps the nodes' marks of
+// the plans (MaintenancePlanned, the steering taint) in step with the plans' statuses. The
 // NodeMaintenance controller (operator/controller) does the rest, as for a maintenance an admin
 // created by hand.
 //
@@ -39,6 +40,10 @@ struct PlanControllerOptions {
   /// Write MaintenancePlanned on the nodes a plan will take (--node-lifecycle-conditions,
   /// docs/design.md §2.10); false: write none, and remove the plan's where it finds them.
   bool node_lifecycle_conditions = true;
+  /// Put the steering taint (operator/node/steering_taint.h) on the nodes the running plans take
+  /// later (--plan-steering-taint, docs/design.md §10 "Steering"); false: put none, and remove
+  /// ours wherever it is.
+  bool steering_taint = true;
 };
 
 namespace internal {

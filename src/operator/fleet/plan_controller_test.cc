@@ -32,6 +32,7 @@
 #include "operator/api/node_maintenance.h"
 #include "operator/fleet/rollout.h"
 #include "operator/node/lifecycle_conditions.h"
+#include "operator/node/steering_taint.h"
 #include "operator/testing/fake_cluster_json.h"
 #include "runtime/cache.h"
 
@@ -50,17 +51,45 @@ using namespace std::chrono_literals;
 constexpr std::string_view kLeaseNamespace = "medik8s-leases";
 constexpr const char* kPlan = "kernel";
 
-json::value node_object(const std::string& name, const std::string& boot_id) {
+// A Ready node with `taints` (as the API server stores them).
+json::value node_object(const std::string& name, const std::string& boot_id,
+                        json::array taints = {}) {
+  json::object spec;
+  if (!taints.empty()) spec["taints"] = std::move(taints);
   return json::value{{"apiVersion", "v1"},
                      {"kind", "Node"},
                      {"metadata", {{"name", name}}},
-                     {"spec", json::object{}},
+                     {"spec", std::move(spec)},
                      {"status",
                       {{"conditions", json::array{{{"type", "Ready"}, {"status", "True"}}}},
                        {"nodeInfo", {{"bootID", boot_id}}}}}};
 }
 
 std::string plan_path() { return kube::object_path<MaintenancePlan>("", kPlan); }
+
+// Our steering taint, and another tool's PreferNoSchedule taint, as the API server stores them.
+json::value steering_taint() {
+  return {{"key", kSteeringTaintKey}, {"effect", kPreferNoScheduleEffect}};
+}
+json::value kured_taint() { return {{"key", "kured.dev/reboot"}, {"effect", "PreferNoSchedule"}}; }
+constexpr const char* kSteered = "nodemaintenance.medik8s.io/planned:PreferNoSchedule";
+constexpr const char* kKured = "kured.dev/reboot:PreferNoSchedule";
+
+// The taints of the stored node `name` as key[=value]:effect, in order.
+std::vector<std::string> taints_of(const FakeApiServer& server, const std::string& name) {
+  std::vector<std::string> texts;
+  const auto node = server.object(node_path(name));
+  if (!node) return texts;
+  boost::system::error_code ec;
+  const json::value* taints = node->find_pointer("/spec/taints", ec);
+  if (taints == nullptr || !taints->is_array()) return texts;
+  for (const json::value& taint : taints->as_array()) {
+    const std::string value = string_at(taint, "/value");
+    texts.push_back(string_at(taint, "/key") + (value.empty() ? "" : "=" + value) + ":" +
+                    string_at(taint, "/effect"));
+  }
+  return texts;
+}
 
 // metadata.<map>[key] of `object` ("" when absent).
 std::string metadata_entry(const json::value& object, std::string_view map, std::string_view key) {
@@ -98,8 +127,7 @@ class PlanControllerShellTest : public ::testing::Test {
 
   // Starts the cache and the controller, which returns at once and starts its plans once the
   // MaintenancePlan API answered its probe and its caches synced.
-  void start() {
-    PlanControllerOptions options;
+  void start(PlanControllerOptions options = {}) {
     options.poll = 1s;
     controller_ =
         std::make_unique<PlanController>(io_.get_executor(), server_, cache_, std::move(options));
@@ -118,13 +146,14 @@ class PlanControllerShellTest : public ::testing::Test {
     return false;
   }
 
-  // Creates the plan: spec.nodes w1 then w2, each given back once it rebooted.
-  void create_plan() {
+  // Creates the plan: spec.nodes (w1 then w2 unless given), each given back once it rebooted.
+  void create_plan(const std::vector<std::string>& nodes = {"w1", "w2"}) {
+    json::array listed(nodes.begin(), nodes.end());
     json::value body{{"apiVersion", kPlanApiVersion},
                      {"kind", kPlanKind},
                      {"metadata", {{"name", kPlan}}},
                      {"spec",
-                      {{"nodes", json::array{"w1", "w2"}},
+                      {{"nodes", std::move(listed)},
                        {"doneWhen", "NodeRebooted"},
                        {"reason", "kernel upgrade"}}}};
     std::string path = kube::collection_path<MaintenancePlan>();
@@ -161,6 +190,33 @@ class PlanControllerShellTest : public ::testing::Test {
     std::string body = json::serialize(json::value{{"status", {{"phase", phase}}}});
     ASSERT_OK(http::test::run(
         io_, server_.patch(std::move(path), kube::PatchType::kMergePatch, std::move(body), {})));
+  }
+
+  // Deletes the plan (it has the finalizer: the API server marks it for deletion).
+  void delete_plan() { ASSERT_OK(http::test::run(io_, server_.remove(plan_path(), {}))); }
+
+  // The index in server_.requests() of the first call matching `matches`; requests().size()
+  // when none does.
+  std::size_t first_request(const std::function<bool(const kube::testing::FakeRequest&)>& matches,
+                            std::size_t from = 0) const {
+    const auto& requests = server_.requests();
+    for (std::size_t i = from; i < requests.size(); ++i) {
+      if (matches(requests[i])) return i;
+    }
+    return requests.size();
+  }
+
+  // The JSON Patches of the node `name` (its spec: the taints) received so far, by index.
+  std::vector<std::size_t> taint_patches(const std::string& name) const {
+    std::vector<std::size_t> found;
+    const auto& requests = server_.requests();
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].verb == "patch" && requests[i].path == node_path(name) &&
+          requests[i].patch_type == kube::PatchType::kJsonPatch) {
+        found.push_back(i);
+      }
+    }
+    return found;
   }
 
   // The reasons of the Events about the plan written so far.
@@ -320,6 +376,128 @@ TEST_F(PlanControllerShellTest, ItsOwnNewMaintenanceIsNotTakenForDeletedBeforeTh
   ASSERT_NE(entry(running, "w1"), nullptr);
   EXPECT_EQ(text(running.status.phase), "Running") << running.status.message;
   EXPECT_EQ(text(entry(running, "w1")->phase), "Draining") << entry(running, "w1")->message;
+}
+
+// The steering taint (docs/design.md §10, "Steering"): while the plan runs, the nodes it takes
+// later carry it; each node's taint goes before its NodeMaintenance is created, and the taint of
+// another tool beside ours is left as it is.
+TEST_F(PlanControllerShellTest, TheNodesThePlanTakesLaterAreTaintedUntilTheirTurn) {
+  server_.put(node_object("w1", "boot-1"));
+  server_.put(node_object("w2", "boot-1", json::array{kured_taint()}));
+  server_.put(node_object("w3", "boot-1"));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_plan({"w1", "w2", "w3"}));
+
+  ASSERT_TRUE(run_until("w2 and w3 tainted", [&] {
+    return taints_of(server_, "w2") == std::vector<std::string>{kKured, kSteered} &&
+           taints_of(server_, "w3") == std::vector<std::string>{kSteered};
+  }));
+  ASSERT_TRUE(
+      run_until("w1 Draining", [&] { return node_phase_is("w1", PlanNodePhase::kDraining); }));
+  // The first node's turn came at the plan's first decision: it was never tainted.
+  EXPECT_TRUE(taints_of(server_, "w1").empty());
+  EXPECT_TRUE(taint_patches("w1").empty());
+
+  // What w2 carries when its NodeMaintenance is created.
+  std::optional<std::vector<std::string>> at_create;
+  server_.before_next("create", maintenances_path(), [&] { at_create = taints_of(server_, "w2"); });
+  ASSERT_NO_FATAL_FAILURE(write_maintenance_phase(maintenance_name(kPlan, "w1"), "Succeeded"));
+  ASSERT_TRUE(run_until("w1 InMaintenance",
+                        [&] { return node_phase_is("w1", PlanNodePhase::kInMaintenance); }));
+  server_.put(node_object("w1", "boot-2"));
+  ASSERT_TRUE(
+      run_until("w2 Draining", [&] { return node_phase_is("w2", PlanNodePhase::kDraining); }));
+  ASSERT_TRUE(at_create.has_value()) << "w2's NodeMaintenance was not created";
+  EXPECT_EQ(*at_create, std::vector<std::string>{kKured});
+  const std::size_t create = first_request([](const kube::testing::FakeRequest& request) {
+    return request.verb == "create" && string_at(request.body, "/spec/nodeName") == "w2";
+  });
+  const std::vector<std::size_t> patches = taint_patches("w2");
+  ASSERT_EQ(patches.size(), 2U) << "one to taint w2, one to take the taint off";
+  EXPECT_LT(patches[1], create);
+  EXPECT_EQ(taints_of(server_, "w2"), std::vector<std::string>{kKured});
+  EXPECT_EQ(taints_of(server_, "w3"), std::vector<std::string>{kSteered});
+}
+
+// A deleted plan takes its taints off before its finalizer goes, retrying a write that lost a
+// race (the NodeMaintenance controller's cordon changed the node's taints since the read).
+TEST_F(PlanControllerShellTest, ADeletedPlanTakesItsTaintsOffBeforeItsFinalizerGoes) {
+  server_.put(node_object("w1", "boot-1"));
+  server_.put(node_object("w2", "boot-1", json::array{kured_taint()}));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_plan());
+  ASSERT_TRUE(
+      run_until("w1 Draining", [&] { return node_phase_is("w1", PlanNodePhase::kDraining); }));
+  ASSERT_TRUE(run_until("w2 tainted", [&] {
+    return taints_of(server_, "w2") == std::vector<std::string>{kKured, kSteered};
+  }));
+
+  server_.fail_next("patch", node_path("w2"),
+                    Error(ErrorCode::kInvalid,
+                          "the server rejected our request due to an error in our request", 422));
+  const std::size_t before = server_.requests().size();
+  ASSERT_NO_FATAL_FAILURE(delete_plan());
+  ASSERT_TRUE(run_until("the plan gone", [&] { return !server_.object(plan_path()); }));
+
+  EXPECT_EQ(taints_of(server_, "w2"), std::vector<std::string>{kKured});
+  std::vector<std::size_t> removals = taint_patches("w2");
+  std::erase_if(removals, [&](std::size_t index) { return index < before; });
+  ASSERT_EQ(removals.size(), 2U) << "the refused removal, then the one that went through";
+  const std::size_t finalizer = first_request(
+      [](const kube::testing::FakeRequest& request) {
+        return request.verb == "patch" && request.path == plan_path();
+      },
+      before);
+  ASSERT_LT(finalizer, server_.requests().size()) << "no finalizer removal";
+  EXPECT_LT(removals[1], finalizer);
+}
+
+// The sweep: at start, a taint of ours that no plan wants (a plan deleted while the operator was
+// down and its finalizer removed by hand) goes; so does a plan's once the plan leaves without its
+// finalizer's cleanup. Another tool's PreferNoSchedule taint is never touched.
+TEST_F(PlanControllerShellTest, TheSweepTakesOffTheTaintsNoPlanWants) {
+  server_.put(node_object("w1", "boot-1"));
+  server_.put(node_object("w2", "boot-1"));
+  server_.put(node_object("w8", "boot-1", json::array{kured_taint(), steering_taint()}));
+  server_.put(node_object("w9", "boot-1", json::array{kured_taint()}));
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_TRUE(run_until("the orphan taint off w8", [&] {
+    return taints_of(server_, "w8") == std::vector<std::string>{kKured};
+  }));
+
+  ASSERT_NO_FATAL_FAILURE(create_plan());
+  ASSERT_TRUE(run_until("w2 tainted", [&] {
+    return taints_of(server_, "w2") == std::vector<std::string>{kSteered};
+  }));
+  // The plan goes without its cleanup, as when its finalizer is removed by hand.
+  ASSERT_TRUE(server_.erase(plan_path()));
+  ASSERT_TRUE(run_until("the taint off w2", [&] { return taints_of(server_, "w2").empty(); }));
+
+  EXPECT_EQ(taints_of(server_, "w9"), std::vector<std::string>{kKured});
+  EXPECT_TRUE(taint_patches("w9").empty());
+  EXPECT_EQ(taint_patches("w8").size(), 1U);
+}
+
+// --plan-steering-taint=false: nothing is tainted, and ours, left by an earlier run, goes.
+TEST_F(PlanControllerShellTest, TurnedOffItTaintsNothingAndTakesOursOff) {
+  server_.put(node_object("w1", "boot-1"));
+  server_.put(node_object("w2", "boot-1", json::array{steering_taint(), kured_taint()}));
+  server_.put(node_object("w3", "boot-1", json::array{steering_taint()}));
+  PlanControllerOptions options;
+  options.steering_taint = false;
+  ASSERT_NO_FATAL_FAILURE(start(std::move(options)));
+  ASSERT_NO_FATAL_FAILURE(create_plan({"w1", "w2"}));
+  ASSERT_TRUE(
+      run_until("w1 Draining", [&] { return node_phase_is("w1", PlanNodePhase::kDraining); }));
+  ASSERT_TRUE(run_until("ours off w2 and w3", [&] {
+    return taints_of(server_, "w2") == std::vector<std::string>{kKured} &&
+           taints_of(server_, "w3").empty();
+  }));
+  EXPECT_TRUE(node_phase_is("w2", PlanNodePhase::kWaiting));
+  EXPECT_TRUE(taints_of(server_, "w1").empty());
+  EXPECT_TRUE(taint_patches("w1").empty());
+  EXPECT_EQ(taint_patches("w2").size(), 1U);
+  EXPECT_EQ(taint_patches("w3").size(), 1U);
 }
 
 }  // namespace

@@ -926,4 +926,16 @@ Decision decide(const MaintenancePlan& plan, const World& world) {
   return Step(plan, world, *rules).run();
 }
 
+std::set<std::string> steered_nodes(const std::vector<PlanSteering>& plans, bool enabled) {
+  std::set<std::string> steered;
+  if (!enabled) return steered;
+  for (const PlanSteering& plan : plans) {
+    if (plan.deleting || plan.status->phase != PlanPhase::kRunning) continue;
+    for (const PlanNodeStatus& entry : plan.status->nodes) {
+      if (entry.phase == PlanNodePhase::kWaiting) steered.insert(entry.name);
+    }
+  }
+  return steered;
+}
+
 }  // namespace nmo::op::fleet

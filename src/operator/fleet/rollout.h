@@ -34,6 +34,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -201,6 +202,21 @@ struct PlanRules {
 // 1; `fallback` when unset. An error names `field`.
 [[nodiscard]] Result<int> resolve_limit(const std::optional<kube::IntOrString>& value, int total,
                                         int fallback, std::string_view field);
+
+// What the steering taint (docs/design.md §10, "Steering") needs to know of one plan.
+struct PlanSteering {
+  bool deleting = false;  // deletionTimestamp set
+  // The plan's status as last decided (the status being written, for the plan in reconcile);
+  // never null.
+  const MaintenancePlanStatus* status = nullptr;
+};
+
+// The nodes that carry the steering taint: the Waiting nodes of every plan in `plans` that is
+// not being deleted and whose phase is Running, so that the pods evicted from a plan's node avoid
+// the nodes it takes later; none when `enabled` is false (--plan-steering-taint). A plan not
+// started yet, waiting for its window, paused or finished steers nothing.
+[[nodiscard]] std::set<std::string> steered_nodes(const std::vector<PlanSteering>& plans,
+                                                  bool enabled);
 
 // The next step of `plan` in `world`. See the file comment.
 [[nodiscard]] Decision decide(const MaintenancePlan& plan, const World& world);

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -780,6 +783,76 @@ TEST(PlanEventReasonTest, EachReasonHasItsOwnTextAndType) {
   std::sort(texts.begin(), texts.end());
   EXPECT_EQ(std::adjacent_find(texts.begin(), texts.end()), texts.end());
   EXPECT_EQ(texts.size(), 17U);
+}
+
+// The steering taint (docs/design.md §10, "Steering") follows the plan's decisions: the nodes that
+// wait while the plan runs, and no node once its turn came.
+TEST_F(RolloutTest, TheWaitingNodesOfARunningPlanAreSteeredUntilTheirTurn) {
+  const auto steered = [&] {
+    return steered_nodes({PlanSteering{.deleting = false, .status = &plan_.status}}, true);
+  };
+  // Not decided yet: no phase, nothing steered.
+  EXPECT_EQ(steered(), std::set<std::string>{});
+  step();
+  ASSERT_EQ(plan_.status.phase, PlanPhase::kRunning);
+  ASSERT_EQ(entry("w1").phase, PlanNodePhase::kDraining);
+  EXPECT_EQ(steered(), (std::set<std::string>{"w2", "w3"}));
+  drain_and_finish("w1");
+  step();
+  ASSERT_EQ(entry("w1").phase, PlanNodePhase::kDone);
+  ASSERT_EQ(entry("w2").phase, PlanNodePhase::kDraining);
+  EXPECT_EQ(steered(), std::set<std::string>{"w3"});
+  EXPECT_EQ(steered_nodes({PlanSteering{.deleting = false, .status = &plan_.status}}, false),
+            std::set<std::string>{})
+      << "--plan-steering-taint=false";
+  EXPECT_EQ(steered_nodes({PlanSteering{.deleting = true, .status = &plan_.status}}, true),
+            std::set<std::string>{})
+      << "a plan being deleted";
+}
+
+// A status with `phase` whose nodes are in the phases given.
+MaintenancePlanStatus status_of(std::optional<PlanPhase> phase,
+                                std::vector<std::pair<std::string, PlanNodePhase>> nodes) {
+  MaintenancePlanStatus status;
+  status.phase = phase;
+  for (auto& [name, node_phase] : nodes) {
+    status.nodes.push_back(PlanNodeStatus{.name = std::move(name), .phase = node_phase});
+  }
+  return status;
+}
+
+TEST(SteeredNodesTest, TheUnionOfTheRunningPlans) {
+  const MaintenancePlanStatus kernel =
+      status_of(PlanPhase::kRunning, {{"w1", PlanNodePhase::kDone},
+                                      {"w2", PlanNodePhase::kDraining},
+                                      {"w3", PlanNodePhase::kWaiting},
+                                      {"w4", PlanNodePhase::kWaiting}});
+  const MaintenancePlanStatus firmware =
+      status_of(PlanPhase::kRunning, {{"w4", PlanNodePhase::kWaiting},
+                                      {"w5", PlanNodePhase::kInMaintenance},
+                                      {"w6", PlanNodePhase::kWaiting},
+                                      {"w1", PlanNodePhase::kHealthCheck}});
+  EXPECT_EQ(
+      steered_nodes(
+          {{.deleting = false, .status = &kernel}, {.deleting = false, .status = &firmware}}, true),
+      (std::set<std::string>{"w3", "w4", "w6"}));
+}
+
+TEST(SteeredNodesTest, APlanThatIsNotRunningSteersNothing) {
+  const std::vector<std::pair<std::string, PlanNodePhase>> nodes{{"w1", PlanNodePhase::kFailed},
+                                                                 {"w2", PlanNodePhase::kWaiting}};
+  for (const std::optional<PlanPhase> phase :
+       {std::optional<PlanPhase>(), std::optional(PlanPhase::kPaused),
+        std::optional(PlanPhase::kWaitingForWindow), std::optional(PlanPhase::kSucceeded),
+        std::optional(PlanPhase::kFailed)}) {
+    const MaintenancePlanStatus status = status_of(phase, nodes);
+    EXPECT_EQ(steered_nodes({{.deleting = false, .status = &status}}, true),
+              std::set<std::string>{})
+        << (phase ? to_string(*phase) : "no phase yet");
+  }
+  const MaintenancePlanStatus running = status_of(PlanPhase::kRunning, nodes);
+  EXPECT_EQ(steered_nodes({{.deleting = false, .status = &running}}, true),
+            std::set<std::string>{"w2"});
 }
 
 }  // namespace

@@ -10,56 +10,19 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include "kube/api/time.h"
+#include "operator/node/internal/taint_patch.h"
 
 namespace nmo::op {
 namespace {
 
 namespace json = boost::json;
+using internal::add_test;
+using internal::patch_op;
+using internal::set_taints;
+using internal::unless_empty;
 
 bool matches(const kube::Taint& taint, std::string_view key, std::string_view effect) {
   return taint.key == key && taint.effect == effect;
-}
-
-json::value taint_json(const kube::Taint& taint) {
-  // The API server's form: value and timeAdded are omitted when empty (omitempty), so `test`
-  // compares equal to what it stores.
-  json::object object;
-  object["key"] = taint.key;
-  if (!taint.value.empty()) object["value"] = taint.value;
-  object["effect"] = taint.effect;
-  if (taint.time_added) object["timeAdded"] = kube::format_time(*taint.time_added);
-  return object;
-}
-
-json::array taints_json(const std::vector<kube::Taint>& taints) {
-  json::array array;
-  array.reserve(taints.size());
-  for (const kube::Taint& taint : taints) array.push_back(taint_json(taint));
-  return array;
-}
-
-json::object op(std::string_view name, std::string path) {
-  json::object object;
-  object["op"] = name;
-  object["path"] = std::move(path);
-  return object;
-}
-
-json::object op(std::string_view name, std::string path, json::value value) {
-  json::object object = op(name, std::move(path));
-  object["value"] = std::move(value);
-  return object;
-}
-
-// The guard against lost updates: the taints as read, or the resourceVersion without taints.
-void add_test(const kube::Node& node, json::array& patch) {
-  if (!node.taints.empty()) {
-    patch.push_back(op("test", "/spec/taints", taints_json(node.taints)));
-  } else if (!node.meta.resource_version.empty()) {
-    patch.push_back(
-        op("test", "/metadata/resourceVersion", json::value(node.meta.resource_version)));
-  }
 }
 
 // Sets one entry of metadata.labels or metadata.annotations (`map` is "labels"/"annotations").
@@ -69,32 +32,15 @@ void add_map_entry(const kube::Labels& current, std::string_view map, std::strin
   if (current.empty()) {
     json::object whole;
     whole[key] = value;
-    patch.push_back(op("add", base, std::move(whole)));
+    patch.push_back(patch_op("add", base, std::move(whole)));
   } else {
-    patch.push_back(op("add", base + "/" + json_pointer_escape(key), json::value(value)));
+    patch.push_back(patch_op("add", base + "/" + json_pointer_escape(key), json::value(value)));
   }
 }
 
 void remove_map_entry(std::string_view map, std::string_view key, json::array& patch) {
-  patch.push_back(op("remove", "/metadata/" + std::string(map) + "/" + json_pointer_escape(key)));
-}
-
-void set_taints(const kube::Node& node, const std::vector<kube::Taint>& taints,
-                json::array& patch) {
-  if (taints == node.taints) return;
-  patch.push_back(op(node.taints.empty() ? "add" : "replace", "/spec/taints", taints_json(taints)));
-}
-
-// True when the patch does more than its `test`.
-bool changes_something(const json::array& patch) {
-  return std::any_of(patch.begin(), patch.end(), [](const json::value& entry) {
-    return entry.as_object().at("op").as_string() != "test";
-  });
-}
-
-std::optional<json::array> unless_empty(json::array patch) {
-  if (!changes_something(patch)) return std::nullopt;
-  return patch;
+  patch.push_back(
+      patch_op("remove", "/metadata/" + std::string(map) + "/" + json_pointer_escape(key)));
 }
 
 const std::string* exclude_label(const kube::Node& node) {
@@ -206,7 +152,8 @@ std::optional<json::array> maintenance_patch(const kube::Node& node, std::string
   if (label == nullptr || *label != "true") {
     add_map_entry(node.meta.labels, "labels", kExcludeFromRemediationLabel, "true", patch);
   }
-  if (!node.unschedulable) patch.push_back(op("add", "/spec/unschedulable", json::value(true)));
+  if (!node.unschedulable)
+    patch.push_back(patch_op("add", "/spec/unschedulable", json::value(true)));
 
   std::vector<kube::Taint> taints = node.taints;
   if (!has_taint(node, kUnschedulableTaintKey, kNoScheduleEffect)) {
@@ -271,7 +218,7 @@ RestorePlan restore_patch(const kube::Node& node, std::string_view cr_uid) {
   }
   set_taints(node, taints, patch);
   if (node.unschedulable != prior->was_unschedulable) {
-    patch.push_back(op("add", "/spec/unschedulable", json::value(prior->was_unschedulable)));
+    patch.push_back(patch_op("add", "/spec/unschedulable", json::value(prior->was_unschedulable)));
   }
   plan.uncordons = node.unschedulable && !prior->was_unschedulable;
   plan.left_cordoned = prior->was_unschedulable;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "base/testing/status_matchers.h"
+#include "operator/node/steering_taint.h"
 
 namespace nmo::op {
 namespace {
@@ -478,6 +479,38 @@ TEST(RestorePatchTest, UpstreamNodeWithoutAnnotationIsUncordoned) {
       "spec": {"taints": [{"key": "medik8s.io/drain", "value": "draining",
                            "effect": "NoSchedule"}]}})");
   EXPECT_EQ(restore_patch(project(ours), kCrUid).kind, RestoreKind::kNotOurs);
+}
+
+// A MaintenancePlan's steering taint (steering_taint.h) is a foreign taint to the maintenance: it
+// survives the cordon and the restore, is never recorded as prior state, and is no tampering.
+TEST(SteeringTaintTest, TheMaintenanceKeepsItAndItsRestoreLeavesIt) {
+  json::value document = json::parse(kWorker);
+  const kube::Node steered = patch_node(document, steering_patch(project(document), true));
+  const kube::Node applied = patch_node(document, maintenance_patch(steered, kCrName, kCrUid));
+  EXPECT_EQ(
+      taint_texts(applied),
+      (std::vector<std::string>{
+          "dedicated=gpu:NoExecute", "nodemaintenance.medik8s.io/planned:PreferNoSchedule",
+          "node.kubernetes.io/unschedulable:NoSchedule", "medik8s.io/drain=draining:NoSchedule"}));
+  EXPECT_EQ(check_maintenance(applied, kCrUid), MaintenanceDrift{});
+  EXPECT_EQ(maintenance_patch(applied, kCrName, kCrUid), std::nullopt);
+
+  const RestorePlan plan = restore_patch(applied, kCrUid);
+  ASSERT_EQ(plan.kind, RestoreKind::kOurs);
+  const kube::Node restored = patch_node(document, plan.patch);
+  EXPECT_EQ(taint_texts(restored),
+            (std::vector<std::string>{"dedicated=gpu:NoExecute",
+                                      "nodemaintenance.medik8s.io/planned:PreferNoSchedule"}));
+
+  // Taken off while the node is under maintenance: still no tampering, nothing to re-apply.
+  json::value maintained = json::parse(kWorker);
+  const kube::Node under =
+      patch_node(maintained, maintenance_patch(project(maintained), kCrName, kCrUid));
+  const kube::Node tainted_under = patch_node(maintained, steering_patch(under, true));
+  const kube::Node untainted_under = patch_node(maintained, steering_patch(tainted_under, false));
+  EXPECT_EQ(check_maintenance(tainted_under, kCrUid), MaintenanceDrift{});
+  EXPECT_EQ(check_maintenance(untainted_under, kCrUid), MaintenanceDrift{});
+  EXPECT_EQ(taint_texts(untainted_under), taint_texts(under));
 }
 
 }  // namespace
