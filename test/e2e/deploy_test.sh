@@ -411,6 +411,11 @@ operator_gone() {
     ! kubectl get clusterrole node-maintenance-operator-manager-role >/dev/null 2>&1
 }
 check "the uninstall removed what the install added (namespace ${ns}, the CRD, the ClusterRoles)" operator_gone
+no_steering_taint_left() {
+  ! kubectl get nodes -o jsonpath='{range .items[*]}{.spec.taints[*].key}{"\n"}{end}' |
+    grep -q 'nodemaintenance.medik8s.io/planned'
+}
+check "no node carries the plans' steering taint" no_steering_taint_left
 shared_namespace_kept() {
   kubectl get namespace medik8s-leases -o jsonpath='{.status.phase} {.metadata.labels}{"\n"}' &&
     [[ "$(kubectl get namespace medik8s-leases -o jsonpath='{.status.phase}')" == Active ]] &&

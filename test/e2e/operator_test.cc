@@ -407,9 +407,10 @@ TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
 }
 
 // docs/design.md §2.4: the budget that refused a pod is watched, and the pod is evicted again the
-// moment the budget, changed since, allows a disruption: two replicas under a budget allowing
-// one are both asked at once, one is refused, and it goes as soon as the first one's
-// replacement is Ready on the spare node, not after the refusal's 5 s backoff.
+// moment the budget, changed since, allows a disruption: of two replicas under a budget allowing
+// one, the first is evicted and the second refused while the first one's replacement has nowhere
+// to go; once the spare node takes it and it is Ready, the second goes at once, not after the
+// refusal's backoff.
 TEST_F(NodeMaintenanceTest, ARefusedPodIsEvictedAgainWhenItsBudgetAllows) {
   const std::string node = "node-worker-03";
   const std::string spare = "node-worker-04";
@@ -423,10 +424,12 @@ TEST_F(NodeMaintenanceTest, ARefusedPodIsEvictedAgainWhenItsBudgetAllows) {
   ASSERT_TRUE(wait_running(ns.name(), "app=web", 2));
   kubectl_.apply(pdb_manifest(ns.name(), "web-pdb", 1, "web"));
   ASSERT_TRUE(wait_budget(ns.name(), "web-pdb", 2, 1));
-  kubectl_.must({"uncordon", spare});
 
   OperatorProcess& op = start();
-  ASSERT_FALSE(create(cr, node).empty());
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(wait_event(uid, "DrainError", std::string(kPdbRefusal), kReact));
+  kubectl_.must({"uncordon", spare});
   ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
   EXPECT_TRUE(op.wait_for_log("evicting a pod its budget allows again", kReact)) << op.log_tail(30);
   EXPECT_TRUE(wait_running(ns.name(), "app=web", 2));

@@ -29,6 +29,7 @@
 #include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/fleet/rollout.h"
+#include "operator/node/steering_taint.h"
 #include "test/e2e/support/cluster.h"
 #include "test/e2e/support/kubevirt.h"
 #include "test/e2e/support/operator_fixture.h"
@@ -116,16 +117,41 @@ class MaintenancePlanTest : public OperatorFixture {
     return "-";
   }
 
-  // Waits until planned_condition() of the node is `expected`.
+  // Whether the node carries the plans' steering taint (docs/design.md §10, "Steering").
+  static bool steering_tainted(const std::optional<json::value>& node) {
+    if (!node) return false;
+    boost::system::error_code ec;
+    const json::value* taints = node->find_pointer("/spec/taints", ec);
+    if (taints == nullptr || !taints->is_array()) return false;
+    return std::any_of(
+        taints->as_array().begin(), taints->as_array().end(), [](const json::value& t) {
+          const json::object& o = t.as_object();
+          const json::value* key = o.if_contains("key");
+          const json::value* effect = o.if_contains("effect");
+          return key != nullptr && key->is_string() && key->as_string() == op::kSteeringTaintKey &&
+                 effect != nullptr && *effect == "PreferNoSchedule";
+        });
+  }
+
+  // Waits until planned_condition() of the node is `expected`, and the node carries the steering
+  // taint exactly while it is planned by a Running plan.
   bool wait_planned(const std::string& node, const std::string& expected) {
+    return wait_planned(node, expected, expected != "-");
+  }
+  bool wait_planned(const std::string& node, const std::string& expected, bool tainted) {
     std::optional<json::value> seen;
     return wait_until(
-        "node " + node + " MaintenancePlanned " + expected, kReact,
+        "node " + node + " MaintenancePlanned " + expected +
+            (tainted ? ", steering taint" : ", no steering taint"),
+        kReact,
         [&] {
           seen = get_node(node);
-          return planned_condition(seen) == expected;
+          return planned_condition(seen) == expected && steering_tainted(seen) == tainted;
         },
-        [&] { return planned_condition(seen); });
+        [&] {
+          return planned_condition(seen) +
+                 (steering_tainted(seen) ? ", steering taint" : ", no steering taint");
+        });
   }
 
   static std::string describe(const op::MaintenancePlan& plan) { return describe_plan(plan); }
@@ -340,9 +366,12 @@ TEST_F(MaintenancePlanTest, OutsideItsWindowNothingStartsAndDeletionLeavesNoHalf
   EXPECT_EQ(waiting->status.message, "waiting for window " + later + " 00:00 UTC");
   EXPECT_TRUE(waiting->status.next_window.has_value());
   EXPECT_TRUE(plan_maintenances(name).empty());
-  // Every node is planned, with the window it waits for (docs/design.md §2.10).
-  EXPECT_TRUE(wait_planned(nodes[0], "True/MaintenancePlan/plan " + name +
-                                         ", node 1 of 3, window " + later + " 00:00 UTC"));
+  // Every node is planned, with the window it waits for (docs/design.md §2.10); a plan waiting
+  // for its window steers no pod yet.
+  EXPECT_TRUE(wait_planned(
+      nodes[0],
+      "True/MaintenancePlan/plan " + name + ", node 1 of 3, window " + later + " 00:00 UTC",
+      false));
   EXPECT_EQ(plan_events(name, "WaitingForWindow").size(), 1U);
   EXPECT_EQ(verdict_of(name), "waiting for window " + later + " 00:00 UTC (" +
                                   kube::format_time(*waiting->status.next_window) +
