@@ -261,7 +261,28 @@ asio::awaitable<int> run_watch(Session& session, std::string name, CommandOption
   co_return co_await follow(session, name, options);
 }
 
+namespace {
+
+// `plan --plan NAME`: the pods the MaintenancePlan may evict twice.
+asio::awaitable<int> plan_repeat_evictions(Session& session, const CommandOptions& options) {
+  auto found = co_await session.maintenance_plan(options.plan);
+  if (!found) co_return report(found.failure());
+  ApiClusterReader reader(session.client(), session.server());
+  auto input = co_await gather_repeat_evictions(reader, std::move(found->plan));
+  if (!input) co_return report(input.failure());
+  const RepeatEvictions evictions = find_repeat_evictions(*input);
+  if (prints_document(options.output)) {
+    print_document(repeat_evictions_to_json(evictions), options.output);
+  } else {
+    print(repeat_evictions_report(evictions));
+  }
+  co_return kExitOk;
+}
+
+}  // namespace
+
 asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions options) {
+  if (!options.plan.empty()) co_return co_await plan_repeat_evictions(session, options);
   ApiClusterReader reader(session.client(), session.server());
   PlanRequest request{
       .node = node,

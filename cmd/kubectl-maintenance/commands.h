@@ -31,6 +31,8 @@ struct CommandOptions {
   std::string name;
   std::string drain_timeout;
   bool wait = false;
+  // plan
+  std::string plan;  // --plan: the MaintenancePlan whose pods may be evicted twice, not a node
   // plan-status
   bool watch = false;  // --watch: follow the plan until it ends
   // rollout
@@ -43,6 +45,7 @@ asio::awaitable<int> run_status(Session& session, std::string name, CommandOptio
 asio::awaitable<int> run_start(Session& session, std::string node, CommandOptions options);
 asio::awaitable<int> run_stop(Session& session, std::string target, CommandOptions options);
 asio::awaitable<int> run_watch(Session& session, std::string name, CommandOptions options);
+// `plan <node>`, or `plan --plan NAME` (options.plan; node is then empty).
 asio::awaitable<int> run_plan(Session& session, std::string node, CommandOptions options);
 asio::awaitable<int> run_diagnose(Session& session, std::string name, CommandOptions options);
 asio::awaitable<int> run_done(Session& session, std::string node, CommandOptions options);

@@ -272,8 +272,12 @@ void add_plan(CLI::App& app, Flags& flags, Chosen& chosen) {
   auto* plan = app.add_subcommand(
       "plan",
       "dry run, changes nothing: the pods that would be evicted, skipped or block, and "
-      "the gates that would keep the maintenance Pending");
-  plan->add_option("node", chosen.arg, "the node")->required();
+      "the gates that would keep the maintenance Pending; with --plan, the pods a "
+      "MaintenancePlan may evict twice");
+  plan->add_option("node", chosen.arg, "the node (or --plan)");
+  plan->add_option("--plan", flags.options.plan,
+                   "instead of a node: the MaintenancePlan whose pods that tolerate its "
+                   "steering taint may be evicted twice");
   plan->add_option("--name", flags.options.name, "the NodeMaintenance's name")
       ->default_str("maintenance-<node>");
   plan->add_option("--max-parallel", flags.options.max_parallel,
@@ -285,7 +289,16 @@ void add_plan(CLI::App& app, Flags& flags, Chosen& chosen) {
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
   add_output(*plan, flags, "json|yaml|jsonpath=TEMPLATE: the plan", kDocumentOutputs);
-  on_chosen(*plan, chosen, run_plan);
+  plan->callback([&flags, &chosen] {
+    if (chosen.arg.empty() == flags.options.plan.empty()) {
+      throw CLI::ValidationError("plan", chosen.arg.empty()
+                                             ? "give a node or --plan NAME"
+                                             : "give a node or --plan NAME, not both");
+    }
+    chosen.command = [&arg = chosen.arg](Session& s, CommandOptions o) {
+      return run_plan(s, arg, std::move(o));
+    };
+  });
 }
 
 void add_diagnose(CLI::App& app, Flags& flags, Chosen& chosen) {

@@ -1,17 +1,22 @@
 #include "cli/plan.h"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
+#include <map>
 #include <tuple>
 #include <utility>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "operator/api/failure.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/admission_gates.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
+#include "operator/node/steering_taint.h"
 
 namespace nmo::cli {
 
@@ -103,15 +108,19 @@ void plan_budgeted_pod(const kube::Pod& pod, const kube::PodDisruptionBudget& pd
                 " are replaced by healthy pods (" + op::describe_pdb(pdb) + ")";
 }
 
+// The operator's classification of `pod`, given the DaemonSets that exist.
+op::PodAction classify(const std::vector<op::DaemonSetRef>& daemon_sets, const kube::Pod& pod) {
+  return op::classify_pod(pod, [&daemon_sets](const op::DaemonSetRef& ref) {
+    return std::any_of(daemon_sets.begin(), daemon_sets.end(), [&ref](const op::DaemonSetRef& ds) {
+      return ds.namespace_ == ref.namespace_ && ds.name == ref.name &&
+             (ref.uid.empty() || ds.uid == ref.uid);
+    });
+  });
+}
+
 // Mirror pods and pods of an existing DaemonSet stay; true when `pod` is one.
 bool plan_skipped_pod(const PlanInput& input, const kube::Pod& pod, PodPlan& plan) {
-  const op::PodAction action = op::classify_pod(pod, [&input](const op::DaemonSetRef& ref) {
-    return std::any_of(input.daemon_sets.begin(), input.daemon_sets.end(),
-                       [&ref](const op::DaemonSetRef& ds) {
-                         return ds.namespace_ == ref.namespace_ && ds.name == ref.name &&
-                                (ref.uid.empty() || ds.uid == ref.uid);
-                       });
-  });
+  const op::PodAction action = classify(input.daemon_sets, pod);
   if (action == op::PodAction::kSkipMirror) {
     plan.verdict = PodVerdict::kSkip;
     plan.reason = "MirrorPod";
@@ -238,6 +247,18 @@ GatePlan budget_gate(const PlanInput& input, const op::GateVerdict& verdict) {
   }
   return GatePlan{.gate = "budget", .open = verdict.admitted, .detail = detail};
 }
+
+// kubectl's notation of a taint a toleration names: "key", "key=value", with ":effect".
+std::string taint_notation(const kube::Toleration& toleration) {
+  std::string out = toleration.key;
+  if (!toleration.value.empty()) out += "=" + toleration.value;
+  if (!toleration.effect.empty()) out += ":" + toleration.effect;
+  return out;
+}
+
+// The text after "ns/name on node: " for a pod that may be evicted twice.
+constexpr std::string_view kRepeatEvictionConsequence =
+    "it may be rescheduled onto a node the plan drains later and be evicted again";
 
 }  // namespace
 
@@ -374,6 +395,113 @@ boost::json::value plan_to_json(const Plan& plan) {
                              {"gates", std::move(gates)},
                              {"wouldStart", plan.would_start()},
                              {"verdict", plan_verdict(plan)}};
+}
+
+std::vector<std::string> nodes_drained_before_others(const op::MaintenancePlan& plan) {
+  std::vector<std::string> out;
+  // Nodes still to drain since the last Waiting one: a Waiting node after them lets them in.
+  std::vector<std::string> unfollowed;
+  for (const op::PlanNodeStatus& entry : plan.status.nodes) {
+    if (entry.phase == op::PlanNodePhase::kWaiting) {
+      std::move(unfollowed.begin(), unfollowed.end(), std::back_inserter(out));
+      unfollowed.clear();
+    }
+    if (entry.phase == op::PlanNodePhase::kWaiting || entry.phase == op::PlanNodePhase::kDraining) {
+      unfollowed.push_back(entry.name);
+    }
+  }
+  return out;
+}
+
+std::string describe_toleration(const kube::Toleration& toleration) {
+  const std::string operator_name = toleration.operator_.empty() ? "Equal" : toleration.operator_;
+  std::string taints;
+  if (!toleration.key.empty()) {
+    taints = "taint " + taint_notation(toleration);
+  } else if (toleration.effect.empty()) {
+    taints = "every taint";
+  } else {
+    taints = "every " + toleration.effect + " taint";
+  }
+  return taints + " (operator " + operator_name + ")";
+}
+
+RepeatEvictions find_repeat_evictions(const RepeatEvictionInput& input) {
+  RepeatEvictions out{
+      .plan = input.plan, .nodes_unknown = input.nodes_unknown, .nodes = input.nodes};
+  const kube::Taint steering{.key = std::string(op::kSteeringTaintKey),
+                             .effect = std::string(op::kPreferNoScheduleEffect)};
+  std::vector<const kube::Pod*> pods;
+  for (const auto& pod : input.pods) pods.push_back(&pod);
+  std::map<std::string, std::size_t, std::less<>> position;
+  for (std::size_t i = 0; i < input.nodes.size(); ++i) position.emplace(input.nodes[i], i);
+  auto order = [&position](const kube::Pod* pod) {
+    const auto found = position.find(pod->node_name);
+    const std::size_t at = found == position.end() ? position.size() : found->second;
+    return std::tuple<std::size_t, const std::string&, const std::string&>(at, pod->meta.namespace_,
+                                                                           pod->meta.name);
+  };
+  std::sort(pods.begin(), pods.end(),
+            [&order](const kube::Pod* a, const kube::Pod* b) { return order(a) < order(b); });
+  for (const kube::Pod* pod : pods) {
+    if (classify(input.daemon_sets, *pod) != op::PodAction::kEvict || op::has_finished(*pod) ||
+        pod->controller() == nullptr) {
+      continue;
+    }
+    const auto toleration = std::find_if(
+        pod->tolerations.begin(), pod->tolerations.end(),
+        [&steering](const kube::Toleration& t) { return kube::tolerates(t, steering); });
+    if (toleration == pod->tolerations.end()) continue;
+    out.pods.push_back(RepeatEviction{.namespace_ = pod->meta.namespace_,
+                                      .name = pod->meta.name,
+                                      .node = pod->node_name,
+                                      .toleration = describe_toleration(*toleration)});
+  }
+  return out;
+}
+
+std::string repeat_evictions_report(const RepeatEvictions& evictions) {
+  std::string out = fmt::format(
+      "Pods MaintenancePlan {} may evict twice (a dry run: nothing was changed)\n"
+      "While it runs, the nodes it takes later carry the taint\n"
+      "{}:{} so that the pods evicted before go elsewhere;\n"
+      "a pod that tolerates it may land on them all the same.\n",
+      evictions.plan, op::kSteeringTaintKey, op::kPreferNoScheduleEffect);
+  if (evictions.nodes_unknown) {
+    out +=
+        "\nThe operator has not listed the plan's nodes yet (its status has none): try again in "
+        "a moment.\n";
+    return out;
+  }
+  out += fmt::format("\nNodes whose pods leave while a later node waits ({}): {}\n",
+                     evictions.nodes.size(),
+                     evictions.nodes.empty() ? "none" : join(evictions.nodes, ", "));
+  out += fmt::format("\nPods that tolerate the taint ({}):\n", evictions.pods.size());
+  if (evictions.pods.empty()) out += "  none\n";
+  for (const auto& pod : evictions.pods) {
+    out += fmt::format("  {}/{} on {}: tolerates {}; {}\n", pod.namespace_, pod.name, pod.node,
+                       pod.toleration, kRepeatEvictionConsequence);
+  }
+  return out;
+}
+
+boost::json::value repeat_evictions_to_json(const RepeatEvictions& evictions) {
+  boost::json::value nodes;
+  if (!evictions.nodes_unknown) {
+    boost::json::array names;
+    for (const auto& node : evictions.nodes) names.emplace_back(node);
+    nodes = std::move(names);
+  }
+  boost::json::array pods;
+  for (const auto& pod : evictions.pods) {
+    pods.push_back(boost::json::object{{"namespace", pod.namespace_},
+                                       {"name", pod.name},
+                                       {"node", pod.node},
+                                       {"toleration", pod.toleration}});
+  }
+  return boost::json::object{{"plan", evictions.plan},
+                             {"nodes", std::move(nodes)},
+                             {"mayBeEvictedAgain", std::move(pods)}};
 }
 
 }  // namespace nmo::cli

@@ -17,6 +17,13 @@
 //     cluster disruption budget. The quorum's stability window is the operator's memory: a
 //     safe quorum reads as open here.
 //
+// `kubectl maintenance plan --plan <name>` predicts, for a MaintenancePlan, which pods it may
+// evict twice. While a plan runs, the nodes it takes later carry its steering taint
+// (operator/node/steering_taint.h, PreferNoSchedule) so that the pods evicted before go
+// elsewhere; a pod that tolerates it is placed as if it were not there, and may land on a node
+// the plan drains later. Only pods that must leave (as above) and have a controller (a pod
+// without one is not recreated) count, on the nodes whose pods leave while a later node waits.
+//
 // Threading: pure functions; safe from any thread.
 #pragma once
 
@@ -33,6 +40,7 @@
 #include "kube/api/pod.h"
 #include "kube/api/pod_disruption_budget.h"
 #include "kube/api/time.h"
+#include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/gates/admission_gates.h"
@@ -120,5 +128,56 @@ struct Plan {
 // The plan for -o json|yaml: {node, maintenance, pods: [{namespace, name, action, reason,
 // detail, pdbs}], gates: [{gate, open, detail}], wouldStart, verdict}.
 [[nodiscard]] boost::json::value plan_to_json(const Plan& plan);
+
+// The nodes of `plan` whose pods leave while a later node of the plan waits: in plan order
+// (status.nodes), every node Waiting or Draining that a Waiting node follows. Pods evicted from
+// the others (the last node to wait, nodes already drained) find no node of the plan to come.
+[[nodiscard]] std::vector<std::string> nodes_drained_before_others(const op::MaintenancePlan& plan);
+
+// What `plan --plan` read of the cluster.
+struct RepeatEvictionInput {
+  std::string plan;
+  // The plan has no status yet: the operator has not listed its nodes.
+  bool nodes_unknown = false;
+  std::vector<std::string> nodes;             // nodes_drained_before_others(), in plan order
+  std::vector<kube::Pod> pods;                // bound to those nodes
+  std::vector<op::DaemonSetRef> daemon_sets;  // existing DaemonSets (namespace, name, uid)
+};
+
+// A pod the plan may evict twice.
+struct RepeatEviction {
+  std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
+  std::string name;
+  std::string node;
+  // The toleration that lets it onto the plan's later nodes, in words:
+  // "every taint (operator Exists)", "taint nodemaintenance.medik8s.io/planned (operator Exists)".
+  std::string toleration;
+
+  friend bool operator==(const RepeatEviction&, const RepeatEviction&) = default;
+};
+
+struct RepeatEvictions {
+  std::string plan;
+  bool nodes_unknown = false;
+  std::vector<std::string> nodes;
+  std::vector<RepeatEviction> pods;  // by the nodes' plan order, then namespace/name
+
+  friend bool operator==(const RepeatEvictions&, const RepeatEvictions&) = default;
+};
+
+// A toleration in words, as RepeatEviction::toleration.
+[[nodiscard]] std::string describe_toleration(const kube::Toleration& toleration);
+
+[[nodiscard]] RepeatEvictions find_repeat_evictions(const RepeatEvictionInput& input);
+
+// The human report, lines ending in '\n'; one line per pod:
+//   shop/cache-0 on node-worker-05: tolerates every taint (operator Exists); it may be
+//   rescheduled onto a node the plan drains later and be evicted again
+// (on one line).
+[[nodiscard]] std::string repeat_evictions_report(const RepeatEvictions& evictions);
+
+// For -o json|yaml: {plan, nodes, mayBeEvictedAgain: [{namespace, name, node, toleration}]};
+// nodes is null while the operator has not listed the plan's nodes.
+[[nodiscard]] boost::json::value repeat_evictions_to_json(const RepeatEvictions& evictions);
 
 }  // namespace nmo::cli

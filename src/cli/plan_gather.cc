@@ -16,24 +16,32 @@
 namespace nmo::cli {
 namespace {
 
-// The DaemonSets owning the node's pods, and the PDBs of the pods' namespaces.
-asio::awaitable<Outcome<Done>> gather_pods(ClusterReader& reader, PlanInput& input) {
-  auto pods = co_await reader.pods_on(input.node.meta.name);
-  if (!pods) co_return pods.failure();
-  input.pods = std::move(*pods);
-  std::set<std::string> namespaces;
+// The DaemonSets owning some of `pods` that exist, into `out`.
+asio::awaitable<Outcome<Done>> gather_daemon_sets(ClusterReader& reader,
+                                                  const std::vector<kube::Pod>& pods,
+                                                  std::vector<op::DaemonSetRef>& out) {
   std::set<std::pair<std::string, std::string>> daemon_sets;
-  for (const auto& pod : input.pods) {
-    namespaces.insert(pod.meta.namespace_);
+  for (const auto& pod : pods) {
     if (auto owner = op::daemon_set_owner(pod)) daemon_sets.emplace(owner->namespace_, owner->name);
   }
   for (const auto& [ns, name] : daemon_sets) {
     auto found = co_await reader.daemon_set(ns, name);
     if (!found) co_return found.failure();
     if (!found->has_value()) continue;
-    input.daemon_sets.push_back(
-        op::DaemonSetRef{.namespace_ = ns, .name = name, .uid = (*found)->meta.uid});
+    out.push_back(op::DaemonSetRef{.namespace_ = ns, .name = name, .uid = (*found)->meta.uid});
   }
+  co_return Done{};
+}
+
+// The DaemonSets owning the node's pods, and the PDBs of the pods' namespaces.
+asio::awaitable<Outcome<Done>> gather_pods(ClusterReader& reader, PlanInput& input) {
+  auto pods = co_await reader.pods_on(input.node.meta.name);
+  if (!pods) co_return pods.failure();
+  input.pods = std::move(*pods);
+  auto daemon_sets = co_await gather_daemon_sets(reader, input.pods, input.daemon_sets);
+  if (!daemon_sets) co_return daemon_sets.failure();
+  std::set<std::string> namespaces;
+  for (const auto& pod : input.pods) namespaces.insert(pod.meta.namespace_);
   for (const auto& ns : namespaces) {
     auto pdbs = co_await reader.pdbs(ns);
     if (!pdbs) co_return pdbs.failure();
@@ -162,6 +170,21 @@ asio::awaitable<Outcome<PlanInput>> gather_plan(ClusterReader& reader, PlanReque
   }
   auto budget = co_await gather_budget(reader, request, input);
   if (!budget) co_return budget.failure();
+  co_return input;
+}
+
+asio::awaitable<Outcome<RepeatEvictionInput>> gather_repeat_evictions(ClusterReader& reader,
+                                                                      op::MaintenancePlan plan) {
+  RepeatEvictionInput input{.plan = plan.meta.name,
+                            .nodes_unknown = !plan.status.phase && plan.status.nodes.empty(),
+                            .nodes = nodes_drained_before_others(plan)};
+  for (const auto& node : input.nodes) {
+    auto pods = co_await reader.pods_on(node);
+    if (!pods) co_return pods.failure();
+    for (auto& pod : *pods) input.pods.push_back(std::move(pod));
+  }
+  auto daemon_sets = co_await gather_daemon_sets(reader, input.pods, input.daemon_sets);
+  if (!daemon_sets) co_return daemon_sets.failure();
   co_return input;
 }
 

@@ -2,6 +2,8 @@
 // node, its pods with their DaemonSets, PodDisruptionBudgets and KubeVirt VMs, every
 // NodeMaintenance, the budget's slot Leases and the node leases, and the etcd members the
 // quorum gate counts, read the way the operator reads them (operator/gates/admission_gates.h).
+// For `plan --plan <name>`, the pods of the MaintenancePlan's nodes to come and their
+// DaemonSets.
 //
 // Threading: one command coroutine on the io_context's single thread.
 #pragma once
@@ -15,6 +17,7 @@
 #include "cli/plan.h"
 #include "http/asio.h"
 #include "kube/api/lease.h"
+#include "operator/api/maintenance_plan.h"
 
 namespace nmo::cli {
 
@@ -36,5 +39,11 @@ struct PlanRequest {
 
 // Reads everything make_plan() needs; a node that does not exist is exit 3.
 asio::awaitable<Outcome<PlanInput>> gather_plan(ClusterReader& reader, PlanRequest request);
+
+// Reads what find_repeat_evictions() needs of `plan` (`plan --plan`): the pods of the nodes whose
+// pods leave while a later node waits (nodes_drained_before_others()), and the DaemonSets owning
+// them. A node that no longer exists has no pods.
+asio::awaitable<Outcome<RepeatEvictionInput>> gather_repeat_evictions(ClusterReader& reader,
+                                                                      op::MaintenancePlan plan);
 
 }  // namespace nmo::cli

@@ -14,6 +14,7 @@
 #include "cli/plan.h"
 #include "http/testing/run.h"
 #include "kube/client/testing/fake_api_server.h"
+#include "operator/api/maintenance_plan.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/node_lease.h"
 
@@ -184,6 +185,104 @@ TEST_F(PlanGatherTest, NodeHealthCheckHoldingTheLeaseAndAFullBudget) {
             "1 of 1 slots in use (--max-parallel-maintenances 1, the default: the operator has "
             "not published its budget): maintenance-cp-1 (node cp-1); it would wait for a slot "
             "(BlockedByNodeHealthCheck)");
+}
+
+// A running pod of `owner_kind`/`owner` on `node`; `tolerates_all`: it tolerates every taint.
+json::value plan_pod(const std::string& ns, const std::string& name, const std::string& node,
+                     const std::string& owner_kind, const std::string& owner, bool tolerates_all) {
+  json::value pod{{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", name},
+                    {"namespace", ns},
+                    {"ownerReferences", json::array{{{"apiVersion", "apps/v1"},
+                                                     {"kind", owner_kind},
+                                                     {"name", owner},
+                                                     {"uid", owner + "-uid"},
+                                                     {"controller", true}}}}}},
+                  {"spec", {{"nodeName", node}}},
+                  {"status", {{"phase", "Running"}}}};
+  if (tolerates_all) {
+    pod.as_object()["spec"].as_object()["tolerations"] =
+        json::array{{{"operator", "Exists"}}, {{"key", "x"}, {"effect", "NoExecute"}}};
+  }
+  return pod;
+}
+
+TEST_F(PlanGatherTest, APlanReadsThePodsOfTheNodesDrainedBeforeOthers) {
+  for (const std::string node : {"worker-2", "worker-3", "worker-4"}) {
+    api_.put(node_object(node, false));
+  }
+  api_.put(json::value{
+      {"apiVersion", "apps/v1"},
+      {"kind", "DaemonSet"},
+      {"metadata", {{"name", "agent"}, {"namespace", "kube-system"}, {"uid", "agent-uid"}}}});
+  // worker-1 is drained: what is left on it is not the plan's concern.
+  api_.put(plan_pod("shop", "left-0", "worker-1", "StatefulSet", "left", true));
+  api_.put(plan_pod("shop", "cache-0", "worker-2", "StatefulSet", "cache", true));
+  api_.put(plan_pod("shop", "web-0", "worker-2", "StatefulSet", "web", false));
+  api_.put(plan_pod("kube-system", "agent-3", "worker-3", "DaemonSet", "agent", true));
+  api_.put(plan_pod("shop", "cache-1", "worker-3", "StatefulSet", "cache", true));
+  // worker-4 waits last: its pods find no node of the plan to come.
+  api_.put(plan_pod("shop", "cache-2", "worker-4", "StatefulSet", "cache", true));
+  auto plan = op::decode_maintenance_plan(json::value{
+      {"metadata", {{"name", "kernel"}}},
+      {"spec", {{"nodes", json::array{"worker-1", "worker-2", "worker-3", "worker-4"}}}},
+      {"status",
+       {{"phase", "Running"},
+        {"nodes", json::array{{{"name", "worker-1"}, {"phase", "InMaintenance"}},
+                              {{"name", "worker-2"}, {"phase", "Draining"}},
+                              {{"name", "worker-3"}, {"phase", "Waiting"}},
+                              {{"name", "worker-4"}, {"phase", "Waiting"}}}}}}});
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  auto input = http::test::run(context_, gather_repeat_evictions(reader_, std::move(*plan)));
+  ASSERT_TRUE(input) << input.failure().message;
+  EXPECT_EQ(input->daemon_sets.size(), 1U);
+  const RepeatEvictions found = find_repeat_evictions(*input);
+  EXPECT_EQ(found.nodes, (std::vector<std::string>{"worker-2", "worker-3"}));
+  EXPECT_EQ(found.pods, (std::vector<RepeatEviction>{
+                            {.namespace_ = "shop",
+                             .name = "cache-0",
+                             .node = "worker-2",
+                             .toleration = "every taint (operator Exists)"},
+                            {.namespace_ = "shop",
+                             .name = "cache-1",
+                             .node = "worker-3",
+                             .toleration = "every taint (operator Exists)"},
+                        }));
+  std::vector<std::string> pod_lists;
+  for (const auto& request : api_.requests()) {
+    if (request.verb == "list" && request.path.starts_with("/api/v1/pods")) {
+      ASSERT_TRUE(request.list_options.has_value());
+      pod_lists.push_back(request.list_options->field_selector);
+    }
+  }
+  EXPECT_EQ(pod_lists,
+            (std::vector<std::string>{"spec.nodeName=worker-2", "spec.nodeName=worker-3"}));
+}
+
+TEST_F(PlanGatherTest, APlanWithoutNodesInItsStatusReadsNothing) {
+  auto plan = op::decode_maintenance_plan(json::value{
+      {"metadata", {{"name", "kernel"}}}, {"spec", {{"nodes", json::array{"worker-1"}}}}});
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  auto input = http::test::run(context_, gather_repeat_evictions(reader_, std::move(*plan)));
+  ASSERT_TRUE(input) << input.failure().message;
+  EXPECT_TRUE(input->nodes_unknown);
+  EXPECT_TRUE(input->nodes.empty());
+  EXPECT_TRUE(api_.requests().empty());
+}
+
+TEST_F(PlanGatherTest, AFailedPlanWithoutNodesHasNoneToLookAt) {
+  auto plan = op::decode_maintenance_plan(json::value{
+      {"metadata", {{"name", "kernel"}}},
+      {"spec", {{"nodeSelector", {{"matchLabels", {{"rack", "z"}}}}}}},
+      {"status", {{"phase", "Failed"}, {"message", "no node matches spec.nodeSelector"}}}});
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  auto input = http::test::run(context_, gather_repeat_evictions(reader_, std::move(*plan)));
+  ASSERT_TRUE(input) << input.failure().message;
+  EXPECT_FALSE(input->nodes_unknown);
+  EXPECT_TRUE(input->nodes.empty());
+  EXPECT_TRUE(api_.requests().empty());
 }
 
 }  // namespace

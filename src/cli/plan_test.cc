@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/testing/status_matchers.h"
+#include "operator/api/maintenance_plan.h"
 #include "operator/gates/budget.h"
 
 namespace nmo::cli {
@@ -245,6 +246,160 @@ TEST(Plan, JsonAndReport) {
             std::string::npos)
       << report;
   EXPECT_NE(report.find("Pods to evict (0):\n  none\n"), std::string::npos) << report;
+}
+
+op::MaintenancePlan plan_with_nodes(std::string_view nodes_json) {
+  auto decoded = op::decode_maintenance_plan(boost::json::parse(
+      R"json({"metadata":{"name":"memory-upgrade"},"status":{"phase":"Running","nodes":)json" +
+      std::string(nodes_json) + "}}"));
+  EXPECT_OK(decoded);
+  return decoded ? *decoded : op::MaintenancePlan{};
+}
+
+TEST(RepeatEvictions, NodesDrainedBeforeOthersAreFollowedByAWaitingNode) {
+  EXPECT_EQ(nodes_drained_before_others(plan_with_nodes(R"json([
+      {"name":"w1","phase":"Done"}, {"name":"w2","phase":"Draining"},
+      {"name":"w3","phase":"InMaintenance"}, {"name":"w4","phase":"Waiting"},
+      {"name":"w5","phase":"Failed"}, {"name":"w6","phase":"Waiting"},
+      {"name":"w7","phase":"Waiting"}])json")),
+            (std::vector<std::string>{"w2", "w4", "w6"}));
+  // The last node to wait: the pods evicted from it find no node of the plan to come.
+  EXPECT_EQ(nodes_drained_before_others(plan_with_nodes(
+                R"json([{"name":"w1","phase":"Draining"}, {"name":"w2","phase":"Waiting"}])json")),
+            (std::vector<std::string>{"w1"}));
+  EXPECT_EQ(nodes_drained_before_others(plan_with_nodes(
+                R"json([{"name":"w1","phase":"Done"}, {"name":"w2","phase":"Draining"},
+                        {"name":"w3","phase":"HealthCheck"}])json")),
+            std::vector<std::string>{});
+  EXPECT_EQ(nodes_drained_before_others(op::MaintenancePlan{}), std::vector<std::string>{});
+}
+
+TEST(RepeatEvictions, DescribesTolerations) {
+  EXPECT_EQ(describe_toleration({.operator_ = "Exists"}), "every taint (operator Exists)");
+  EXPECT_EQ(describe_toleration({.operator_ = "Exists", .effect = "PreferNoSchedule"}),
+            "every PreferNoSchedule taint (operator Exists)");
+  EXPECT_EQ(
+      describe_toleration({.key = "nodemaintenance.medik8s.io/planned", .operator_ = "Exists"}),
+      "taint nodemaintenance.medik8s.io/planned (operator Exists)");
+  EXPECT_EQ(describe_toleration(
+                {.key = "nodemaintenance.medik8s.io/planned", .effect = "PreferNoSchedule"}),
+            "taint nodemaintenance.medik8s.io/planned:PreferNoSchedule (operator Equal)");
+  EXPECT_EQ(describe_toleration({.key = "k", .operator_ = "Equal", .value = "v"}),
+            "taint k=v (operator Equal)");
+}
+
+// A pod on `node` with `tolerations` (a JSON array) and the owner reference `owner` (a JSON
+// object, or "" for none).
+kube::Pod tolerating_pod(std::string_view ns, std::string_view name, std::string_view node,
+                         std::string_view tolerations, std::string_view owner,
+                         std::string_view phase = "Running") {
+  const std::string owners =
+      owner.empty() ? "" : R"json(,"ownerReferences":[)json" + std::string(owner) + "]";
+  return pod(R"json({"metadata":{"namespace":")json" + std::string(ns) + R"json(","name":")json" +
+             std::string(name) + "\"" + owners + R"json(},"spec":{"nodeName":")json" +
+             std::string(node) + R"json(","tolerations":)json" + std::string(tolerations) +
+             R"json(},"status":{"phase":")json" + std::string(phase) + R"json("}})json");
+}
+
+constexpr std::string_view kStatefulSet =
+    R"json({"apiVersion":"apps/v1","kind":"StatefulSet","name":"s","uid":"s1","controller":true})json";
+constexpr std::string_view kDaemonSet =
+    R"json({"apiVersion":"apps/v1","kind":"DaemonSet","name":"agent","uid":"d1","controller":true})json";
+constexpr std::string_view kEveryTaint = R"json([{"operator":"Exists"}])json";
+
+RepeatEvictionInput repeat_input() {
+  RepeatEvictionInput input{.plan = "memory-upgrade",
+                            .nodes = {"node-worker-04", "node-worker-05"}};
+  input.daemon_sets = {op::DaemonSetRef{.namespace_ = "kube-system", .name = "agent", .uid = "d1"}};
+  input.pods = {
+      tolerating_pod("shop", "cache-1", "node-worker-05", kEveryTaint, kStatefulSet),
+      tolerating_pod("shop", "cache-0", "node-worker-05", kEveryTaint, kStatefulSet),
+      tolerating_pod("web", "front-0", "node-worker-04",
+                     R"json([{"key":"dedicated","operator":"Equal","value":"web"},
+                             {"key":"nodemaintenance.medik8s.io/planned","operator":"Exists",
+                              "effect":"PreferNoSchedule"}])json",
+                     kStatefulSet),
+      // Stays on its node: a pod of an existing DaemonSet.
+      tolerating_pod("kube-system", "agent-x", "node-worker-04", kEveryTaint, kDaemonSet),
+      // Not recreated elsewhere: no controller, or it has finished.
+      tolerating_pod("shop", "debug", "node-worker-04", kEveryTaint, ""),
+      tolerating_pod("shop", "migrate-1", "node-worker-04", kEveryTaint, kStatefulSet, "Succeeded"),
+      // Tolerations the taint is not judged by: another key, another value, NoSchedule only.
+      tolerating_pod("shop", "gpu-0", "node-worker-04",
+                     R"json([{"key":"gpu","operator":"Exists"},
+                             {"key":"nodemaintenance.medik8s.io/planned","value":"x"},
+                             {"operator":"Exists","effect":"NoSchedule"}])json",
+                     kStatefulSet),
+  };
+  return input;
+}
+
+TEST(RepeatEvictions, PodsThatMustLeaveAndTolerateTheSteeringTaint) {
+  const RepeatEvictions found = find_repeat_evictions(repeat_input());
+  EXPECT_EQ(found.pods,
+            (std::vector<RepeatEviction>{
+                {.namespace_ = "web",
+                 .name = "front-0",
+                 .node = "node-worker-04",
+                 .toleration =
+                     "taint nodemaintenance.medik8s.io/planned:PreferNoSchedule (operator Exists)"},
+                {.namespace_ = "shop",
+                 .name = "cache-0",
+                 .node = "node-worker-05",
+                 .toleration = "every taint (operator Exists)"},
+                {.namespace_ = "shop",
+                 .name = "cache-1",
+                 .node = "node-worker-05",
+                 .toleration = "every taint (operator Exists)"},
+            }));
+  EXPECT_EQ(found.nodes, (std::vector<std::string>{"node-worker-04", "node-worker-05"}));
+}
+
+TEST(RepeatEvictions, Report) {
+  RepeatEvictionInput input = repeat_input();
+  input.pods.resize(2);
+  EXPECT_EQ(
+      repeat_evictions_report(find_repeat_evictions(input)),
+      "Pods MaintenancePlan memory-upgrade may evict twice (a dry run: nothing was changed)\n"
+      "While it runs, the nodes it takes later carry the taint\n"
+      "nodemaintenance.medik8s.io/planned:PreferNoSchedule so that the pods evicted before go "
+      "elsewhere;\n"
+      "a pod that tolerates it may land on them all the same.\n"
+      "\n"
+      "Nodes whose pods leave while a later node waits (2): node-worker-04, node-worker-05\n"
+      "\n"
+      "Pods that tolerate the taint (2):\n"
+      "  shop/cache-0 on node-worker-05: tolerates every taint (operator Exists); it may be "
+      "rescheduled onto a node the plan drains later and be evicted again\n"
+      "  shop/cache-1 on node-worker-05: tolerates every taint (operator Exists); it may be "
+      "rescheduled onto a node the plan drains later and be evicted again\n");
+  input.pods.clear();
+  input.nodes.clear();
+  const std::string none = repeat_evictions_report(find_repeat_evictions(input));
+  EXPECT_NE(none.find("\nNodes whose pods leave while a later node waits (0): none\n\n"
+                      "Pods that tolerate the taint (0):\n  none\n"),
+            std::string::npos)
+      << none;
+  input.nodes_unknown = true;
+  const std::string unknown = repeat_evictions_report(find_repeat_evictions(input));
+  EXPECT_TRUE(unknown.ends_with(
+      "\nThe operator has not listed the plan's nodes yet (its status has none): try again in a "
+      "moment.\n"))
+      << unknown;
+}
+
+TEST(RepeatEvictions, Json) {
+  RepeatEvictionInput input = repeat_input();
+  input.pods.resize(1);
+  EXPECT_EQ(boost::json::serialize(repeat_evictions_to_json(find_repeat_evictions(input))),
+            R"json({"plan":"memory-upgrade","nodes":["node-worker-04","node-worker-05"],)json"
+            R"json("mayBeEvictedAgain":[{"namespace":"shop","name":"cache-1",)json"
+            R"json("node":"node-worker-05","toleration":"every taint (operator Exists)"}]})json");
+  input.nodes_unknown = true;
+  input.nodes.clear();
+  input.pods.clear();
+  EXPECT_EQ(boost::json::serialize(repeat_evictions_to_json(find_repeat_evictions(input))),
+            R"json({"plan":"memory-upgrade","nodes":null,"mayBeEvictedAgain":[]})json");
 }
 
 }  // namespace

@@ -287,6 +287,11 @@ std::size_t footprint(const Pod& pod) {
   for (const std::string& finalizer : meta.finalizers) {
     bytes += heap_of(finalizer);
   }
+  bytes += pod.tolerations.capacity() * sizeof(Toleration);
+  for (const Toleration& toleration : pod.tolerations) {
+    bytes += heap_of(toleration.key) + heap_of(toleration.operator_) + heap_of(toleration.value) +
+             heap_of(toleration.effect);
+  }
   return bytes;
 }
 

@@ -1,6 +1,7 @@
 #include "kube/api/pod.h"
 
 #include <string>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
@@ -147,6 +148,34 @@ TEST(DecodePodTest, NullEmptyDirIsNotAnEmptyDir) {
   EXPECT_FALSE(pod.has_empty_dir);
 }
 
+TEST(DecodePodTest, KeepsOnlyTolerationsOfEveryEffectOrPreferNoSchedule) {
+  ASSERT_OK_AND_ASSIGN(const Pod pod, decode_pod(boost::json::parse(R"json({"spec": {
+    "tolerations": [
+      {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists",
+       "tolerationSeconds": 300},
+      {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists",
+       "tolerationSeconds": 300},
+      {"operator": "Exists"},
+      {"key": "dedicated", "operator": "Equal", "value": "cache", "effect": "NoSchedule"},
+      {"key": "nodemaintenance.medik8s.io/planned", "effect": "PreferNoSchedule"},
+      {"key": "spot", "value": null, "tolerationSeconds": null}
+    ]}})json")));
+  EXPECT_EQ(pod.tolerations,
+            (std::vector<Toleration>{
+                {.key = "", .operator_ = "Exists", .value = "", .effect = ""},
+                {.key = "nodemaintenance.medik8s.io/planned", .effect = "PreferNoSchedule"},
+                {.key = "spot"},
+            }));
+}
+
+TEST(DecodePodTest, TolerationSecondsAreKept) {
+  ASSERT_OK_AND_ASSIGN(const Pod pod, decode_pod(boost::json::parse(
+                                          R"({"spec": {"tolerations": [
+      {"key": "k", "operator": "Exists", "tolerationSeconds": 60}]}})")));
+  ASSERT_EQ(pod.tolerations.size(), 1U);
+  EXPECT_EQ(pod.tolerations[0].toleration_seconds, 60);
+}
+
 TEST(DecodePodTest, Errors) {
   EXPECT_EQ(decode_error(R"({"kind": "Status", "status": "Failure"})"),
             R"(expected kind "Pod", got "Status")");
@@ -156,10 +185,81 @@ TEST(DecodePodTest, Errors) {
             "spec.terminationGracePeriodSeconds: expected an integer, got string");
   EXPECT_EQ(decode_error(R"({"spec": {"volumes": [{"name": "a"}, "b"]}})"),
             "spec.volumes[1]: expected an object, got string");
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": {"operator": "Exists"}}})"),
+            "spec.tolerations: expected an array, got object");
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": [{"operator": "Exists"}, "all"]}})"),
+            "spec.tolerations[1]: expected an object, got string");
+  // A toleration that would not be kept is checked all the same.
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": [{"effect": "NoExecute", "key": 7}]}})"),
+            "spec.tolerations[0].key: expected a string, got number");
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": [{"operator": true}]}})"),
+            "spec.tolerations[0].operator: expected a string, got bool");
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": [{"key": "k", "value": 1}]}})"),
+            "spec.tolerations[0].value: expected a string, got number");
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": [{"effect": ["NoSchedule"]}]}})"),
+            "spec.tolerations[0].effect: expected a string, got array");
+  EXPECT_EQ(decode_error(R"({"spec": {"tolerations": [{"tolerationSeconds": "300"}]}})"),
+            "spec.tolerations[0].tolerationSeconds: expected an integer, got string");
   EXPECT_EQ(decode_error(R"({"status": {"conditions": [{"type": "Ready", "status": true}]}})"),
             "status.conditions[0].status: expected a string, got bool");
   EXPECT_EQ(decode_error(R"({"status": []})"), "status: expected an object, got array");
   EXPECT_EQ(decode_error("null"), "expected an object, got null");
+}
+
+// The steering taint of a MaintenancePlan, as the operator writes it: an empty value.
+const Taint kPlanned{.key = "nodemaintenance.medik8s.io/planned", .effect = "PreferNoSchedule"};
+
+TEST(ToleratesTest, ExistsWithoutKeyToleratesEveryTaint) {
+  const Toleration every{.operator_ = "Exists"};
+  EXPECT_TRUE(tolerates(every, kPlanned));
+  EXPECT_TRUE(tolerates(every, Taint{.key = "gpu", .value = "a100", .effect = "NoSchedule"}));
+  const Toleration every_soft{.operator_ = "Exists", .effect = "PreferNoSchedule"};
+  EXPECT_TRUE(tolerates(every_soft, kPlanned));
+  EXPECT_FALSE(tolerates(every_soft, Taint{.key = "gpu", .effect = "NoSchedule"}));
+}
+
+TEST(ToleratesTest, ExistsWithKeyMatchesAnyValueOfThatKey) {
+  const Toleration planned{.key = "nodemaintenance.medik8s.io/planned", .operator_ = "Exists"};
+  EXPECT_TRUE(tolerates(planned, kPlanned));
+  EXPECT_TRUE(tolerates(planned, Taint{.key = kPlanned.key, .value = "x", .effect = "NoSchedule"}));
+  EXPECT_FALSE(tolerates(
+      planned, Taint{.key = "nodemaintenance.medik8s.io/plan", .effect = "PreferNoSchedule"}));
+}
+
+TEST(ToleratesTest, EqualComparesValues) {
+  const Toleration empty_value{.key = "nodemaintenance.medik8s.io/planned", .operator_ = "Equal"};
+  EXPECT_TRUE(tolerates(empty_value, kPlanned));
+  const Toleration no_operator{.key = "nodemaintenance.medik8s.io/planned",
+                               .effect = "PreferNoSchedule"};
+  EXPECT_TRUE(tolerates(no_operator, kPlanned));
+  const Toleration other_value{
+      .key = "nodemaintenance.medik8s.io/planned", .operator_ = "Equal", .value = "plan-a"};
+  EXPECT_FALSE(tolerates(other_value, kPlanned));
+  EXPECT_TRUE(tolerates(
+      other_value, Taint{.key = kPlanned.key, .value = "plan-a", .effect = "PreferNoSchedule"}));
+}
+
+TEST(ToleratesTest, EffectMustMatchUnlessEmpty) {
+  const Toleration no_schedule{.operator_ = "Exists", .effect = "NoSchedule"};
+  EXPECT_FALSE(tolerates(no_schedule, kPlanned));
+  const Toleration any_effect{.key = "nodemaintenance.medik8s.io/planned", .operator_ = "Exists"};
+  EXPECT_TRUE(tolerates(any_effect, kPlanned));
+}
+
+TEST(ToleratesTest, UnknownOperatorToleratesNothing) {
+  EXPECT_FALSE(tolerates(Toleration{.operator_ = "Lt"}, kPlanned));
+  EXPECT_FALSE(tolerates(Toleration{.operator_ = "exists"}, kPlanned));
+}
+
+TEST(ToleratesTest, PodToleratesWhenOneOfItsTolerationsDoes) {
+  ASSERT_OK_AND_ASSIGN(const Pod pod, decode_pod(boost::json::parse(R"({"spec": {"tolerations": [
+      {"key": "dedicated", "operator": "Equal", "value": "cache"},
+      {"operator": "Exists", "effect": "NoExecute"},
+      {"key": "nodemaintenance.medik8s.io/planned", "operator": "Exists"}]}})")));
+  EXPECT_TRUE(tolerates(pod, kPlanned));
+  EXPECT_TRUE(tolerates(pod, Taint{.key = "dedicated", .value = "cache", .effect = "NoSchedule"}));
+  EXPECT_FALSE(tolerates(pod, Taint{.key = "dedicated", .value = "web", .effect = "NoSchedule"}));
+  EXPECT_FALSE(tolerates(Pod{}, kPlanned));
 }
 
 TEST(PodResourceTest, Paths) {
