@@ -110,9 +110,8 @@ kubectl wait "mp/${plan}" --for=jsonpath='{.status.phase}'=Succeeded --timeout=1
 plan_s="$(elapsed "${t0}" "$(now)")"
 plan_requests="$(($(requests_sent) - before))"
 plan_peak_kib="$(proc_kib "${operator_pid}" VmHWM)"
-# The plan's own measure of each node, start to healthy again.
-mapfile -t node_seconds < <(kubectl get mp "${plan}" -o json | jq -r '.status.nodes[] |
-  ((.finishedAt | fromdateiso8601) - (.startedAt | fromdateiso8601))')
+# The plan's own measure of each node, start to healthy again (a Done node keeps only this).
+mapfile -t node_seconds < <(kubectl get mp "${plan}" -o json | jq -r '.status.nodes[] | .tookSeconds')
 node_median="$(median "${node_seconds[@]}")"
 kubectl delete mp "${plan}" --timeout=120s >/dev/null
 stop_operator

@@ -151,6 +151,25 @@ class NodeMaintenanceTest : public OperatorFixture {
         [&] { return pdb ? json::serialize(pdb->at("status")) : std::string("no PDB"); });
   }
 
+  // The budget tests' node and the spare that takes their replacements.
+  static constexpr const char* kBudgetNode = "node-worker-03";
+  static constexpr const char* kSpareNode = "node-worker-04";
+
+  // `replicas` pods of a Deployment `app`, all on kBudgetNode (kSpareNode, where they may also
+  // run, is cordoned meanwhile and left so), under the budget `app`-pdb with minAvailable
+  // `min_available`, processed with `allowed` disruptions allowed. Both nodes are put back when
+  // the test ends. False (with the failure recorded) when the cluster did not get there.
+  bool workload_under_budget(const std::string& ns, const std::string& app, int replicas,
+                             int min_available, int allowed) {
+    restore_node_at_end(kBudgetNode);
+    restore_node_at_end(kSpareNode);
+    kubectl_.must({"cordon", kSpareNode});
+    kubectl_.apply(deployment_within(ns, app, replicas, {kBudgetNode, kSpareNode}));
+    if (!wait_running(ns, "app=" + app, static_cast<std::size_t>(replicas))) return false;
+    kubectl_.apply(pdb_manifest(ns, app + "-pdb", min_available, app));
+    return wait_budget(ns, app + "-pdb", replicas, allowed);
+  }
+
   // Every pod bound to `node`, in any namespace.
   std::vector<json::value> pods_on(const std::string& node) {
     std::vector<json::value> pods;
@@ -412,18 +431,11 @@ TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
 // to go; once the spare node takes it and it is Ready, the second goes at once, not after the
 // refusal's backoff.
 TEST_F(NodeMaintenanceTest, ARefusedPodIsEvictedAgainWhenItsBudgetAllows) {
-  const std::string node = "node-worker-03";
-  const std::string spare = "node-worker-04";
+  const std::string node = kBudgetNode;
+  const std::string spare = kSpareNode;
   const std::string cr = "maintenance-budget-retry";
-  restore_node_at_end(node);
-  restore_node_at_end(spare);
   TestNamespace ns(kubectl_, "budget-retry");
-  // Both replicas on `node`: the spare takes none until the maintenance starts.
-  kubectl_.must({"cordon", spare});
-  kubectl_.apply(deployment_within(ns.name(), "web", 2, {node, spare}));
-  ASSERT_TRUE(wait_running(ns.name(), "app=web", 2));
-  kubectl_.apply(pdb_manifest(ns.name(), "web-pdb", 1, "web"));
-  ASSERT_TRUE(wait_budget(ns.name(), "web-pdb", 2, 1));
+  ASSERT_TRUE(workload_under_budget(ns.name(), "web", 2, 1, 1));
 
   OperatorProcess& op = start();
   const std::string uid = create(cr, node);
@@ -433,6 +445,66 @@ TEST_F(NodeMaintenanceTest, ARefusedPodIsEvictedAgainWhenItsBudgetAllows) {
   ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
   EXPECT_TRUE(op.wait_for_log("evicting a pod its budget allows again", kReact)) << op.log_tail(30);
   EXPECT_TRUE(wait_running(ns.name(), "app=web", 2));
+  // Refused for a while, but never a deadlock: a replacement Ready lets the budget allow one.
+  const auto events = events_matching(kubectl_, "involvedObject.uid=" + uid);
+  EXPECT_FALSE(std::any_of(events.begin(), events.end(),
+                           [](const Event& e) { return e.reason == "PDBDeadlock"; }));
+}
+
+// docs/design.md §2.4, the story's chapter 4: a single-replica Deployment under a budget with
+// minAvailable 1 can never be evicted by waiting. The maintenance says so at its first look, with
+// the way out (scale the Deployment to 2), keeps the pod, and sends no eviction that must fail;
+// the admin takes the way out and the drain finishes by itself.
+TEST_F(NodeMaintenanceTest, TheStorysSingleReplicaUnderMinAvailableOneIsADeadlockWithItsWayOut) {
+  const std::string node = kBudgetNode;
+  const std::string spare = kSpareNode;
+  const std::string cr = "maintenance-deadlock";
+  TestNamespace ns(kubectl_, "deadlock");
+  ASSERT_TRUE(workload_under_budget(ns.name(), "db", 1, 1, 0));
+  const auto pods = list_pods(kubectl_, ns.name(), "app=db");
+  ASSERT_EQ(pods.size(), 1U);
+  const std::string pod = name_of(json::value(pods[0]));
+  kubectl_.must({"uncordon", spare});
+
+  start();
+  const std::string uid = create(cr, node);
+  ASSERT_FALSE(uid.empty());
+  const std::string expected =
+      "PodDisruptionBudget " + ns.name() + "/db-pdb can never allow this eviction";
+  std::optional<json::value> nm;
+  ASSERT_TRUE(wait_until(
+      "the pod reported as a PDB deadlock", kReact,
+      [&] {
+        nm = get_node_maintenance(cr);
+        if (!nm) return false;
+        const std::vector<op::PendingPodRef> refs = maintenance_of(*nm).status.pending_pods_refs;
+        return std::any_of(refs.begin(), refs.end(), [&](const op::PendingPodRef& r) {
+          return r.name == pod && r.reason == op::PendingPodReason::kPdbDeadlock &&
+                 r.message.starts_with(expected) &&
+                 r.message.find("scale deployment " + ns.name() + "/db to 2 replicas") !=
+                     std::string::npos;
+        });
+      },
+      [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
+  EXPECT_EQ(phase_of(*nm), "Running");
+  auto deadlock = wait_event(uid, "PDBDeadlock", std::nullopt, kReact);
+  ASSERT_TRUE(deadlock);
+  EXPECT_EQ(deadlock->type, "Warning");
+  EXPECT_TRUE(deadlock->message.starts_with("Pod " + ns.name() + "/" + pod +
+                                            " cannot be evicted by waiting: " + expected))
+      << deadlock->message;
+  auto still = kubectl_.get_json({"pod", pod, "-n", ns.name()});
+  ASSERT_TRUE(still) << "the protected pod is gone";
+  EXPECT_FALSE(is_terminating(*still));
+  const auto events = events_matching(kubectl_, "involvedObject.uid=" + uid);
+  EXPECT_FALSE(std::any_of(events.begin(), events.end(), [](const Event& e) {
+    return e.reason == "DrainError";
+  })) << "an eviction that had to fail was sent";
+
+  // The way out: a second replica (on the spare node); the budget then allows one.
+  kubectl_.must({"scale", "deployment", "db", "-n", ns.name(), "--replicas=2"});
+  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
+  EXPECT_TRUE(wait_running(ns.name(), "app=db", 2));
 }
 
 // docs/design.md §2.4: an eviction the API server granted but whose pod was never deleted (the
@@ -442,17 +514,11 @@ TEST_F(NodeMaintenanceTest, ARefusedPodIsEvictedAgainWhenItsBudgetAllows) {
 // says why, and evicts it as soon as the grant goes. The leftovers of such a cut-off request are
 // written by hand here (the grant dated 110 s ago, so it runs out 10 s into the test).
 TEST_F(NodeMaintenanceTest, AGrantedButUndeletedEvictionGoesTheMomentTheBudgetFreesIt) {
-  const std::string node = "node-worker-03";
-  const std::string spare = "node-worker-04";
+  const std::string node = kBudgetNode;
+  const std::string spare = kSpareNode;
   const std::string cr = "maintenance-granted";
-  restore_node_at_end(node);
-  restore_node_at_end(spare);
   TestNamespace ns(kubectl_, "granted");
-  kubectl_.must({"cordon", spare});
-  kubectl_.apply(deployment_within(ns.name(), "web", 2, {node, spare}));
-  ASSERT_TRUE(wait_running(ns.name(), "app=web", 2));
-  kubectl_.apply(pdb_manifest(ns.name(), "web-pdb", 1, "web"));
-  ASSERT_TRUE(wait_budget(ns.name(), "web-pdb", 2, 1));
+  ASSERT_TRUE(workload_under_budget(ns.name(), "web", 2, 1, 1));
   const auto pods = list_pods(kubectl_, ns.name(), "app=web");
   ASSERT_EQ(pods.size(), 2U);
   const std::string granted = name_of(json::value(pods[0]));
