@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "kube/api/daemon_set.h"
-#include "kube/api/workload.h"
 #include "operator/controller/internal/controller_impl.h"
 #include "operator/drain/eviction_policy.h"
+#include "operator/drain/owner_reader.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/kubevirt/vm_policy.h"
 
@@ -57,38 +57,12 @@ asio::awaitable<void> ControllerImpl::deadlock_facts(PodFacts& facts) {
     }
     if (classify_disruption(pod, covering, PodOwner{}).wait != DisruptionWait::kDeadlock) continue;
     // The workload only shapes the way out (and whether its replacement could surge).
-    const PodOwner owner = co_await pod_owner(pod);
+    const PodOwner owner = co_await read_pod_owner(client_, pod);
     DisruptionVerdict verdict = classify_disruption(pod, covering, owner);
     if (verdict.wait == DisruptionWait::kDeadlock) {
       facts.deadlocks.emplace(pod.meta.uid, std::move(verdict));
     }
   }
-}
-
-asio::awaitable<PodOwner> ControllerImpl::pod_owner(const kube::Pod& pod) {
-  const auto controller =
-      std::find_if(pod.meta.owner_references.begin(), pod.meta.owner_references.end(),
-                   [](const kube::OwnerReference& owner) { return owner.controller; });
-  if (controller == pod.meta.owner_references.end()) co_return PodOwner{};
-  const std::string ns = pod.meta.namespace_;
-  std::string name = controller->name;
-  PodOwner other{.kind = PodOwnerKind::kOther, .namespace_ = ns, .name = name};
-  if (controller->kind == "StatefulSet") {
-    auto found = co_await client_.get<kube::StatefulSet>(ns, std::move(name));
-    co_return found ? owner_of(*found) : other;
-  }
-  if (controller->kind != "ReplicaSet") co_return other;
-  auto replica_set = co_await client_.get<kube::ReplicaSet>(ns, std::move(name));
-  if (!replica_set) co_return other;
-  const auto deployment =
-      std::find_if(replica_set->meta.owner_references.begin(),
-                   replica_set->meta.owner_references.end(), [](const kube::OwnerReference& owner) {
-                     return owner.controller && owner.kind == "Deployment";
-                   });
-  if (deployment == replica_set->meta.owner_references.end()) co_return owner_of(*replica_set);
-  std::string deployment_name = deployment->name;
-  auto found = co_await client_.get<kube::Deployment>(ns, std::move(deployment_name));
-  co_return found ? owner_of(*found) : owner_of(*replica_set);
 }
 
 void ControllerImpl::budget_facts(PodFacts& facts) const {

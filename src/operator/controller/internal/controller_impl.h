@@ -192,9 +192,7 @@ class ControllerImpl {
   void budget_facts(PodFacts& facts) const;
   // The pods that must leave whose budgets can never allow their eviction by waiting.
   asio::awaitable<void> deadlock_facts(PodFacts& facts);
-  // The workload behind `pod`, read through the API (only for a deadlocked pod); what cannot be
-  // read stays kOther, which names no way out by scaling.
-  asio::awaitable<PodOwner> pod_owner(const kube::Pod& pod);
+
   // Creates the migration `request` asks for; the answer goes into the maintenance's inbox.
   void start_migration(const NodeMaintenance& nm, MigrationRequest request);
   asio::awaitable<void> create_migration(std::string cr_name, std::string cr_uid,
