@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "kube/api/resource.h"
-#include "operator/drain/owner_reader.h"
 
 // Coroutine arguments are named values: GCC 12 may destroy a temporary passed to a coroutine
 // twice.
@@ -172,10 +171,6 @@ asio::awaitable<std::optional<kube::ServerVersion>> ApiClusterReader::server_ver
   auto decoded = kube::decode_server_version(*got);
   if (!decoded) co_return std::nullopt;
   co_return std::move(*decoded);
-}
-
-asio::awaitable<op::PodOwner> ApiClusterReader::pod_owner(kube::Pod pod) {
-  co_return co_await op::read_pod_owner(client_, std::move(pod));
 }
 
 }  // namespace nmo::cli

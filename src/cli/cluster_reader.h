@@ -22,7 +22,6 @@
 #include "kube/api/version.h"
 #include "kube/client/client.h"
 #include "operator/api/node_maintenance.h"
-#include "operator/drain/deadlock.h"
 #include "operator/kubevirt/vm_policy.h"
 
 namespace nmo::cli {
@@ -68,8 +67,6 @@ class ClusterReader {
                                                                            std::string name) = 0;
   // The API server's version; std::nullopt when it cannot be read (it only adds context).
   virtual asio::awaitable<std::optional<kube::ServerVersion>> server_version() = 0;
-  // The workload behind `pod` (operator/drain/owner_reader.h).
-  virtual asio::awaitable<op::PodOwner> pod_owner(kube::Pod pod) = 0;
 };
 
 class ApiClusterReader final : public ClusterReader {
@@ -98,7 +95,6 @@ class ApiClusterReader final : public ClusterReader {
   asio::awaitable<Outcome<std::vector<EventLine>>> operator_events(std::string kind,
                                                                    std::string name) override;
   asio::awaitable<std::optional<kube::ServerVersion>> server_version() override;
-  asio::awaitable<op::PodOwner> pod_owner(kube::Pod pod) override;
 
   // GET `path`; std::nullopt on 404.
   asio::awaitable<Outcome<std::optional<boost::json::value>>> get_optional(std::string path);

@@ -121,9 +121,6 @@ std::string verdict_for_pod(const StuckPod& pod) {
           "pod {}: KubeVirt refuses its eviction for good ({}): waiting does not help; make the VM "
           "live-migratable, or change its eviction strategy",
           name, pod.ref.message);
-    case op::PendingPodReason::kPdbDeadlock:
-      // The message says why waiting cannot help, and the way out.
-      return fmt::format("pod {}: waiting cannot help: {}", name, pod.ref.message);
     case op::PendingPodReason::kHeld:
       return fmt::format(
           "pod {}: its eviction is held ({}): it starts when the hold is lifted (annotation {})",
@@ -189,15 +186,14 @@ std::string diagnosis_verdict(const DiagnosisInput& input) {
     case op::Phase::kRunning:
       break;
   }
-  // The most actionable blocker first: a deadlock only the admin can end, a PDB they can relax,
-  // a VM held for them, then the rest.
+  // The most actionable blocker first: a PDB the admin can relax, a VM held for them, then the
+  // rest.
   for (const op::PendingPodReason reason :
-       {op::PendingPodReason::kPdbDeadlock, op::PendingPodReason::kBlockedByPdb,
-        op::PendingPodReason::kVmWouldShutDown, op::PendingPodReason::kVmNotMigratable,
-        op::PendingPodReason::kMultiplePdbs, op::PendingPodReason::kEvictionDeferred,
-        op::PendingPodReason::kHeld, op::PendingPodReason::kMigratingVm,
-        op::PendingPodReason::kNamespaceTerminating, op::PendingPodReason::kError,
-        op::PendingPodReason::kWaitingForTermination}) {
+       {op::PendingPodReason::kBlockedByPdb, op::PendingPodReason::kVmWouldShutDown,
+        op::PendingPodReason::kVmNotMigratable, op::PendingPodReason::kMultiplePdbs,
+        op::PendingPodReason::kEvictionDeferred, op::PendingPodReason::kHeld,
+        op::PendingPodReason::kMigratingVm, op::PendingPodReason::kNamespaceTerminating,
+        op::PendingPodReason::kError, op::PendingPodReason::kWaitingForTermination}) {
     for (const auto& pod : input.pods) {
       if (pod.ref.reason == reason) return verdict_for_pod(pod);
     }

@@ -70,23 +70,6 @@ TEST(DiagnosisVerdict, PdbBlockerComesFirst) {
   EXPECT_EQ(diagnosis_verdict(input).rfind("pod w/a-0 is selected by more than one PDB", 0), 0U);
 }
 
-// A PDB deadlock comes before every other blocker: only the admin can end it, and the message
-// (from the operator) carries the way out.
-TEST(DiagnosisVerdict, APdbDeadlockComesFirstWithItsWayOut) {
-  DiagnosisInput input = blocked_input();
-  input.pods.push_back(StuckPod{
-      .ref = {.namespace_ = "shop",
-              .name = "web-0",
-              .reason = op::PendingPodReason::kPdbDeadlock,
-              .message = "PodDisruptionBudget shop/web-pdb can never allow this eviction: "
-                         "minAvailable 1 of 1 expected; way out: scale deployment shop/web to 2 "
-                         "replicas"}});
-  EXPECT_EQ(diagnosis_verdict(input),
-            "pod shop/web-0: waiting cannot help: PodDisruptionBudget shop/web-pdb can never "
-            "allow this eviction: minAvailable 1 of 1 expected; way out: scale deployment "
-            "shop/web to 2 replicas");
-}
-
 // A 429 from an admission webhook: KubeVirt's texts tell a migration under way (wait) from a
 // refusal that waiting never resolves.
 TEST(DiagnosisVerdict, DeferredEvictionsTellKubeVirtsAnswersApart) {

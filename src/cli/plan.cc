@@ -12,7 +12,6 @@
 
 #include "base/strings.h"
 #include "operator/api/failure.h"
-#include "operator/drain/deadlock.h"
 #include "operator/drain/eviction_policy.h"
 #include "operator/gates/admission_gates.h"
 #include "operator/gates/budget.h"
@@ -85,20 +84,6 @@ void plan_vm_pod(const PlanInput& input, const kube::Pod& pod, PodPlan& plan) {
   }
 }
 
-// A pod its budgets can never let go by waiting (operator/drain/deadlock.h): blocked as the
-// operator reports it, with the way out. False when waiting can help.
-bool plan_deadlocked_pod(const PlanInput& input, const kube::Pod& pod,
-                         const std::vector<kube::PodDisruptionBudget>& covering, PodPlan& plan) {
-  const auto owner = input.owners.find(pod.meta.uid);
-  const op::DisruptionVerdict verdict = op::classify_disruption(
-      pod, covering, owner != input.owners.end() ? owner->second : op::PodOwner{});
-  if (verdict.wait != op::DisruptionWait::kDeadlock) return false;
-  plan.verdict = PodVerdict::kBlock;
-  plan.reason = op::to_string(op::PendingPodReason::kPdbDeadlock);
-  plan.detail = verdict.message + "; way out: " + verdict.way_out;
-  return true;
-}
-
 // A pod under exactly one PDB, whose disruptions `allowance` counts down pod after pod.
 void plan_budgeted_pod(const kube::Pod& pod, const kube::PodDisruptionBudget& pdb,
                        std::map<std::string, std::int32_t>& allowance, PodPlan& plan) {
@@ -163,8 +148,6 @@ PodPlan plan_pod(const PlanInput& input, const kube::Pod& pod,
     plan.detail = "phase " + pod.phase + ": counts as gone at once";
   } else if (op::is_virt_launcher(pod)) {
     plan_vm_pod(input, pod, plan);
-  } else if (!covering.empty() && plan_deadlocked_pod(input, pod, covering, plan)) {
-    return plan;
   } else if (covering.size() > 1) {
     plan.verdict = PodVerdict::kBlock;
     plan.reason = op::to_string(op::PendingPodReason::kMultiplePdbs);

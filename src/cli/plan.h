@@ -42,7 +42,6 @@
 #include "kube/api/time.h"
 #include "operator/api/maintenance_plan.h"
 #include "operator/api/node_maintenance.h"
-#include "operator/drain/deadlock.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/gates/admission_gates.h"
 #include "operator/kubevirt/vm_policy.h"
@@ -75,8 +74,6 @@ struct PlanInput {
   op::EtcdView etcd;
   // The nodes of waiting maintenances that do not exist (those take no place in the budget).
   std::set<std::string> missing_nodes;
-  // By pod uid: the workload behind each pod its budgets refuse now (for a deadlock's way out).
-  std::map<std::string, op::PodOwner> owners;
 };
 
 enum class PodVerdict { kEvict, kSkip, kBlock, kUnknown };
@@ -88,8 +85,7 @@ struct PodPlan {
   std::string namespace_;  // NOLINT(readability-identifier-naming): the keyword
   std::string name;
   PodVerdict verdict = PodVerdict::kEvict;
-  // Skip: "DaemonSet", "MirrorPod". Block: "PDBDeadlock" (detail: the way out), "BlockedByPDB",
-  // "MultiplePDBs", "VMNotMigratable".
+  // Skip: "DaemonSet", "MirrorPod". Block: "BlockedByPDB", "MultiplePDBs", "VMNotMigratable".
   // Block: also "VMWouldShutDown". Unknown: "VMMigrationUnknown". Evict: "" or "Finished",
   // "MigratingVM", "WaitsForPDB".
   std::string reason;

@@ -6,7 +6,6 @@
 #include "cli/exit_code.h"
 #include "operator/api/failure.h"
 #include "operator/budget/published_budget.h"
-#include "operator/drain/eviction_policy.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/gates/budget.h"
 #include "operator/gates/etcd_quorum.h"
@@ -47,14 +46,6 @@ asio::awaitable<Outcome<Done>> gather_pods(ClusterReader& reader, PlanInput& inp
     auto pdbs = co_await reader.pdbs(ns);
     if (!pdbs) co_return pdbs.failure();
     for (auto& pdb : *pdbs) input.pdbs.push_back(std::move(pdb));
-  }
-  // The workload only names a deadlock's way out: read for the pods the budgets refuse now.
-  for (const kube::Pod& pod : input.pods) {
-    const std::vector<kube::PodDisruptionBudget> covering = op::covering_pdbs(pod, input.pdbs);
-    if (covering.empty() || (covering.size() == 1 && covering.front().allows_disruption())) {
-      continue;
-    }
-    input.owners[pod.meta.uid] = co_await reader.pod_owner(pod);
   }
   co_return Done{};
 }

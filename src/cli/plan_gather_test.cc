@@ -128,64 +128,6 @@ TEST_F(PlanGatherTest, AFreeWorkerWouldStart) {
   }
 }
 
-// The story's single replica under minAvailable 1: the workload is read through its ReplicaSet
-// (only for a pod its budget refuses), and the plan names the Deployment in the way out.
-TEST_F(PlanGatherTest, ADeadlockedPodsWorkloadIsReadForItsWayOut) {
-  api_.put(json::value{{"apiVersion", "apps/v1"},
-                       {"kind", "Deployment"},
-                       {"metadata", {{"namespace", "shop"}, {"name", "db"}, {"uid", "d1"}}},
-                       {"spec", {{"replicas", 1}}}});
-  api_.put(json::value{{"apiVersion", "apps/v1"},
-                       {"kind", "ReplicaSet"},
-                       {"metadata",
-                        {{"namespace", "shop"},
-                         {"name", "db-7d4"},
-                         {"uid", "r1"},
-                         {"ownerReferences", json::array{{{"apiVersion", "apps/v1"},
-                                                          {"kind", "Deployment"},
-                                                          {"name", "db"},
-                                                          {"uid", "d1"},
-                                                          {"controller", true}}}}}},
-                       {"spec", {{"replicas", 1}}}});
-  api_.put(json::value{{"apiVersion", "v1"},
-                       {"kind", "Pod"},
-                       {"metadata",
-                        {{"namespace", "shop"},
-                         {"name", "db-7d4-x"},
-                         {"labels", {{"app", "db"}}},
-                         {"ownerReferences", json::array{{{"apiVersion", "apps/v1"},
-                                                          {"kind", "ReplicaSet"},
-                                                          {"name", "db-7d4"},
-                                                          {"uid", "r1"},
-                                                          {"controller", true}}}}}},
-                       {"spec", {{"nodeName", "worker-1"}}},
-                       {"status",
-                        {{"phase", "Running"},
-                         {"conditions", json::array{{{"type", "Ready"}, {"status", "True"}}}}}}});
-  api_.put(
-      json::value{{"apiVersion", "policy/v1"},
-                  {"kind", "PodDisruptionBudget"},
-                  {"metadata", {{"namespace", "shop"}, {"name", "db-pdb"}}},
-                  {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "db"}}}}}}},
-                  {"status",
-                   {{"disruptionsAllowed", 0},
-                    {"currentHealthy", 1},
-                    {"desiredHealthy", 1},
-                    {"expectedPods", 1},
-                    {"observedGeneration", 1}}}});
-  auto input = gather("worker-1");
-  ASSERT_TRUE(input) << input.failure().message;
-  ASSERT_EQ(input->owners.size(), 1U);
-  EXPECT_EQ(input->owners.begin()->second.kind, op::PodOwnerKind::kDeployment);
-  EXPECT_EQ(input->owners.begin()->second.name, "db");
-  const Plan plan = make_plan(*input);
-  ASSERT_EQ(plan.pods.size(), 1U);
-  EXPECT_EQ(plan.pods[0].reason, "PDBDeadlock");
-  EXPECT_NE(plan.pods[0].detail.find("way out: scale deployment shop/db to 2 replicas"),
-            std::string::npos)
-      << plan.pods[0].detail;
-}
-
 TEST_F(PlanGatherTest, AMissingNodeIsExitThree) {
   auto input = gather("worker-9");
   ASSERT_FALSE(input);

@@ -20,11 +20,9 @@ kube::PodDisruptionBudget pdb(std::string_view ns, std::string_view name, std::s
                               int allowed) {
   auto decoded = kube::decode_pod_disruption_budget(boost::json::parse(
       R"json({"metadata":{"namespace":")json" + std::string(ns) + R"json(","name":")json" +
-      std::string(name) +
-      R"json("},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":")json" +
+      std::string(name) + R"json("},"spec":{"selector":{"matchLabels":{"app":")json" +
       std::string(app) + R"json("}}},"status":{"disruptionsAllowed":)json" +
-      std::to_string(allowed) +
-      R"json(,"currentHealthy":1,"desiredHealthy":1,"expectedPods":2}})json"));
+      std::to_string(allowed) + R"json(,"currentHealthy":1,"desiredHealthy":1}})json"));
   EXPECT_OK(decoded);
   return decoded ? *decoded : kube::PodDisruptionBudget{};
 }
@@ -78,27 +76,6 @@ TEST(Plan, SkipsDaemonSetAndMirrorPodsEvictsTheRest) {
   EXPECT_EQ(plan.pods.front().verdict, PodVerdict::kEvict);
 }
 
-// The story's chapter 4: one replica under minAvailable 1 can never be evicted by waiting; the
-// plan says so before the maintenance starts, with the operator's way out.
-TEST(Plan, TheStorysSingleReplicaIsADeadlockWithItsWayOut) {
-  PlanInput input = base_input();
-  input.pods = {app_pod("db-0", "db")};
-  kube::PodDisruptionBudget single = pdb("w", "db-pdb", "db", 0);
-  single.expected_pods = 1;
-  input.pdbs = {single};
-  input.owners[input.pods[0].meta.uid] = op::PodOwner{
-      .kind = op::PodOwnerKind::kDeployment, .namespace_ = "w", .name = "db", .replicas = 1};
-  const Plan plan = make_plan(input);
-  EXPECT_EQ(find(plan, "db-0").verdict, PodVerdict::kBlock);
-  EXPECT_EQ(find(plan, "db-0").reason, "PDBDeadlock");
-  EXPECT_TRUE(find(plan, "db-0")
-                  .detail.starts_with("PodDisruptionBudget w/db-pdb can never allow this eviction"))
-      << find(plan, "db-0").detail;
-  EXPECT_NE(find(plan, "db-0").detail.find("way out: scale deployment w/db to 2 replicas"),
-            std::string::npos)
-      << find(plan, "db-0").detail;
-}
-
 TEST(Plan, PdbWithoutDisruptionsBlocksAndSeveralPdbsBlock) {
   PlanInput input = base_input();
   input.pods = {app_pod("db-0", "db"), app_pod("web-0", "web"), app_pod("web-1", "web"),
@@ -112,11 +89,7 @@ TEST(Plan, PdbWithoutDisruptionsBlocksAndSeveralPdbsBlock) {
   EXPECT_EQ(find(plan, "db-0").detail,
             "PDB w/db-pdb: 0 disruptions allowed (1 healthy, 1 desired)");
   EXPECT_EQ(find(plan, "db-0").pdbs, std::vector<std::string>{"w/db-pdb"});
-  // Two budgets: the API refuses every eviction of it, a deadlock with its way out.
-  EXPECT_EQ(find(plan, "both-0").verdict, PodVerdict::kBlock);
-  EXPECT_EQ(find(plan, "both-0").reason, "PDBDeadlock");
-  EXPECT_NE(find(plan, "both-0").detail.find("; way out: "), std::string::npos)
-      << find(plan, "both-0").detail;
+  EXPECT_EQ(find(plan, "both-0").reason, "MultiplePDBs");
   // One disruption allowed: the first pod goes, the second waits for its replacement.
   EXPECT_EQ(find(plan, "web-0").verdict, PodVerdict::kEvict);
   EXPECT_EQ(find(plan, "web-0").reason, "");

@@ -445,66 +445,6 @@ TEST_F(NodeMaintenanceTest, ARefusedPodIsEvictedAgainWhenItsBudgetAllows) {
   ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
   EXPECT_TRUE(op.wait_for_log("evicting a pod its budget allows again", kReact)) << op.log_tail(30);
   EXPECT_TRUE(wait_running(ns.name(), "app=web", 2));
-  // Refused for a while, but never a deadlock: a replacement Ready lets the budget allow one.
-  const auto events = events_matching(kubectl_, "involvedObject.uid=" + uid);
-  EXPECT_FALSE(std::any_of(events.begin(), events.end(),
-                           [](const Event& e) { return e.reason == "PDBDeadlock"; }));
-}
-
-// docs/design.md §2.4, the story's chapter 4: a single-replica Deployment under a budget with
-// minAvailable 1 can never be evicted by waiting. The maintenance says so at its first look, with
-// the way out (scale the Deployment to 2), keeps the pod, and sends no eviction that must fail;
-// the admin takes the way out and the drain finishes by itself.
-TEST_F(NodeMaintenanceTest, TheStorysSingleReplicaUnderMinAvailableOneIsADeadlockWithItsWayOut) {
-  const std::string node = kBudgetNode;
-  const std::string spare = kSpareNode;
-  const std::string cr = "maintenance-deadlock";
-  TestNamespace ns(kubectl_, "deadlock");
-  ASSERT_TRUE(workload_under_budget(ns.name(), "db", 1, 1, 0));
-  const auto pods = list_pods(kubectl_, ns.name(), "app=db");
-  ASSERT_EQ(pods.size(), 1U);
-  const std::string pod = name_of(json::value(pods[0]));
-  kubectl_.must({"uncordon", spare});
-
-  start();
-  const std::string uid = create(cr, node);
-  ASSERT_FALSE(uid.empty());
-  const std::string expected =
-      "PodDisruptionBudget " + ns.name() + "/db-pdb can never allow this eviction";
-  std::optional<json::value> nm;
-  ASSERT_TRUE(wait_until(
-      "the pod reported as a PDB deadlock", kReact,
-      [&] {
-        nm = get_node_maintenance(cr);
-        if (!nm) return false;
-        const std::vector<op::PendingPodRef> refs = maintenance_of(*nm).status.pending_pods_refs;
-        return std::any_of(refs.begin(), refs.end(), [&](const op::PendingPodRef& r) {
-          return r.name == pod && r.reason == op::PendingPodReason::kPdbDeadlock &&
-                 r.message.starts_with(expected) &&
-                 r.message.find("scale deployment " + ns.name() + "/db to 2 replicas") !=
-                     std::string::npos;
-        });
-      },
-      [&] { return nm ? json::serialize(nm->as_object()["status"]) : std::string("no CR"); }));
-  EXPECT_EQ(phase_of(*nm), "Running");
-  auto deadlock = wait_event(uid, "PDBDeadlock", std::nullopt, kReact);
-  ASSERT_TRUE(deadlock);
-  EXPECT_EQ(deadlock->type, "Warning");
-  EXPECT_TRUE(deadlock->message.starts_with("Pod " + ns.name() + "/" + pod +
-                                            " cannot be evicted by waiting: " + expected))
-      << deadlock->message;
-  auto still = kubectl_.get_json({"pod", pod, "-n", ns.name()});
-  ASSERT_TRUE(still) << "the protected pod is gone";
-  EXPECT_FALSE(is_terminating(*still));
-  const auto events = events_matching(kubectl_, "involvedObject.uid=" + uid);
-  EXPECT_FALSE(std::any_of(events.begin(), events.end(), [](const Event& e) {
-    return e.reason == "DrainError";
-  })) << "an eviction that had to fail was sent";
-
-  // The way out: a second replica (on the spare node); the budget then allows one.
-  kubectl_.must({"scale", "deployment", "db", "-n", ns.name(), "--replicas=2"});
-  ASSERT_TRUE(wait_phase(cr, {"Succeeded"}, kDrain));
-  EXPECT_TRUE(wait_running(ns.name(), "app=db", 2));
 }
 
 // docs/design.md §2.4: an eviction the API server granted but whose pod was never deleted (the

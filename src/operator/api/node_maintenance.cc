@@ -26,10 +26,10 @@ using kube::internal::FieldPath;
 
 constexpr std::array<std::string_view, 4> kPhaseNames = {"Pending", "Running", "Succeeded",
                                                          "Failed"};
-constexpr std::array<std::string_view, 12> kPendingPodReasonNames = {
+constexpr std::array<std::string_view, 11> kPendingPodReasonNames = {
     "Evicting",         "WaitingForTermination", "BlockedByPDB", "MultiplePDBs",
     "EvictionDeferred", "NamespaceTerminating",  "Error",        "MigratingVM",
-    "VMWouldShutDown",  "VMNotMigratable",       "Held",         "PDBDeadlock"};
+    "VMWouldShutDown",  "VMNotMigratable",       "Held"};
 
 // ---- decoding --------------------------------------------------------------------------------
 

@@ -119,14 +119,10 @@ enum class PendingPodReason {
   kVmWouldShutDown,  // held: evicting it would shut the VM down (vmEvictionPolicy)
   kVmNotMigratable,  // KubeVirt refuses the eviction until the VM can live-migrate
   kHeld,             // not started while kHoldAnnotation is set (a MaintenancePlan's window)
-  // Its PodDisruptionBudgets can never allow its eviction by waiting (operator/drain/deadlock.h):
-  // the message names the way out.
-  kPdbDeadlock,
 };
 
 // "Evicting", "WaitingForTermination", "BlockedByPDB", "MultiplePDBs", "EvictionDeferred",
-// "NamespaceTerminating", "Error", "MigratingVM", "VMWouldShutDown", "VMNotMigratable", "Held",
-// "PDBDeadlock".
+// "NamespaceTerminating", "Error", "MigratingVM", "VMWouldShutDown", "VMNotMigratable", "Held".
 [[nodiscard]] std::string_view to_string(PendingPodReason reason) noexcept;
 
 // The reason named `text` (exact). ErrorCode::kInvalid otherwise, listing the valid names.

@@ -7,7 +7,6 @@
 #include "kube/api/daemon_set.h"
 #include "operator/controller/internal/controller_impl.h"
 #include "operator/drain/eviction_policy.h"
-#include "operator/drain/owner_reader.h"
 #include "operator/drain/pod_policy.h"
 #include "operator/kubevirt/vm_policy.h"
 
@@ -43,26 +42,8 @@ asio::awaitable<Result<PodFacts>> ControllerImpl::pod_facts(const NodeMaintenanc
   }
   facts.bound = static_cast<std::int64_t>(pods.size());
   budget_facts(facts);
-  co_await deadlock_facts(facts);
   co_await vm_facts(nm, facts);
   co_return facts;
-}
-
-asio::awaitable<void> ControllerImpl::deadlock_facts(PodFacts& facts) {
-  for (const kube::Pod& pod : facts.leaving) {
-    const std::vector<kube::PodDisruptionBudget> covering = view_.covering_budgets(pod);
-    // Only a pod its budgets refuse now can be deadlocked: the others cost no lookup.
-    if (covering.empty() || (covering.size() == 1 && covering.front().allows_disruption())) {
-      continue;
-    }
-    if (classify_disruption(pod, covering, PodOwner{}).wait != DisruptionWait::kDeadlock) continue;
-    // The workload only shapes the way out (and whether its replacement could surge).
-    const PodOwner owner = co_await read_pod_owner(client_, pod);
-    DisruptionVerdict verdict = classify_disruption(pod, covering, owner);
-    if (verdict.wait == DisruptionWait::kDeadlock) {
-      facts.deadlocks.emplace(pod.meta.uid, std::move(verdict));
-    }
-  }
 }
 
 void ControllerImpl::budget_facts(PodFacts& facts) const {

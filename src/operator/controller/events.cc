@@ -77,11 +77,6 @@ Event vm_held(std::string reason, std::string detail) {
   return warning(std::move(reason), std::move(detail));
 }
 
-Event pdb_deadlock(std::string_view pod, std::string_view message, std::string_view way_out) {
-  return warning("PDBDeadlock", "Pod " + str(pod) + " cannot be evicted by waiting: " +
-                                    str(message) + ". Way out: " + str(way_out));
-}
-
 Event migrating_vm(std::string_view vmi, std::string_view node, std::string_view migration) {
   return normal("MigratingVM", "Live-migrating VMI " + str(vmi) + " off node " + str(node) +
                                    " (migration " + str(migration) +

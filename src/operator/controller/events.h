@@ -50,10 +50,6 @@ struct Event {
 // A KubeVirt VM's pod is held instead of evicted (docs/design.md §2.9): `reason` is
 // "VMWouldShutDown" or "VMNotMigratable", `detail` names the VM and why.
 [[nodiscard]] Event vm_held(std::string reason, std::string detail);
-// A pod's PodDisruptionBudgets can never allow its eviction by waiting (operator/drain/
-// deadlock.h); `message` says why and `way_out` what the admin can do.
-[[nodiscard]] Event pdb_deadlock(std::string_view pod, std::string_view message,
-                                 std::string_view way_out);
 // The operator live-migrates VMI `vmi` ("<ns>/<name>") off `node` with migration `migration`.
 [[nodiscard]] Event migrating_vm(std::string_view vmi, std::string_view node,
                                  std::string_view migration);

@@ -264,7 +264,6 @@ std::vector<MaintenanceView> ControllerImpl::maintenances() const {
           case PendingPodReason::kVmWouldShutDown:
           case PendingPodReason::kVmNotMigratable:
           case PendingPodReason::kHeld:
-          case PendingPodReason::kPdbDeadlock:
             blocked.insert(std::string(to_string(*ref.reason)));
             break;
           case PendingPodReason::kError:

@@ -517,35 +517,6 @@ bool hold_granted(const Inputs& in, Step& step, const kube::Pod& pod, const Ledg
   return true;
 }
 
-// A pod whose budgets can never allow its eviction by waiting (operator/drain/deadlock.h): no
-// eviction that must fail is sent; the pod is pending PDBDeadlock with why and the way out,
-// announced once per verdict, and looked at again when its budget changes (or after
-// kDeadlockRecheck). True when the pod is held so.
-bool hold_deadlock(const Inputs& in, Step& step, const kube::Pod& pod, PodEviction& eviction,
-                   const BudgetFact* budget) {
-  const auto found = in.pods->deadlocks.find(pod.meta.uid);
-  if (found == in.pods->deadlocks.end()) {
-    eviction.deadlock.clear();
-    return false;
-  }
-  const DisruptionVerdict& verdict = found->second;
-  const std::string message = verdict.message + "; way out: " + verdict.way_out;
-  step.drain().ledger->set_pending(pod.meta.uid, PendingPodReason::kPdbDeadlock, message);
-  if (budget != nullptr) {
-    // Woken by the budget's change (the admin scaled the workload or relaxed the budget).
-    eviction.blocked_by = budget->key;
-    eviction.blocked_at_version = budget->resource_version;
-  }
-  if (eviction.deadlock != message) {
-    eviction.deadlock = message;
-    step.warn("a pod's budgets can never allow its eviction by waiting",
-              {{"pod", pod_key(pod)}, {"message", verdict.message}, {"way_out", verdict.way_out}});
-    step.event(events::pdb_deadlock(pod_key(pod), verdict.message, verdict.way_out), pod);
-  }
-  step.requeue(in.now.tick + kDeadlockRecheck);
-  return true;
-}
-
 // Evictions that are due, bounded per node and across maintenances; terminating pods are only
 // watched, VMs' pods held or migrated. None before the drain's start (Running, totalPods) is on
 // record: a successor must find the counters of pods already evicted, and must not announce the
@@ -599,7 +570,6 @@ void start_due_evictions(const Inputs& in, Step& step) {
     }
     const BudgetFact* budget = budget_of(in, pod);
     if (hold_granted(in, step, pod, *entry, eviction, budget)) continue;
-    if (hold_deadlock(in, step, pod, eviction, budget)) continue;
     const bool early = eviction.retry_at > in.now.tick;
     if (early && !reopened(eviction, budget, drain, room)) {
       step.requeue(eviction.retry_at);

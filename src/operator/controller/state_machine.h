@@ -39,7 +39,6 @@
 #include "operator/api/node_maintenance.h"
 #include "operator/controller/actions.h"
 #include "operator/controller/events.h"
-#include "operator/drain/deadlock.h"
 #include "operator/drain/ledger.h"
 #include "operator/gates/etcd_quorum.h"
 #include "operator/gates/node_lease.h"
@@ -64,9 +63,6 @@ inline constexpr std::chrono::seconds kVmRecheck{10};
 inline constexpr std::chrono::seconds kMigrationRecheck{2};
 // A migration created but not listed after this is taken as gone (someone deleted it).
 inline constexpr std::chrono::seconds kMigrationListedWithin{30};
-// A pod held as a PDB deadlock is looked at again after this at the latest: a change of its
-// budget wakes the maintenance first (docs/design.md §2.4).
-inline constexpr std::chrono::seconds kDeadlockRecheck{30};
 
 // The eviction bookkeeping of one pod.
 struct PodEviction {
@@ -83,8 +79,6 @@ struct PodEviction {
   std::string blocked_at_version;
   // Held as a KubeVirt VM's pod for this reason (announced once per hold); unset when not.
   std::optional<PendingPodReason> vm_hold;
-  // Held as a PDB deadlock with this message (announced once per message); "" when not.
-  std::string deadlock;
 };
 
 // An eviction's answer, as its coroutine reports it into the maintenance's inbox.
@@ -188,9 +182,6 @@ struct PodFacts {
   std::string migrations_error;
   // By pod uid: the budget of each pod among `leaving` that exactly one budget covers.
   std::map<std::string, BudgetFact> budgets;
-  // By pod uid: the pods among `leaving` whose budgets can never allow their eviction by waiting
-  // (DisruptionWait::kDeadlock).
-  std::map<std::string, DisruptionVerdict> deadlocks;
 };
 
 // What the node restore found (docs/design.md §2.6).

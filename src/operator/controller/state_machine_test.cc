@@ -726,44 +726,6 @@ TEST_F(BudgetRetryTest, AGrantedEvictionUnderABudgetWithRoomIsJustSent) {
   EXPECT_EQ(started(run()), 1);
 }
 
-// ---- PDB deadlocks (docs/design.md §2.4) ----
-
-TEST_F(StateMachineTest, APodInAPdbDeadlockIsHeldWithItsWayOutAndAnnouncedOnce) {
-  running({pod("web-1", "p1")});
-  pods_.deadlocks["p1"] = DisruptionVerdict{
-      .wait = DisruptionWait::kDeadlock,
-      .kind = DeadlockKind::kBudgetNeverAllows,
-      .surgeable = true,
-      .message =
-          "PodDisruptionBudget apps/web-pdb can never allow this eviction: minAvailable 1 "
-          "of 1 expected",
-      .way_out = "scale deployment apps/web to 2 replicas"};
-  const Decision d = run();
-  EXPECT_THAT(
-      actions(d),
-      ElementsAre("Requeue(+900000ms)",
-                  "Log(a pod's budgets can never allow its eviction by waiting)",
-                  "Event(PDBDeadlock about web-1)", "Requeue(+30000ms)", "WriteStatus(Running)"));
-  EXPECT_EQ(event_of(d.actions[2]).type, kube::EventType::kWarning);
-  ASSERT_EQ(d.status.pending_pods_refs.size(), 1U);
-  EXPECT_EQ(d.status.pending_pods_refs[0].reason, PendingPodReason::kPdbDeadlock);
-  EXPECT_EQ(d.status.pending_pods_refs[0].message,
-            "PodDisruptionBudget apps/web-pdb can never allow this eviction: minAvailable 1 of 1 "
-            "expected; way out: scale deployment apps/web to 2 replicas");
-  EXPECT_THAT(reasons(d.status.conditions, kConditionBlocked)[1], "PDBDeadlock");
-
-  // The same verdict again: not announced again.
-  in_.status = d.status;
-  in_.drain = d.drain;
-  const auto again = actions(run());
-  EXPECT_EQ(std::count(again.begin(), again.end(), "Event(PDBDeadlock about web-1)"), 0);
-
-  // The admin scaled the Deployment: no deadlock any more, the pod is evicted.
-  pods_.deadlocks.clear();
-  const auto freed = actions(run());
-  EXPECT_EQ(std::count(freed.begin(), freed.end(), "StartEviction(web-1)"), 1);
-}
-
 // ---- KubeVirt VMs (docs/design.md §2.9) ----
 
 TEST_F(StateMachineTest, AVmPodWhoseEvictionWouldShutTheVmDownIsHeldAndAnnouncedOnce) {

@@ -190,9 +190,6 @@ class ControllerImpl {
   asio::awaitable<void> vm_facts(const NodeMaintenance& nm, PodFacts& facts);
   // The budget of each pod that must leave and that exactly one budget covers.
   void budget_facts(PodFacts& facts) const;
-  // The pods that must leave whose budgets can never allow their eviction by waiting.
-  asio::awaitable<void> deadlock_facts(PodFacts& facts);
-
   // Creates the migration `request` asks for; the answer goes into the maintenance's inbox.
   void start_migration(const NodeMaintenance& nm, MigrationRequest request);
   asio::awaitable<void> create_migration(std::string cr_name, std::string cr_uid,
