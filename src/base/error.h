@@ -82,6 +82,12 @@ struct Error {
   friend bool operator==(const Error&, const Error&) = default;
 };
 
+// A guarded write lost a race: the object changed since it was read (a resourceVersion
+// precondition, 409) or a JSON patch `test` of what was read failed (422). Look again shortly.
+[[nodiscard]] inline bool is_write_conflict(const Error& error) noexcept {
+  return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
+}
+
 // The object asked for does not exist (or its API is not served): the one test for a gone
 // object, so that every caller treats "already gone" alike.
 [[nodiscard]] inline bool is_not_found(const Error& error) noexcept {

@@ -134,23 +134,6 @@ class NodeMaintenanceTest : public OperatorFixture {
     return start_operator(flags);
   }
 
-  // Until the disruption controller has processed the PodDisruptionBudget `name`: `healthy`
-  // pods counted, `allowed` disruptions allowed.
-  bool wait_budget(const std::string& ns, const std::string& name, int healthy, int allowed) {
-    std::optional<json::value> pdb;
-    return wait_until(
-        "PDB " + name + " processed with " + std::to_string(allowed) + " disruptions allowed", 60s,
-        [&] {
-          pdb = kubectl_.get_json({"pdb", name, "-n", ns});
-          return pdb &&
-                 int_at(*pdb, "/status/observedGeneration") ==
-                     int_at(*pdb, "/metadata/generation") &&
-                 int_at(*pdb, "/status/currentHealthy") == healthy &&
-                 int_at(*pdb, "/status/disruptionsAllowed") == allowed;
-        },
-        [&] { return pdb ? json::serialize(pdb->at("status")) : std::string("no PDB"); });
-  }
-
   // The budget tests' node and the spare that takes their replacements.
   static constexpr const char* kBudgetNode = "node-worker-03";
   static constexpr const char* kSpareNode = "node-worker-04";
@@ -167,7 +150,7 @@ class NodeMaintenanceTest : public OperatorFixture {
     kubectl_.apply(deployment_within(ns, app, replicas, {kBudgetNode, kSpareNode}));
     if (!wait_running(ns, "app=" + app, static_cast<std::size_t>(replicas))) return false;
     kubectl_.apply(pdb_manifest(ns, app + "-pdb", min_available, app));
-    return wait_budget(ns, app + "-pdb", replicas, allowed);
+    return wait_pdb(ns, app + "-pdb", replicas, allowed);
   }
 
   // Every pod bound to `node`, in any namespace.
@@ -368,7 +351,7 @@ TEST_F(NodeMaintenanceTest, S2PdbBlocksTheDrainUntilRelaxed) {
   kubectl_.apply(deployment_on(ns.name(), "db", 1, node));
   ASSERT_TRUE(wait_running(ns.name(), "app=db", 1));
   kubectl_.apply(pdb_manifest(ns.name(), "db-pdb", 1, "db"));
-  ASSERT_TRUE(wait_budget(ns.name(), "db-pdb", 1, 0));
+  ASSERT_TRUE(wait_pdb(ns.name(), "db-pdb", 1, 0));
   const auto pods = list_pods(kubectl_, ns.name(), "app=db");
   ASSERT_EQ(pods.size(), 1U);
   const std::string pod = name_of(json::value(pods[0]));
@@ -465,7 +448,7 @@ TEST_F(NodeMaintenanceTest, AGrantedButUndeletedEvictionGoesTheMomentTheBudgetFr
   const std::string at = kube::format_time(kube::wall_now() - std::chrono::seconds(110));
   kubectl_.must({"patch", "pdb", "web-pdb", "-n", ns.name(), "--subresource=status", "--type=merge",
                  "-p", R"({"status":{"disruptedPods":{")" + granted + R"(":")" + at + R"("}}})"});
-  ASSERT_TRUE(wait_budget(ns.name(), "web-pdb", 1, 0));
+  ASSERT_TRUE(wait_pdb(ns.name(), "web-pdb", 1, 0));
   kubectl_.must({"uncordon", spare});
 
   start();

@@ -119,18 +119,8 @@ class MaintenancePlanTest : public OperatorFixture {
 
   // Whether the node carries the plans' steering taint (docs/design.md §10, "Steering").
   static bool steering_tainted(const std::optional<json::value>& node) {
-    if (!node) return false;
-    boost::system::error_code ec;
-    const json::value* taints = node->find_pointer("/spec/taints", ec);
-    if (taints == nullptr || !taints->is_array()) return false;
-    return std::any_of(
-        taints->as_array().begin(), taints->as_array().end(), [](const json::value& t) {
-          const json::object& o = t.as_object();
-          const json::value* key = o.if_contains("key");
-          const json::value* effect = o.if_contains("effect");
-          return key != nullptr && key->is_string() && key->as_string() == op::kSteeringTaintKey &&
-                 effect != nullptr && *effect == "PreferNoSchedule";
-        });
+    return node && has_taint(*node, std::string(op::kSteeringTaintKey) + ":" +
+                                        std::string(op::kPreferNoScheduleEffect));
   }
 
   // Waits until planned_condition() of the node is `expected`, and the node carries the steering

@@ -1,5 +1,6 @@
 #include "kube/api/int_or_string.h"
 
+#include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
 
@@ -23,6 +24,15 @@ Result<IntOrString> decode_int_or_string_at(const boost::json::value& value,
   }
   NMO_TRY_ASSIGN(const std::int64_t number, to_int64(value, path));
   return IntOrString::from_int(number);
+}
+
+Result<std::optional<IntOrString>> get_optional_int_or_string(const boost::json::object& parent,
+                                                              std::string_view key,
+                                                              const FieldPath& path) {
+  const boost::json::value* field = find_field(parent, key);
+  if (field == nullptr) return std::optional<IntOrString>();
+  NMO_TRY_ASSIGN(IntOrString value, decode_int_or_string_at(*field, path.field(key)));
+  return std::optional<IntOrString>(std::move(value));
 }
 
 }  // namespace internal

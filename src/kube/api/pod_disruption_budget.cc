@@ -11,27 +11,16 @@ namespace {
 
 using internal::FieldPath;
 
-// spec.<key> as an IntOrString; std::nullopt when absent or null.
-Result<std::optional<IntOrString>> optional_int_or_string(const boost::json::object& spec,
-                                                          std::string_view key,
-                                                          const FieldPath& spec_path) {
-  const boost::json::value* field = internal::find_field(spec, key);
-  if (field == nullptr) {
-    return std::optional<IntOrString>();
-  }
-  NMO_TRY_ASSIGN(IntOrString value,
-                 internal::decode_int_or_string_at(*field, spec_path.field(key)));
-  return std::optional<IntOrString>(std::move(value));
-}
-
 Result<void> decode_spec(const boost::json::object& spec, const FieldPath& path,
                          PodDisruptionBudget& pdb) {
   if (const boost::json::value* selector = internal::find_field(spec, "selector")) {
     NMO_TRY_ASSIGN(pdb.selector,
                    internal::decode_label_selector_at(*selector, path.field("selector")));
   }
-  NMO_TRY_ASSIGN(pdb.min_available, optional_int_or_string(spec, "minAvailable", path));
-  NMO_TRY_ASSIGN(pdb.max_unavailable, optional_int_or_string(spec, "maxUnavailable", path));
+  NMO_TRY_ASSIGN(pdb.min_available,
+                 internal::get_optional_int_or_string(spec, "minAvailable", path));
+  NMO_TRY_ASSIGN(pdb.max_unavailable,
+                 internal::get_optional_int_or_string(spec, "maxUnavailable", path));
   NMO_TRY_ASSIGN(pdb.unhealthy_pod_eviction_policy,
                  internal::get_string(spec, "unhealthyPodEvictionPolicy", path));
   return {};

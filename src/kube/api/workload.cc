@@ -15,18 +15,6 @@ namespace {
 
 using internal::FieldPath;
 
-// Field `key` of `parent` as an IntOrString; std::nullopt when absent or null.
-Result<std::optional<IntOrString>> optional_int_or_string(const boost::json::object& parent,
-                                                          std::string_view key,
-                                                          const FieldPath& path) {
-  const boost::json::value* field = internal::find_field(parent, key);
-  if (field == nullptr) {
-    return std::optional<IntOrString>();
-  }
-  NMO_TRY_ASSIGN(IntOrString value, internal::decode_int_or_string_at(*field, path.field(key)));
-  return std::optional<IntOrString>(std::move(value));
-}
-
 // spec.replicas; an absent or null one is 1, as the API server defaults it.
 Result<std::int32_t> spec_replicas(const boost::json::object& spec, const FieldPath& spec_path) {
   NMO_TRY_ASSIGN(const std::optional<std::int32_t> replicas,
@@ -42,9 +30,10 @@ Result<void> decode_strategy(const boost::json::object& strategy, const FieldPat
                  internal::get_object(strategy, "rollingUpdate", path));
   if (rolling != nullptr) {
     const FieldPath at = path.field("rollingUpdate");
-    NMO_TRY_ASSIGN(deployment.max_surge, optional_int_or_string(*rolling, "maxSurge", at));
+    NMO_TRY_ASSIGN(deployment.max_surge,
+                   internal::get_optional_int_or_string(*rolling, "maxSurge", at));
     NMO_TRY_ASSIGN(deployment.max_unavailable,
-                   optional_int_or_string(*rolling, "maxUnavailable", at));
+                   internal::get_optional_int_or_string(*rolling, "maxUnavailable", at));
   }
   return {};
 }

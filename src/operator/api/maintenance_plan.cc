@@ -60,19 +60,6 @@ Result<void> decode_lenient_enum(const boost::json::object& spec, std::string_vi
   return {};
 }
 
-Result<void> decode_optional_int_or_string(const boost::json::object& spec, std::string_view key,
-                                           const FieldPath& path,
-                                           std::optional<kube::IntOrString>& out) {
-  const boost::json::value* field = kube::internal::find_field(spec, key);
-  if (field == nullptr) {
-    return {};
-  }
-  NMO_TRY_ASSIGN(kube::IntOrString value,
-                 kube::internal::decode_int_or_string_at(*field, path.field(key)));
-  out = std::move(value);
-  return {};
-}
-
 Result<MaintenancePlanSpec> decode_spec(const boost::json::object& spec, const FieldPath& path) {
   MaintenancePlanSpec out;
   NMO_TRY_ASSIGN(out.nodes, get_string_list(spec, "nodes", path));
@@ -84,8 +71,10 @@ Result<MaintenancePlanSpec> decode_spec(const boost::json::object& spec, const F
   NMO_TRY(decode_lenient_enum<PlanOrder>(spec, "order", path, kOrderNames, "order", out.order,
                                          out.order_error));
   NMO_TRY_ASSIGN(out.reason, get_string(spec, "reason", path));
-  NMO_TRY(decode_optional_int_or_string(spec, "maxParallel", path, out.max_parallel));
-  NMO_TRY(decode_optional_int_or_string(spec, "maxUnavailable", path, out.max_unavailable));
+  NMO_TRY_ASSIGN(out.max_parallel,
+                 kube::internal::get_optional_int_or_string(spec, "maxParallel", path));
+  NMO_TRY_ASSIGN(out.max_unavailable,
+                 kube::internal::get_optional_int_or_string(spec, "maxUnavailable", path));
   NMO_TRY_ASSIGN(out.time_zone, get_string(spec, "timeZone", path));
   NMO_TRY_ASSIGN(const boost::json::array* windows, get_array(spec, "windows", path));
   if (windows != nullptr) {

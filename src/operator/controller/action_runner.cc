@@ -32,7 +32,7 @@ class ControllerImpl::ActionRunner {
     auto added =
         co_await runtime::add_finalizer(op_.client_, path_, nm_.meta, std::string(kFinalizer));
     if (!added) {
-      if (conflicted(added.error())) co_return ReconcileAction::after(kConflictRetry);
+      if (is_write_conflict(added.error())) co_return ReconcileAction::after(kConflictRetry);
       co_return added.error();
     }
     op_.registry_.memory(nm_).finalizer_added_to = nm_.meta.resource_version;
@@ -94,7 +94,7 @@ class ControllerImpl::ActionRunner {
   asio::awaitable<Stop> operator()(actions::Cordon& action) {
     auto changed = co_await op_.apply_node_changes(nm_);
     if (!changed) {
-      if (conflicted(changed.error())) {
+      if (is_write_conflict(changed.error())) {
         op_.log_for(nm_).info("the node changed while we patched it; trying again",
                               {{"error", changed.error().describe()}});
         co_return ReconcileAction::after(kConflictRetry);
@@ -110,7 +110,7 @@ class ControllerImpl::ActionRunner {
     RestoreOutcome restored;
     auto uncordoned = co_await op_.restore_node(nm_, &restored.left_cordoned);
     if (!uncordoned) {
-      if (action.for_removal && conflicted(uncordoned.error())) {
+      if (action.for_removal && is_write_conflict(uncordoned.error())) {
         co_return ReconcileAction::after(kConflictRetry);
       }
       co_return uncordoned.error();

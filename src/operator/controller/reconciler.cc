@@ -112,7 +112,7 @@ asio::awaitable<Result<ReconcileAction>> ControllerImpl::reconcile(std::string k
   // (docs/design.md §2.10); a deletion removes them in its restore, before the finalizer.
   if (!deleting) {
     if (auto synced = co_await sync_lifecycle_conditions(nm, decision.status); !synced) {
-      if (conflicted(synced.error())) co_return ReconcileAction::after(kConflictRetry);
+      if (is_write_conflict(synced.error())) co_return ReconcileAction::after(kConflictRetry);
       co_return synced.error();
     }
   }

@@ -623,18 +623,22 @@ class BudgetRetryTest : public StateMachineTest {
     }
   }
 
-  // web-1's eviction sent under apps/web at version 7, then refused by it.
+  // Every leaving pod's eviction sent under apps/web at version 7, then refused by it.
   void refused_at_version_7() {
     under_budget("7", 1);
     Decision sent = run();
+    ASSERT_EQ(started(sent), static_cast<int>(pods_.leaving.size()));
     ASSERT_EQ(sent.drain.evictions.at("p1").sent_at_version, "7");
     in_.status = sent.status;
     in_.drain = sent.drain;
-    kube::EvictionResult refused{.outcome = kube::EvictionOutcome::kBlockedByPdb,
-                                 .status = Error(ErrorCode::kTooManyRequests,
-                                                 "Cannot evict pod as it would violate the "
-                                                 "pod's disruption budget.")};
-    in_.drain.inbox.push_back(EvictionReport{.pod = pod("web-1", "p1"), .answer = refused});
+    for (const kube::Pod& p : pods_.leaving) {
+      in_.drain.inbox.push_back(EvictionReport{
+          .pod = p,
+          .answer = kube::EvictionResult{.outcome = kube::EvictionOutcome::kBlockedByPdb,
+                                         .status = Error(ErrorCode::kTooManyRequests,
+                                                         "Cannot evict pod as it would violate "
+                                                         "the pod's disruption budget.")}});
+    }
     Decision applied = run();
     ASSERT_EQ(applied.drain.evictions.at("p1").blocked_by, "apps/web");
     ASSERT_EQ(applied.drain.evictions.at("p1").blocked_at_version, "7");
@@ -671,21 +675,7 @@ TEST_F(BudgetRetryTest, ARefusedPodIsRetriedAsSoonAsItsBudgetChangesAndAllows) {
 
 TEST_F(BudgetRetryTest, AnEarlyRetrySendsNoMoreThanTheBudgetAllows) {
   running({pod("web-1", "p1"), pod("web-2", "p2"), pod("web-3", "p3")});
-  under_budget("7", 1);
-  // All three refused at version 7.
-  Decision sent = run();
-  ASSERT_EQ(started(sent), 3);
-  in_.status = sent.status;
-  in_.drain = sent.drain;
-  for (const kube::Pod& p : pods_.leaving) {
-    in_.drain.inbox.push_back(EvictionReport{
-        .pod = p,
-        .answer = kube::EvictionResult{.outcome = kube::EvictionOutcome::kBlockedByPdb,
-                                       .status = Error(ErrorCode::kTooManyRequests, "budget")}});
-  }
-  Decision applied = run();
-  in_.status = applied.status;
-  in_.drain = applied.drain;
+  ASSERT_NO_FATAL_FAILURE(refused_at_version_7());
   under_budget("8", 1);
   EXPECT_EQ(started(run()), 1);
 }

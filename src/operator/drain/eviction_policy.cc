@@ -154,13 +154,15 @@ EvictionDecision decide_eviction(const kube::EvictionResult& result,
   return decision;
 }
 
+bool covers(const kube::PodDisruptionBudget& pdb, const kube::Pod& pod) {
+  return pdb.meta.namespace_ == pod.meta.namespace_ && pdb.selects(pod.meta.labels);
+}
+
 std::vector<kube::PodDisruptionBudget> covering_pdbs(
     const kube::Pod& pod, std::span<const kube::PodDisruptionBudget> pdbs) {
   std::vector<kube::PodDisruptionBudget> covering;
   for (const kube::PodDisruptionBudget& pdb : pdbs) {
-    if (pdb.meta.namespace_ == pod.meta.namespace_ && pdb.selects(pod.meta.labels)) {
-      covering.push_back(pdb);
-    }
+    if (covers(pdb, pod)) covering.push_back(pdb);
   }
   return covering;
 }

@@ -100,7 +100,10 @@ struct EvictionDecision {
 [[nodiscard]] std::chrono::milliseconds throttle_delay(
     std::optional<std::chrono::seconds> retry_after, double jitter);
 
-// The budgets among `pdbs` that cover `pod`: same namespace, selector matches its labels.
+// Whether `pdb` covers `pod`: same namespace, and its selector matches the pod's labels.
+[[nodiscard]] bool covers(const kube::PodDisruptionBudget& pdb, const kube::Pod& pod);
+
+// The budgets among `pdbs` that cover `pod` (covers()).
 [[nodiscard]] std::vector<kube::PodDisruptionBudget> covering_pdbs(
     const kube::Pod& pod, std::span<const kube::PodDisruptionBudget> pdbs);
 

@@ -50,10 +50,6 @@ constexpr std::chrono::seconds kStopGrace{10};
 constexpr std::string_view kSteeringSweepKey = "#steering-sweep";
 
 // A write that lost a race: a Conflict, or a failed `test` of a JSON Patch (422, Invalid).
-bool raced(const Error& error) {
-  return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
-}
-
 runtime::ObjectRef plan_ref(const MaintenancePlan& plan) {
   return {.api_version = std::string(kPlanApiVersion),
           .kind = std::string(kPlanKind),
@@ -680,7 +676,7 @@ asio::awaitable<Result<kube::Node>> PlanControllerImpl::write_steering(kube::Nod
   if (!written.has_value()) {
     // The node changed since the read (the NodeMaintenance controller's cordon): a live plan
     // moves on, and its next look converges the node.
-    if (raced(written.error()) && !retry_races) co_return node;
+    if (is_write_conflict(written.error()) && !retry_races) co_return node;
     co_return written.error();
   }
   co_return kube::decode_node(*written);

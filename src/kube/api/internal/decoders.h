@@ -28,6 +28,10 @@ namespace nmo::kube::internal {
 [[nodiscard]] Result<IntOrString> decode_int_or_string_at(const boost::json::value& value,
                                                           const FieldPath& path);
 
+// Field `key` of `parent` (at `path`) as an IntOrString; std::nullopt when absent or null.
+[[nodiscard]] Result<std::optional<IntOrString>> get_optional_int_or_string(
+    const boost::json::object& parent, std::string_view key, const FieldPath& path);
+
 // One metav1.Condition at `path`; type, status and lastTransitionTime required.
 [[nodiscard]] Result<Condition> decode_condition_at(const boost::json::value& value,
                                                     const FieldPath& path);

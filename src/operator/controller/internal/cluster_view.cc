@@ -169,11 +169,12 @@ void ClusterView::prune_pod_watches() {
 void ClusterView::release_pod_watches() { pod_watches_.clear(); }
 
 std::vector<kube::PodDisruptionBudget> ClusterView::covering_budgets(const kube::Pod& pod) const {
-  std::vector<kube::PodDisruptionBudget> in_namespace;
+  // Read for every pod that must leave at every drain step: only the covering budgets are copied.
+  std::vector<kube::PodDisruptionBudget> covering;
   for (const auto& budget : budgets_->by_index(kNamespaceIndex, pod.meta.namespace_)) {
-    in_namespace.push_back(*budget);
+    if (covers(*budget, pod)) covering.push_back(*budget);
   }
-  return covering_pdbs(pod, in_namespace);
+  return covering;
 }
 
 EtcdView ClusterView::etcd() const {

@@ -72,11 +72,6 @@ inline constexpr std::string_view kHousekeepingKey = "#housekeeping";
 
 using kube::wall_now;
 
-// A failed `test` of the resourceVersion, or a write that raced another: look again shortly.
-[[nodiscard]] inline bool conflicted(const Error& error) {
-  return error.code == ErrorCode::kConflict || error.code == ErrorCode::kInvalid;
-}
-
 class ControllerImpl {
  public:
   ControllerImpl(asio::any_io_executor executor, kube::Client& client, runtime::Cache& cache,

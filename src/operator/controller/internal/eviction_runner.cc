@@ -44,18 +44,24 @@ void EvictionRunner::wake_waiters() {
 
 void EvictionRunner::budget_changed(const kube::PodDisruptionBudget& budget) {
   const std::string key = budget.meta.namespace_ + "/" + budget.meta.name;
-  if (!budget.allows_disruption()) {
+  std::vector<std::string> waiting;
+  if (budget.allows_disruption()) {
+    for (const auto& [name, memory] : registry_.memories()) {
+      if (!*memory.alive) continue;
+      const bool blocked =
+          std::any_of(memory.drain.evictions.begin(), memory.drain.evictions.end(),
+                      [&](const auto& entry) { return entry.second.blocked_by == key; });
+      if (blocked) waiting.push_back(name);
+    }
+  }
+  // Kept only while a refused pod waits on it: the cluster's other budgets (most of them allow a
+  // disruption) cost no memory here.
+  if (waiting.empty()) {
     allowing_since_.erase(key);
     return;
   }
   allowing_since_.try_emplace(key, clock_.now());
-  for (const auto& [name, memory] : registry_.memories()) {
-    if (!*memory.alive) continue;
-    const bool blocked =
-        std::any_of(memory.drain.evictions.begin(), memory.drain.evictions.end(),
-                    [&](const auto& entry) { return entry.second.blocked_by == key; });
-    if (blocked) wake_(name);
-  }
+  for (const std::string& name : waiting) wake_(name);
 }
 
 std::optional<Clock::time_point> EvictionRunner::allowing_since(const std::string& key) const {

@@ -56,7 +56,8 @@ class EvictionRunner {
   void wake_waiters();
 
   // The cached `budget` changed: while it allows a disruption, the maintenances with a pod it
-  // refused are queued (PodEviction::blocked_by), and when it started allowing is kept.
+  // refused are queued (PodEviction::blocked_by), and when it started allowing is kept (only
+  // while such a pod waits).
   void budget_changed(const kube::PodDisruptionBudget& budget);
   // When the budget "<namespace>/<name>" was seen to start allowing a disruption, while it does.
   [[nodiscard]] std::optional<Clock::time_point> allowing_since(const std::string& key) const;
